@@ -1,0 +1,198 @@
+/* sagerun: the A/B comparison engine and its reports — part of libsagerun's C ABI.
+ *
+ * The same engine as `sagerun compare`: a C program creates a context, a registry and inputs
+ * (sagerun.h), runs a comparison and reads the results, or writes the report files.
+ *
+ * One comparison: the baseline and each variant are instantiated for the same inputs and prepared
+ * (prepare time measured apart, never in the headline); each runs `warmup` untimed calls; then
+ * `rounds` rounds in which every variant runs `iterations` timed calls, the order of the variants
+ * rotating by one from round to round so that drift of clocks and temperature hits all alike.
+ * Every call is timed by device events on the context's stream (host backend: a monotonic clock).
+ * Before the first and the last timed call of each variant its output is filled with a poison
+ * pattern (0xFF bytes: NaN in fp16 and bf16); both outputs are hashed (SHA-256). Differing hashes
+ * mean the variant is not deterministic. A variant is byte-exact when both hashes equal the
+ * reference hash: the baseline's, or the one pinned by the caller. Where bytes differ from the
+ * baseline's, the difference is measured on the device (elements, max abs, max ulp, first index).
+ * Each output is also checked against exact attention over a sample of query rows (accuracy).
+ *
+ * Conventions are sagerun.h's: opaque handles, size-prefixed structs, caller-owned sagerun_error,
+ * strings owned by the result and valid until it is destroyed. */
+#ifndef SAGERUN_COMPARE_H
+#define SAGERUN_COMPARE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sagerun.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The JSON report's schema_version (an extension key; the seed report has none). */
+#define SAGERUN_REPORT_SCHEMA_VERSION 1
+
+typedef enum sagerun_verdict {
+    SAGERUN_VERDICT_NONE = 0,     /* the baseline itself, or a variant that did not run */
+    SAGERUN_VERDICT_FASTER = 1,   /* the whole 95% interval of the speedup is above +threshold */
+    SAGERUN_VERDICT_SLOWER = 2,   /* the whole interval is below -threshold */
+    SAGERUN_VERDICT_SAME = 3,     /* the interval lies within [-threshold, +threshold] */
+    SAGERUN_VERDICT_AMBIGUOUS = 4 /* anything else: more rounds or a quieter machine needed */
+} sagerun_verdict;
+
+/* "faster", "slower", "same", "ambiguous"; NULL for SAGERUN_VERDICT_NONE or unknown values. */
+SAGERUN_API const char *sagerun_verdict_name(int verdict);
+
+/* Called between steps of a comparison (never inside a timed region). phase is "prepare",
+ * "warmup", "round" or "check"; variant may be NULL; step counts from 1 to steps. */
+typedef void (*sagerun_compare_progress_fn)(void *user, const char *phase, const char *variant,
+                                            uint32_t step, uint32_t steps);
+
+/* Options: initialise with sagerun_compare_options_init, then change fields. */
+typedef struct sagerun_compare_options {
+    uint32_t struct_size;            /* sizeof(sagerun_compare_options) of the caller */
+    uint32_t warmup;                 /* untimed calls per variant before round 1 (3) */
+    uint32_t rounds;                 /* >= 1; >= 2 for an interval and a verdict (5) */
+    uint32_t iterations;             /* timed calls per variant and round, >= 1 (10) */
+    double noise_threshold_percent;  /* verdict threshold on the speedup, percent (1.0) */
+    const char *baseline;            /* variant name ("baseline") */
+    const char *const *variants;     /* variant names, in report order; NULL: every other loaded
+                                      * variant of the context's backend, by name */
+    size_t variant_count;            /* entries of variants */
+    const char *expect_sha256;       /* NULL, or 64 hex digits: the reference output hash */
+    uint32_t accuracy_rows;          /* query rows sampled for accuracy; 0: automatic (all rows up
+                                      * to 4096, else 1024 on CUDA and 256 on the host) */
+    uint32_t flags;                  /* SAGERUN_COMPARE_* */
+    sagerun_compare_progress_fn progress; /* NULL: no progress calls */
+    void *progress_user;
+} sagerun_compare_options;
+
+#define SAGERUN_COMPARE_SKIP_ACCURACY 0x1u /* no reference computation */
+#define SAGERUN_COMPARE_NO_CLOCKS 0x2u     /* do not load NVML */
+
+/* Fills the defaults: the seed's schedule (warmup 3, 5 rounds x 10 iterations), threshold 1%,
+ * baseline "baseline", every other variant. Sets struct_size. */
+SAGERUN_API void sagerun_compare_options_init(sagerun_compare_options *opts);
+
+typedef struct sagerun_compare_result sagerun_compare_result;
+
+/* Runs one comparison of variants of reg on inputs (which belong to ctx). A variant that fails
+ * (create, prepare or run) is recorded with its reason and the others go on; the call then still
+ * returns SAGERUN_OK with a result. Errors: SAGERUN_INVALID_ARGUMENT (options), SAGERUN_NOT_FOUND
+ * (a variant name), or the baseline's own failure. opts may be NULL (defaults). */
+SAGERUN_API sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
+                                               sagerun_inputs *inputs,
+                                               const sagerun_compare_options *opts,
+                                               sagerun_compare_result **out, sagerun_error *err);
+SAGERUN_API void sagerun_compare_result_destroy(sagerun_compare_result *result);
+
+/* The seed report's "timing" object, in seconds. */
+typedef struct sagerun_timing_summary {
+    uint32_t struct_size;
+    uint32_t reserved;
+    uint64_t count;
+    double mean_s, p50_s, p90_s, p95_s, p99_s, min_s, max_s;
+} sagerun_timing_summary;
+
+/* One entry of the comparison; entry 0 is the baseline. Doubles are NaN where unknown (a variant
+ * that failed, accuracy skipped); *_present fields say whether a group is filled. */
+typedef struct sagerun_compare_variant {
+    uint32_t struct_size;
+    uint32_t round_count;
+    const char *name;         /* the variant name */
+    const char *label;        /* unique in the report: name, or name#2.. for repeats (A/A) */
+    const char *path;         /* its plugin file */
+    const char *failure;      /* NULL when it ran; else why not */
+    int is_baseline;
+    int ran;                  /* every timed call completed */
+    sagerun_timing_summary timing; /* all timed calls */
+    double prepare_s;
+    double tops;              /* 4*B*Hq*N^2*D / p50 / 1e12 */
+    double speedup_percent;   /* (p50_baseline / p50 - 1) * 100 */
+    double speedup_low_percent, speedup_high_percent; /* 95% interval; NaN when < 2 rounds */
+    int verdict;              /* sagerun_verdict */
+    char output_sha256[65];   /* first checked call; "" when it did not run */
+    char last_output_sha256[65]; /* last checked call */
+    int deterministic;        /* both checked outputs identical */
+    int byte_exact;           /* deterministic and equal to the reference */
+    int accuracy_present;
+    uint64_t accuracy_rows;   /* query rows compared with exact attention */
+    uint64_t accuracy_nonfinite; /* NaN/Inf elements among them */
+    double cosine_similarity, relative_l1, rmse, max_abs_error;
+    int byte_diff_present;    /* measured when the output differs from the baseline's */
+    uint64_t diff_elements;   /* elements whose bits differ */
+    uint64_t first_diff_index; /* element index in the output (problem layout) */
+    double max_abs_diff;
+    uint64_t max_ulp_diff;
+} sagerun_compare_variant;
+
+SAGERUN_API size_t sagerun_compare_result_variant_count(const sagerun_compare_result *result);
+SAGERUN_API sagerun_status sagerun_compare_result_variant(const sagerun_compare_result *result,
+                                                          size_t index,
+                                                          sagerun_compare_variant *out,
+                                                          sagerun_error *err);
+/* Summary of one round (0-based) of one entry. */
+SAGERUN_API sagerun_status sagerun_compare_result_round(const sagerun_compare_result *result,
+                                                        size_t index, size_t round,
+                                                        sagerun_timing_summary *out,
+                                                        sagerun_error *err);
+/* Every timed call of one entry in seconds, round after round (rounds * iterations values). */
+SAGERUN_API sagerun_status sagerun_compare_result_samples(const sagerun_compare_result *result,
+                                                          size_t index, const double **seconds,
+                                                          size_t *count, sagerun_error *err);
+/* The reference output hash (64 hex digits): the pinned one, or the baseline's. */
+SAGERUN_API const char *sagerun_compare_result_reference_sha256(
+    const sagerun_compare_result *result);
+/* Warnings (throttling, skipped variants, accuracy not computed...), one line each. */
+SAGERUN_API size_t sagerun_compare_result_warning_count(const sagerun_compare_result *result);
+SAGERUN_API const char *sagerun_compare_result_warning(const sagerun_compare_result *result,
+                                                       size_t index);
+/* 1 when every entry ran and is byte-exact. */
+SAGERUN_API int sagerun_compare_result_all_ran(const sagerun_compare_result *result);
+SAGERUN_API int sagerun_compare_result_all_byte_exact(const sagerun_compare_result *result);
+
+/* Report files. metadata_json: the workload's metadata as a JSON object text (copied into the
+ * report's "metadata"), or NULL for {}. The JSON report has every key of the seed report with the
+ * seed's meaning and units, in the seed's order, then the extensions. Files are written atomically
+ * (a temporary file in the same folder, then rename). */
+SAGERUN_API sagerun_status sagerun_compare_result_set_metadata(sagerun_compare_result *result,
+                                                               const char *metadata_json,
+                                                               sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_compare_result_write_json(const sagerun_compare_result *result,
+                                                             const char *path,
+                                                             const char *metadata_json,
+                                                             sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_compare_result_write_markdown(
+    const sagerun_compare_result *result, const char *path, sagerun_error *err);
+/* The human-readable table (variant, p50, spread, speedup with interval, verdict, byte-exact,
+ * accuracy) and the warnings. */
+SAGERUN_API void sagerun_compare_result_print(const sagerun_compare_result *result, FILE *out);
+
+/* ---- Reports read back (any report: ours or the seed's) ---------------------------------------*/
+/* Reads and validates a JSON report and prints it as the table (markdown != 0: as markdown).
+ * Errors name the file and the key ("r.json: variants[1].timing.p50_s: expected a number"). */
+SAGERUN_API sagerun_status sagerun_report_show(const char *path, int markdown, FILE *out,
+                                               sagerun_error *err);
+
+typedef struct sagerun_report_diff_options {
+    uint32_t struct_size;
+    double threshold_percent; /* a p50 more than this much slower is a regression (2.0) */
+} sagerun_report_diff_options;
+
+SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *opts);
+
+#define SAGERUN_DIFF_REGRESSION 0x1u      /* some p50 slower beyond the threshold */
+#define SAGERUN_DIFF_LOST_BYTE_EXACT 0x2u /* some variant byte-exact in old, not in new */
+#define SAGERUN_DIFF_MISSING 0x4u         /* a variant of old is absent from new */
+
+/* Compares two reports of the same workload (same q_shape and metadata; SAGERUN_INVALID_ARGUMENT
+ * when not), prints per variant the p50 change and byte-exactness changes, and sets *findings to
+ * SAGERUN_DIFF_* bits. Variants are matched by label (name in the seed's format). */
+SAGERUN_API sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
+                                               const sagerun_report_diff_options *opts, FILE *out,
+                                               unsigned *findings, sagerun_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

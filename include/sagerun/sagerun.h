@@ -1,0 +1,274 @@
+/* sagerun: A/B testing of GPU attention kernels — the library API.
+ *
+ * This header is the specification of libsagerun's C ABI. Conventions:
+ * - Every handle is opaque and has a create/destroy pair; destroy(NULL) is a no-op.
+ * - Functions that can fail return a sagerun_status (0 = SAGERUN_OK, errors are negative) and take
+ *   a caller-owned `sagerun_error *err` last; when err is not NULL it receives the status and a
+ *   message naming what was wrong and where. Reporting an error never allocates.
+ * - No CUDA, jansson or libsodium type appears here. Device memory is named by a uint64_t address.
+ * - Handles are not thread-safe; use one per thread or serialise calls.
+ * - Additions only at the end of structs that carry a struct_size; see README "ABI promise". */
+#ifndef SAGERUN_SAGERUN_H
+#define SAGERUN_SAGERUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SAGERUN_VERSION_MAJOR 0
+#define SAGERUN_VERSION_MINOR 1
+#define SAGERUN_VERSION_PATCH 0
+#define SAGERUN_VERSION_STRING "0.1.0"
+/* Encodes a version as one comparable integer: major*10000 + minor*100 + patch. */
+#define SAGERUN_VERSION_ENCODE(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define SAGERUN_VERSION                                                                            \
+    SAGERUN_VERSION_ENCODE(SAGERUN_VERSION_MAJOR, SAGERUN_VERSION_MINOR, SAGERUN_VERSION_PATCH)
+
+#if defined(SAGERUN_BUILDING_LIBRARY)
+#define SAGERUN_API __attribute__((visibility("default")))
+#else
+#define SAGERUN_API
+#endif
+
+/* The version of the library actually loaded (SAGERUN_VERSION of its build) and its string. */
+SAGERUN_API int sagerun_version(void);
+SAGERUN_API const char *sagerun_version_string(void);
+
+/* ---- Status codes ------------------------------------------------------------------------------
+ * One table: code, name, message. Codes are never reused or renumbered. */
+#define SAGERUN_STATUS_MAP(X)                                                                      \
+    X(OK, 0, "success")                                                                            \
+    X(INVALID_ARGUMENT, -1, "invalid argument")                                                    \
+    X(OUT_OF_MEMORY, -2, "out of memory")                                                          \
+    X(NO_DRIVER, -3, "no NVIDIA driver found (libcuda.so.1)")                                      \
+    X(NO_DEVICE, -4, "no CUDA device")                                                             \
+    X(CUDA, -5, "CUDA driver call failed")                                                         \
+    X(PLUGIN, -6, "plugin error")                                                                  \
+    X(IO, -7, "input/output error")                                                                \
+    X(FORMAT, -8, "malformed input")                                                               \
+    X(UNSUPPORTED, -9, "not supported")                                                            \
+    X(NOT_FOUND, -10, "not found")                                                                 \
+    X(VARIANT, -11, "variant failed")                                                              \
+    X(INTERRUPTED, -12, "interrupted")                                                             \
+    X(INTERNAL, -13, "internal error")
+
+typedef enum sagerun_status {
+#define SAGERUN_STATUS_ENUM_(name, code, msg) SAGERUN_##name = (code),
+    SAGERUN_STATUS_MAP(SAGERUN_STATUS_ENUM_)
+#undef SAGERUN_STATUS_ENUM_
+} sagerun_status;
+
+/* "SAGERUN_OK", "SAGERUN_NO_DRIVER", ...; "SAGERUN_UNKNOWN_STATUS" for codes not in the table. */
+SAGERUN_API const char *sagerun_status_name(int status);
+/* The table's one-line message; "unknown status" for codes not in the table. */
+SAGERUN_API const char *sagerun_status_message(int status);
+
+#define SAGERUN_ERROR_MESSAGE_SIZE 512
+typedef struct sagerun_error {
+    int status;                               /* a sagerun_status */
+    char message[SAGERUN_ERROR_MESSAGE_SIZE]; /* NUL-terminated, names file/field/variant */
+} sagerun_error;
+
+/* ---- Problems (the shape of one attention call) ----------------------------------------------- */
+typedef enum sagerun_layout {
+    SAGERUN_LAYOUT_NHD = 0, /* [B, N, H, D] */
+    SAGERUN_LAYOUT_HND = 1  /* [B, H, N, D] */
+} sagerun_layout;
+
+typedef enum sagerun_dtype {
+    SAGERUN_DTYPE_F16 = 0,
+    SAGERUN_DTYPE_BF16 = 1,
+    SAGERUN_DTYPE_F32 = 2,
+    SAGERUN_DTYPE_I8 = 3,
+    SAGERUN_DTYPE_F8_E4M3 = 4,
+    SAGERUN_DTYPE_F64 = 5
+} sagerun_dtype;
+
+/* Bytes per element of a dtype; 0 for an unknown one. */
+SAGERUN_API size_t sagerun_dtype_size(int dtype);
+/* The safetensors name of a dtype ("F16", "BF16", ...); NULL for an unknown one. */
+SAGERUN_API const char *sagerun_dtype_name(int dtype);
+
+typedef struct sagerun_problem {
+    uint32_t struct_size; /* sizeof(sagerun_problem) of the caller */
+    uint32_t batch;       /* B */
+    uint32_t seq_len;     /* N (queries and keys) */
+    uint32_t heads_q;     /* Hq */
+    uint32_t heads_kv;    /* Hkv; Hq must be a multiple of it (GQA) */
+    uint32_t head_dim;    /* D */
+    uint32_t layout;      /* sagerun_layout of Q, K, V and O */
+    uint32_t dtype;       /* sagerun_dtype of Q, K, V and O: F16 or BF16 */
+    uint32_t causal;      /* 0 or 1 */
+    float sm_scale;       /* softmax scale; 0 means D^-0.5 */
+} sagerun_problem;
+
+/* A problem with the given shape and the defaults: NHD, F16, non-causal, sm_scale D^-0.5. */
+SAGERUN_API sagerun_problem sagerun_problem_make(uint32_t batch, uint32_t seq_len,
+                                                 uint32_t heads_q, uint32_t heads_kv,
+                                                 uint32_t head_dim);
+/* Checks a problem for consistency and for sizes whose element counts or index arithmetic would
+ * overflow 64-bit byte sizes or 32-bit grid limits. */
+SAGERUN_API sagerun_status sagerun_problem_check(const sagerun_problem *problem,
+                                                 sagerun_error *err);
+/* Elements of Q or O (B*N*Hq*D) and of K or V (B*N*Hkv*D). Call only on a checked problem. */
+SAGERUN_API uint64_t sagerun_problem_q_elements(const sagerun_problem *problem);
+SAGERUN_API uint64_t sagerun_problem_kv_elements(const sagerun_problem *problem);
+/* Multiply-adds counted as in the seed: 4*B*Hq*N*N*D operations per call. */
+SAGERUN_API double sagerun_problem_operations(const sagerun_problem *problem);
+/* The softmax scale actually used: sm_scale, or D^-0.5 when sm_scale is 0. */
+SAGERUN_API float sagerun_problem_sm_scale(const sagerun_problem *problem);
+
+/* ---- Contexts ---------------------------------------------------------------------------------
+ * A context is where variants run: a CUDA device (its primary context and one stream) or the host
+ * backend (the CPU). The CUDA driver is loaded lazily the first time a CUDA context is asked for. */
+typedef enum sagerun_backend {
+    SAGERUN_BACKEND_HOST = 0,
+    SAGERUN_BACKEND_CUDA = 1
+} sagerun_backend;
+
+/* "host" / "cuda"; NULL for an unknown value. */
+SAGERUN_API const char *sagerun_backend_name(int backend);
+
+typedef struct sagerun_context sagerun_context;
+
+/* device is the CUDA ordinal (ignored for the host backend). Fails with SAGERUN_NO_DRIVER when
+ * libcuda.so.1 cannot be loaded, SAGERUN_NO_DEVICE when there is no such device. */
+SAGERUN_API sagerun_status sagerun_context_create(int backend, int device, sagerun_context **out,
+                                                  sagerun_error *err);
+SAGERUN_API void sagerun_context_destroy(sagerun_context *ctx);
+SAGERUN_API int sagerun_context_backend(const sagerun_context *ctx);
+
+typedef struct sagerun_device_info {
+    uint32_t struct_size;
+    char name[256];          /* "host" for the host backend */
+    int compute_capability;  /* major*10 + minor; 0 for the host backend */
+    int multiprocessors;
+    int driver_version;      /* cuDriverGetVersion; 0 for the host backend */
+    uint64_t total_memory;   /* bytes */
+    uint64_t free_memory;    /* bytes at the time of the call */
+} sagerun_device_info;
+
+SAGERUN_API sagerun_status sagerun_context_device_info(sagerun_context *ctx,
+                                                       sagerun_device_info *info,
+                                                       sagerun_error *err);
+
+/* Memory of the context: device memory for CUDA, malloc'd host memory for the host backend.
+ * Addresses are uint64_t in both cases (a host pointer cast through uintptr_t). */
+SAGERUN_API sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes,
+                                             uint64_t *addr, sagerun_error *err);
+SAGERUN_API void sagerun_mem_free(sagerun_context *ctx, uint64_t addr);
+SAGERUN_API sagerun_status sagerun_mem_upload(sagerun_context *ctx, uint64_t dst,
+                                              const void *src, uint64_t bytes,
+                                              sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_mem_download(sagerun_context *ctx, void *dst, uint64_t src,
+                                                uint64_t bytes, sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_mem_fill(sagerun_context *ctx, uint64_t dst, uint8_t byte,
+                                            uint64_t bytes, sagerun_error *err);
+/* Waits until all work queued on the context's stream is done. */
+SAGERUN_API sagerun_status sagerun_context_synchronize(sagerun_context *ctx, sagerun_error *err);
+
+/* ---- Plugins and variants ---------------------------------------------------------------------
+ * A registry finds plugin files, loads them (RTLD_NOW | RTLD_LOCAL, never unloaded while the
+ * registry lives), negotiates the plugin ABI and keeps every rejected file with its reason. */
+typedef struct sagerun_registry sagerun_registry;
+
+/* Creates an empty registry. ctx may be NULL; when it is a CUDA context, variants needing a newer
+ * compute capability than the device's are rejected ("needs a newer GPU"). */
+SAGERUN_API sagerun_status sagerun_registry_create(sagerun_context *ctx, sagerun_registry **out,
+                                                   sagerun_error *err);
+SAGERUN_API void sagerun_registry_destroy(sagerun_registry *reg);
+
+/* Adds one file or every *.so of one folder (sorted by file name). A missing folder is not an
+ * error for the default search path; for explicit paths it is. Problems with individual files are
+ * recorded as rejections, not returned. */
+SAGERUN_API sagerun_status sagerun_registry_add_path(sagerun_registry *reg, const char *path,
+                                                     sagerun_error *err);
+/* Adds the default search path: SAGERUN_PLUGIN_PATH (colon-separated, via secure_getenv) when
+ * set, then the plugins folder next to the library (<libdir>/sagerun/plugins when installed,
+ * <build tree>/plugins when run from the build tree). */
+SAGERUN_API sagerun_status sagerun_registry_add_default_paths(sagerun_registry *reg,
+                                                              sagerun_error *err);
+
+typedef struct sagerun_variant_info {
+    uint32_t struct_size;
+    const char *name;
+    const char *version;
+    const char *description;
+    int backend;                  /* sagerun_backend */
+    int min_compute_capability;   /* major*10 + minor; 0 for host variants */
+    int input_kind;               /* sagerun_input_kind (plugin.h) */
+    const char *path;             /* the plugin file, as found */
+    char sha256[65];              /* hex SHA-256 of the plugin file */
+} sagerun_variant_info;
+
+typedef struct sagerun_rejection {
+    uint32_t struct_size;
+    const char *path;
+    const char *reason;
+} sagerun_rejection;
+
+/* Loaded variants, sorted by name. Pointers stay valid while the registry lives. */
+SAGERUN_API size_t sagerun_registry_variant_count(const sagerun_registry *reg);
+SAGERUN_API sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg,
+                                                         size_t index, sagerun_variant_info *info,
+                                                         sagerun_error *err);
+/* Index of the variant with this name, or -1. */
+SAGERUN_API long sagerun_registry_find(const sagerun_registry *reg, const char *name);
+SAGERUN_API size_t sagerun_registry_rejection_count(const sagerun_registry *reg);
+SAGERUN_API sagerun_status sagerun_registry_rejection(const sagerun_registry *reg, size_t index,
+                                                      sagerun_rejection *out,
+                                                      sagerun_error *err);
+
+/* ---- Inputs and one variant run ---------------------------------------------------------------
+ * Inputs are Q, K, V of a problem in the context's memory, owned by the sagerun_inputs handle. */
+typedef struct sagerun_inputs sagerun_inputs;
+
+/* Allocates Q, K, V for a checked problem in the context and fills them from the deterministic
+ * generator with the given seed (the same bytes on every backend). */
+SAGERUN_API sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
+                                                           const sagerun_problem *problem,
+                                                           uint64_t seed, sagerun_inputs **out,
+                                                           sagerun_error *err);
+/* Takes Q, K, V from host arrays of the problem's dtype and layout (copied). */
+SAGERUN_API sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
+                                                           const sagerun_problem *problem,
+                                                           const void *q, const void *k,
+                                                           const void *v, sagerun_inputs **out,
+                                                           sagerun_error *err);
+SAGERUN_API void sagerun_inputs_destroy(sagerun_inputs *in);
+SAGERUN_API const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in);
+
+/* One variant instantiated for one set of inputs: create → prepare → run* → destroy. */
+typedef struct sagerun_instance sagerun_instance;
+
+SAGERUN_API sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_index,
+                                                   sagerun_context *ctx, sagerun_inputs *in,
+                                                   sagerun_instance **out, sagerun_error *err);
+SAGERUN_API void sagerun_instance_destroy(sagerun_instance *inst);
+/* Everything before the timed runs (e.g. quantization). Seconds spent go to *seconds if given. */
+SAGERUN_API sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
+                                                    sagerun_error *err);
+/* One timed call of the variant's run: device events on the context's stream (host backend: a
+ * monotonic clock). *seconds receives the elapsed time when not NULL. */
+SAGERUN_API sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds,
+                                                sagerun_error *err);
+/* The output O (problem dtype and layout) in the context's memory, and its size in bytes. */
+SAGERUN_API uint64_t sagerun_instance_output(const sagerun_instance *inst, uint64_t *bytes);
+/* SHA-256 of the output, streamed from the context's memory; hex is 65 bytes. */
+SAGERUN_API sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
+                                                          sagerun_error *err);
+
+/* The launch geometry the variant reported for this problem (the report's "scheduler"); the
+ * struct is defined in plugin.h. */
+struct sagerun_launch_geometry;
+SAGERUN_API sagerun_status sagerun_instance_geometry(const sagerun_instance *inst,
+                                                     struct sagerun_launch_geometry *out,
+                                                     sagerun_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

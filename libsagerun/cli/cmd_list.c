@@ -1,0 +1,92 @@
+/* sagerun list: the variants found and the files rejected. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void list_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sagerun list [--plugin FILE|DIR]... [--backend auto|host|cuda] [--device K]\n\n"
+            "Lists every variant found (name, version, backend, minimum compute capability,\n"
+            "plugin file and its SHA-256), then every plugin file that was rejected and why.\n"
+            "With a CUDA device, variants that need a newer GPU are rejected.\n\n"
+            "  --plugin PATH   also load this plugin file or folder (first; may repeat)\n"
+            "  --backend B     auto (default: CUDA if present), host or cuda\n"
+            "  --device K      CUDA device ordinal (default 0)\n");
+}
+
+int sr_cmd_list(int argc, char **argv)
+{
+    static const struct option opts[] = {{"plugin", required_argument, 0, 'p'},
+                                         {"backend", required_argument, 0, 'b'},
+                                         {"device", required_argument, 0, 'd'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    char **plugins = calloc((size_t)argc, sizeof *plugins);
+    int n_plugins = 0, device = 0, c;
+    const char *backend = "auto";
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            plugins[n_plugins++] = optarg;
+            break;
+        case 'b':
+            backend = optarg;
+            break;
+        case 'd':
+            device = atoi(optarg);
+            break;
+        case 'h':
+            list_usage(stdout);
+            free(plugins);
+            return SR_EXIT_OK;
+        default:
+            list_usage(stderr);
+            free(plugins);
+            return SR_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        sr_cli_error("list: unexpected argument '%s'", argv[optind]);
+        free(plugins);
+        return SR_EXIT_USAGE;
+    }
+    sagerun_error err = {0};
+    sagerun_context *ctx = NULL;
+    sagerun_registry *reg = NULL;
+    int rc = SR_EXIT_OK;
+    if (sr_cli_context(backend, device, true, &ctx, &err) != SAGERUN_OK ||
+        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        rc = SR_EXIT_ERROR;
+        goto done;
+    }
+    printf("variants (%zu):\n", sagerun_registry_variant_count(reg));
+    for (size_t i = 0; i < sagerun_registry_variant_count(reg); i++) {
+        sagerun_variant_info vi = {.struct_size = sizeof vi};
+        sagerun_registry_variant_info(reg, i, &vi, NULL);
+        char cc[16] = "-";
+        if (vi.backend == SAGERUN_BACKEND_CUDA)
+            snprintf(cc, sizeof cc, "sm_%d", vi.min_compute_capability);
+        printf("  %-20s %-8s %-5s %-6s %s\n", vi.name, vi.version, sagerun_backend_name(vi.backend),
+               cc, vi.description);
+        printf("  %-20s path %s\n  %-20s sha256 %s\n", "", vi.path, "", vi.sha256);
+    }
+    size_t nr = sagerun_registry_rejection_count(reg);
+    printf("rejected (%zu):\n", nr);
+    for (size_t i = 0; i < nr; i++) {
+        sagerun_rejection r;
+        sagerun_registry_rejection(reg, i, &r, NULL);
+        printf("  %s\n    %s\n", r.path, r.reason);
+    }
+    if (sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST)
+        printf("(no CUDA device: CUDA variants are listed but can only run on a GPU machine)\n");
+done:
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(ctx);
+    free(plugins);
+    return rc;
+}

@@ -1,0 +1,189 @@
+/* sagerun run: one variant on one workload; prints prepare time, run time, output SHA-256. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void run_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sagerun run --variant NAME [--shape B,N,H,D | B,N,Hq,Hkv,D] [options]\n\n"
+            "Runs one variant: create, prepare (timed apart), warm-up, then the timed runs;\n"
+            "prints the median run time and the SHA-256 of the output.\n\n"
+            "  --variant NAME   the variant to run (see 'sagerun list')\n"
+            "  --shape S        B,N,H,D or B,N,Hq,Hkv,D (default: the seed workload\n"
+            "                   1,37810,56,128 on a GPU; 1,256,2,128 on the host backend)\n"
+            "  --layout L       nhd (default) or hnd\n"
+            "  --seed S         generator seed (default 440420)\n"
+            "  --warmup N       untimed runs first (default 1)\n"
+            "  --iterations N   timed runs (default 5)\n"
+            "  --plugin PATH    also load this plugin file or folder (may repeat)\n"
+            "  --backend B      auto (default), host or cuda; host variants always run on host\n"
+            "  --device K       CUDA device ordinal (default 0)\n"
+            "exit status: 0 success, 1 error, 2 usage\n");
+}
+
+static int parse_count(const char *opt, const char *text, long min, long *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v < min || v > 1000000) {
+        sr_cli_error("run: %s '%s': expected an integer >= %ld", opt, text, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int sr_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"variant", required_argument, 0, 'v'}, {"shape", required_argument, 0, 's'},
+        {"layout", required_argument, 0, 'l'},  {"seed", required_argument, 0, 'S'},
+        {"warmup", required_argument, 0, 'w'},  {"iterations", required_argument, 0, 'i'},
+        {"plugin", required_argument, 0, 'p'},  {"backend", required_argument, 0, 'b'},
+        {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    char **plugins = calloc((size_t)argc, sizeof *plugins);
+    int n_plugins = 0, c;
+    long device = 0, warmup = 1, iterations = 5;
+    const char *variant = NULL, *shape = NULL, *layout = "nhd", *backend = "auto";
+    unsigned long long seed = 440420;
+    int rc = SR_EXIT_USAGE;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'v': variant = optarg; break;
+        case 's': shape = optarg; break;
+        case 'l': layout = optarg; break;
+        case 'S': seed = strtoull(optarg, NULL, 10); break;
+        case 'w': if (parse_count("--warmup", optarg, 0, &warmup)) goto out; break;
+        case 'i': if (parse_count("--iterations", optarg, 1, &iterations)) goto out; break;
+        case 'p': plugins[n_plugins++] = optarg; break;
+        case 'b': backend = optarg; break;
+        case 'd': if (parse_count("--device", optarg, 0, &device)) goto out; break;
+        case 'h': run_usage(stdout); rc = SR_EXIT_OK; goto out;
+        default: run_usage(stderr); goto out;
+        }
+    }
+    if (optind < argc) {
+        sr_cli_error("run: unexpected argument '%s'", argv[optind]);
+        goto out;
+    }
+    if (!variant) {
+        sr_cli_error("run: --variant NAME is required (see 'sagerun list')");
+        goto out;
+    }
+    if (strcmp(layout, "nhd") != 0 && strcmp(layout, "hnd") != 0) {
+        sr_cli_error("run: --layout '%s': expected nhd or hnd", layout);
+        goto out;
+    }
+    sagerun_problem problem;
+    if (shape && !sr_cli_parse_shape(shape, &problem)) {
+        sr_cli_error("run: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size >= 1",
+                     shape);
+        goto out;
+    }
+
+    rc = SR_EXIT_ERROR;
+    sagerun_error err = {0};
+    sagerun_context *ctx = NULL, *host_ctx = NULL;
+    sagerun_registry *reg = NULL;
+    sagerun_inputs *in = NULL;
+    sagerun_instance *inst = NULL;
+    double *times = NULL;
+    if (sr_cli_context(backend, (int)device, true, &ctx, &err) != SAGERUN_OK ||
+        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        goto done;
+    }
+    long index = sagerun_registry_find(reg, variant);
+    if (index < 0) {
+        sr_cli_error("run: no variant named '%s' (see 'sagerun list' for what was found and "
+                     "rejected)",
+                     variant);
+        goto done;
+    }
+    sagerun_variant_info vi = {.struct_size = sizeof vi};
+    sagerun_registry_variant_info(reg, (size_t)index, &vi, NULL);
+    sagerun_context *run_ctx = ctx;
+    if (vi.backend == SAGERUN_BACKEND_HOST && sagerun_context_backend(ctx) != SAGERUN_BACKEND_HOST) {
+        if (sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &host_ctx, &err) != SAGERUN_OK) {
+            sr_cli_error("%s", err.message);
+            goto done;
+        }
+        run_ctx = host_ctx;
+    } else if (vi.backend == SAGERUN_BACKEND_CUDA &&
+               sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA) {
+        sagerun_context *probe = NULL;
+        sagerun_context_create(SAGERUN_BACKEND_CUDA, (int)device, &probe, &err);
+        sagerun_context_destroy(probe);
+        sr_cli_error("run: variant %s needs a CUDA device: %s", variant,
+                     err.message[0] ? err.message : "the host backend was requested");
+        goto done;
+    }
+    if (!shape) {
+        bool on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
+        problem = on_host ? sagerun_problem_make(1, 256, 2, 2, 128)
+                          : sagerun_problem_make(1, 37810, 56, 56, 128);
+        if (on_host)
+            fprintf(stderr, "sagerun: host backend: using the small workload 1,256,2,128\n");
+    }
+    problem.layout = strcmp(layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+    if (sagerun_inputs_create_synthetic(run_ctx, &problem, seed, &in, &err) != SAGERUN_OK ||
+        sagerun_instance_create(reg, (size_t)index, run_ctx, in, &inst, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        goto done;
+    }
+    double prepare_s = 0;
+    if (sagerun_instance_prepare(inst, &prepare_s, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        goto done;
+    }
+    for (long i = 0; i < warmup; i++)
+        if (sagerun_instance_run(inst, NULL, &err) != SAGERUN_OK) {
+            sr_cli_error("%s", err.message);
+            goto done;
+        }
+    times = calloc((size_t)iterations, sizeof *times);
+    for (long i = 0; i < iterations; i++)
+        if (sagerun_instance_run(inst, &times[i], &err) != SAGERUN_OK) {
+            sr_cli_error("%s", err.message);
+            goto done;
+        }
+    qsort(times, (size_t)iterations, sizeof *times, compare_doubles);
+    double median = iterations % 2 ? times[iterations / 2]
+                                   : 0.5 * (times[iterations / 2 - 1] + times[iterations / 2]);
+    char hex[65];
+    if (sagerun_instance_output_sha256(inst, hex, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        goto done;
+    }
+    printf("variant       %s (%s backend)\n", variant,
+           sagerun_backend_name(sagerun_context_backend(run_ctx)));
+    printf("shape         [%u, %u, %u, %u] Hkv %u %s seed %llu\n", problem.batch, problem.seq_len,
+           problem.heads_q, problem.head_dim, problem.heads_kv,
+           problem.layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", seed);
+    printf("prepare_s     %.6f\n", prepare_s);
+    printf("run_p50_s     %.6f (min %.6f, max %.6f, %ld runs)\n", median, times[0],
+           times[iterations - 1], iterations);
+    printf("output_sha256 %s\n", hex);
+    rc = SR_EXIT_OK;
+done:
+    free(times);
+    sagerun_instance_destroy(inst);
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(host_ctx);
+    sagerun_context_destroy(ctx);
+out:
+    free(plugins);
+    return rc;
+}

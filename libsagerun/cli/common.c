@@ -1,0 +1,93 @@
+/* Pieces shared by the CLI's commands. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void sr_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sagerun: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sagerun_context **out,
+                              sagerun_error *err)
+{
+    if (!backend || strcmp(backend, "auto") == 0) {
+        sagerun_error cuda_err = {0};
+        sagerun_status st = sagerun_context_create(SAGERUN_BACKEND_CUDA, device, out, &cuda_err);
+        if (st == SAGERUN_OK)
+            return st;
+        if (st != SAGERUN_NO_DRIVER && st != SAGERUN_NO_DEVICE) {
+            if (err)
+                *err = cuda_err;
+            return st;
+        }
+        if (!quiet)
+            fprintf(stderr, "sagerun: %s: using the host backend (CPU)\n", cuda_err.message);
+        return sagerun_context_create(SAGERUN_BACKEND_HOST, 0, out, err);
+    }
+    if (strcmp(backend, "host") == 0)
+        return sagerun_context_create(SAGERUN_BACKEND_HOST, 0, out, err);
+    if (strcmp(backend, "cuda") == 0)
+        return sagerun_context_create(SAGERUN_BACKEND_CUDA, device, out, err);
+    return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                        "--backend %s: expected auto, host or cuda", backend);
+}
+
+sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
+                               sagerun_registry **out, sagerun_error *err)
+{
+    sagerun_registry *reg;
+    sagerun_status st = sagerun_registry_create(ctx, &reg, err);
+    if (st != SAGERUN_OK)
+        return st;
+    /* Explicit plugins first, so that they win over same-named ones on the search path. */
+    for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
+        st = sagerun_registry_add_path(reg, plugin_paths[i], err);
+        if (st != SAGERUN_OK)
+            sr_error_prefix(err, "--plugin");
+    }
+    if (st == SAGERUN_OK)
+        st = sagerun_registry_add_default_paths(reg, err);
+    if (st != SAGERUN_OK) {
+        sagerun_registry_destroy(reg);
+        return st;
+    }
+    *out = reg;
+    return SAGERUN_OK;
+}
+
+bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
+{
+    unsigned long v[5];
+    int n = 0;
+    const char *s = text;
+    while (n < 5) {
+        char *end;
+        if (*s < '0' || *s > '9')
+            return false;
+        v[n++] = strtoul(s, &end, 10);
+        if (v[n - 1] == 0 || v[n - 1] > UINT32_MAX)
+            return false;
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            return false;
+        s = end + 1;
+    }
+    if (n == 4)
+        *problem = sagerun_problem_make((uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2],
+                                        (uint32_t)v[2], (uint32_t)v[3]);
+    else if (n == 5)
+        *problem = sagerun_problem_make((uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2],
+                                        (uint32_t)v[3], (uint32_t)v[4]);
+    else
+        return false;
+    return true;
+}

@@ -1,0 +1,63 @@
+/* sagerun: the command-line front end. Each command lives in cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"compare", sr_cmd_compare, "A/B comparison of variants: byte-exactness, timing, verdict"},
+    {"run", sr_cmd_run, "run one variant on a workload; print its time and output SHA-256"},
+    {"list", sr_cmd_list, "list the variants found and the plugin files rejected, with reasons"},
+    {"workload", sr_cmd_workload, "show the default workload or check a workload file"},
+    {"show", sr_cmd_show, "render a report (ours or the seed's) as a table"},
+    {"diff", sr_cmd_diff, "compare two reports; non-zero exit on a regression"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: sagerun [--version] [--help] <command> [<args>]\n\n"
+                 "A/B testing of GPU attention kernels: is a variant's output bit-identical to\n"
+                 "the baseline's, and is it really faster?\n\ncommands:\n");
+    for (size_t i = 0; i < SR_ARRAY_LEN(commands); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n'sagerun <command> --help' describes a command.\n\n"
+            "exit codes:\n"
+            "  0  success\n"
+            "  1  error (bad input file, plugin, device, I/O)\n"
+            "  2  usage error (bad command line)\n"
+            "  3  compare: ran, but some variant is not byte-exact with the reference\n"
+            "  4  diff: regression beyond the threshold, or byte-exactness lost\n\n"
+            "environment:\n"
+            "  SAGERUN_PLUGIN_PATH  colon-separated folders searched for plugins before the\n"
+            "                       default folder\n"
+            "  SAGERUN_DEBUG        when set, explain plugin decisions and plugin logs on stderr\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return SR_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return SR_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("sagerun %s (library %s, plugin ABI %d.%d, commit %s)\n", SAGERUN_VERSION_STRING,
+               sagerun_version_string(), SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR,
+               SAGERUN_GIT_COMMIT);
+        return SR_EXIT_OK;
+    }
+    for (size_t i = 0; i < SR_ARRAY_LEN(commands); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    sr_cli_error("unknown command '%s' (see 'sagerun --help')", cmd);
+    return SR_EXIT_USAGE;
+}

@@ -1,0 +1,621 @@
+/* Contexts: the host backend and CUDA devices (primary context, one stream), their memory, the
+ * host-services table handed to plugins, event timing and streamed output hashing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cuda_driver.h"
+#include "library_images.h"
+
+struct sr_module_entry {
+    CUmodule module;
+    sr_module_entry *next;
+};
+
+/* ---- time ---- */
+double sr_monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- host services (the vtable of plugin.h), bound to one context ---- */
+static void service_log(void *host, int level, const char *fmt, ...)
+{
+    (void)host;
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    const char *verbose = getenv("SAGERUN_DEBUG");
+    if (level >= SAGERUN_LOG_INFO && !(verbose && *verbose))
+        return;
+    fprintf(stderr, "sagerun: plugin %s: ",
+            level >= 0 && level <= SAGERUN_LOG_DEBUG ? names[level] : "log");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static int service_backend(void *host) { return ((sagerun_context *)host)->backend; }
+
+static int service_compute_capability(void *host)
+{
+    return ((sagerun_context *)host)->compute_capability;
+}
+
+static int copy_error(const sagerun_error *e, char *err, size_t errlen)
+{
+    return sr_errbuf_set(err, errlen, e->status, "%s", e->message);
+}
+
+static int service_module_load(void *host, const void *image, sagerun_module **module, char *err,
+                               size_t errlen)
+{
+    sagerun_context *ctx = host;
+    sagerun_error e = {0};
+    if (ctx->backend != SAGERUN_BACKEND_CUDA)
+        return sr_errbuf_set(err, errlen, SAGERUN_UNSUPPORTED,
+                             "module_load: the context is on the host backend, not CUDA");
+    if (!image || !module)
+        return sr_errbuf_set(err, errlen, SAGERUN_INVALID_ARGUMENT, "module_load: NULL argument");
+    if (sr_context_bind(ctx, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    sr_module_entry *entry = calloc(1, sizeof *entry);
+    if (!entry)
+        return sr_errbuf_set(err, errlen, SAGERUN_OUT_OF_MEMORY, "module_load: out of memory");
+    CUresult r = sr_cu.cuModuleLoadData(&entry->module, image);
+    if (r != CUDA_SUCCESS) {
+        free(entry);
+        sr_cuda_fail(&e, (int)r, "cuModuleLoadData (plugin GPU image)");
+        return copy_error(&e, err, errlen);
+    }
+    entry->next = ctx->modules;
+    ctx->modules = entry;
+    *module = (sagerun_module *)entry->module;
+    return SAGERUN_OK;
+}
+
+static int service_module_get_function(void *host, sagerun_module *module, const char *name,
+                                       sagerun_function **fn, char *err, size_t errlen)
+{
+    sagerun_context *ctx = host;
+    sagerun_error e = {0};
+    if (!module || !name || !fn)
+        return sr_errbuf_set(err, errlen, SAGERUN_INVALID_ARGUMENT,
+                             "module_get_function: NULL argument");
+    if (sr_context_bind(ctx, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    CUfunction f;
+    CUresult r = sr_cu.cuModuleGetFunction(&f, (CUmodule)module, name);
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "cuModuleGetFunction [%s]", name);
+        sr_cuda_fail(&e, (int)r, what);
+        return copy_error(&e, err, errlen);
+    }
+    *fn = (sagerun_function *)f;
+    return SAGERUN_OK;
+}
+
+static int service_function_set_max_dynamic_smem(void *host, sagerun_function *fn, uint32_t bytes,
+                                                 char *err, size_t errlen)
+{
+    sagerun_context *ctx = host;
+    sagerun_error e = {0};
+    if (sr_context_bind(ctx, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    CUresult r = sr_cu.cuFuncSetAttribute((CUfunction)fn,
+                                          CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          (int)bytes);
+    if (r != CUDA_SUCCESS) {
+        sr_cuda_fail(&e, (int)r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+        return copy_error(&e, err, errlen);
+    }
+    return SAGERUN_OK;
+}
+
+static int service_launch(void *host, sagerun_function *fn, const uint32_t grid[3],
+                          const uint32_t block[3], uint32_t smem, void **params, char *err,
+                          size_t errlen)
+{
+    sagerun_context *ctx = host;
+    sagerun_error e = {0};
+    if (ctx->backend != SAGERUN_BACKEND_CUDA)
+        return sr_errbuf_set(err, errlen, SAGERUN_UNSUPPORTED,
+                             "launch: the context is on the host backend, not CUDA");
+    if (sr_context_bind(ctx, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    CUresult r = sr_cu.cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0],
+                                      block[1], block[2], smem, (CUstream)ctx->cu_stream, params,
+                                      NULL);
+    if (r != CUDA_SUCCESS) {
+        sr_cuda_fail(&e, (int)r, "cuLaunchKernel");
+        return copy_error(&e, err, errlen);
+    }
+    return SAGERUN_OK;
+}
+
+static int service_mem_alloc(void *host, uint64_t bytes, uint64_t *addr, char *err, size_t errlen)
+{
+    sagerun_error e = {0};
+    if (sagerun_mem_alloc(host, bytes, addr, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    return SAGERUN_OK;
+}
+
+static void service_mem_free(void *host, uint64_t addr) { sagerun_mem_free(host, addr); }
+
+static int service_mem_fill(void *host, uint64_t addr, uint8_t byte, uint64_t bytes, char *err,
+                            size_t errlen)
+{
+    sagerun_error e = {0};
+    if (sagerun_mem_fill(host, addr, byte, bytes, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    return SAGERUN_OK;
+}
+
+static void init_services(sagerun_context *ctx)
+{
+    sagerun_host_services *s = &ctx->services;
+    s->struct_size = sizeof *s;
+    s->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
+    s->host = ctx;
+    s->log = service_log;
+    s->backend = service_backend;
+    s->compute_capability = service_compute_capability;
+    s->module_load = service_module_load;
+    s->module_get_function = service_module_get_function;
+    s->function_set_max_dynamic_smem = service_function_set_max_dynamic_smem;
+    s->launch = service_launch;
+    s->mem_alloc = service_mem_alloc;
+    s->mem_free = service_mem_free;
+    s->mem_fill = service_mem_fill;
+}
+
+/* ---- contexts ---- */
+const char *sagerun_backend_name(int backend)
+{
+    switch (backend) {
+    case SAGERUN_BACKEND_HOST:
+        return "host";
+    case SAGERUN_BACKEND_CUDA:
+        return "cuda";
+    }
+    return NULL;
+}
+
+static sagerun_status open_cuda_device(sagerun_context *ctx, int device, sagerun_error *err)
+{
+    sagerun_status st = sr_cuda_load(err);
+    if (st != SAGERUN_OK)
+        return st;
+    int count = 0;
+    SR_CU_CHECK(err, sr_cu.cuDeviceGetCount(&count));
+    if (count == 0)
+        return sr_error_set(err, SAGERUN_NO_DEVICE, "no CUDA device (the driver reports none)");
+    if (device < 0 || device >= count)
+        return sr_error_set(err, SAGERUN_NO_DEVICE,
+                            "no CUDA device %d (the driver reports %d device%s: 0..%d)", device,
+                            count, count == 1 ? "" : "s", count - 1);
+    CUdevice dev;
+    SR_CU_CHECK(err, sr_cu.cuDeviceGet(&dev, device));
+    int major = 0, minor = 0;
+    SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(
+                         &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(
+                         &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    CUcontext cu_ctx;
+    SR_CU_CHECK(err, sr_cu.cuDevicePrimaryCtxRetain(&cu_ctx, dev));
+    ctx->cu_context = cu_ctx;
+    ctx->device = device;
+    ctx->compute_capability = major * 10 + minor;
+    SR_CU_CHECK(err, sr_cu.cuCtxSetCurrent(cu_ctx));
+    CUstream stream;
+    SR_CU_CHECK(err, sr_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    ctx->cu_stream = stream;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_context_create(int backend, int device, sagerun_context **out,
+                                      sagerun_error *err)
+{
+    if (!out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "sagerun_context_create: out is NULL");
+    *out = NULL;
+    if (backend != SAGERUN_BACKEND_HOST && backend != SAGERUN_BACKEND_CUDA)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "unknown backend %d", backend);
+    if (sodium_init() < 0)
+        return sr_error_set(err, SAGERUN_INTERNAL, "libsodium failed to initialise");
+    sagerun_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory creating a context");
+    ctx->backend = backend;
+    init_services(ctx);
+    if (backend == SAGERUN_BACKEND_CUDA) {
+        sagerun_status st = open_cuda_device(ctx, device, err);
+        if (st != SAGERUN_OK) {
+            sagerun_context_destroy(ctx);
+            return st;
+        }
+    }
+    *out = ctx;
+    return SAGERUN_OK;
+}
+
+void sagerun_context_destroy(sagerun_context *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->backend == SAGERUN_BACKEND_CUDA && ctx->cu_context) {
+        sr_cu.cuCtxSetCurrent((CUcontext)ctx->cu_context);
+        if (ctx->cu_stream) {
+            sr_cu.cuStreamSynchronize((CUstream)ctx->cu_stream);
+            sr_cu.cuStreamDestroy((CUstream)ctx->cu_stream);
+        }
+        for (size_t i = 0; i < SR_ARRAY_LEN(ctx->library_modules); i++)
+            if (ctx->library_modules[i])
+                sr_cu.cuModuleUnload((CUmodule)ctx->library_modules[i]);
+        for (sr_module_entry *m = ctx->modules, *next; m; m = next) {
+            next = m->next;
+            sr_cu.cuModuleUnload(m->module);
+            free(m);
+        }
+        CUdevice dev;
+        if (sr_cu.cuDeviceGet(&dev, ctx->device) == CUDA_SUCCESS)
+            sr_cu.cuDevicePrimaryCtxRelease(dev);
+    }
+    free(ctx);
+}
+
+int sagerun_context_backend(const sagerun_context *ctx)
+{
+    return ctx ? ctx->backend : -1;
+}
+
+sagerun_status sr_context_bind(sagerun_context *ctx, sagerun_error *err)
+{
+    if (ctx->backend != SAGERUN_BACKEND_CUDA)
+        return SAGERUN_OK;
+    SR_CU_CHECK(err, sr_cu.cuCtxSetCurrent((CUcontext)ctx->cu_context));
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_context_device_info(sagerun_context *ctx, sagerun_device_info *info,
+                                           sagerun_error *err)
+{
+    if (!ctx || !info)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "device_info: NULL argument");
+    sagerun_device_info d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        snprintf(d.name, sizeof d.name, "host");
+        long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
+        long page = sysconf(_SC_PAGESIZE);
+        d.total_memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+        d.free_memory = avail > 0 && page > 0 ? (uint64_t)avail * (uint64_t)page : 0;
+        d.multiprocessors = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    } else {
+        if (sr_context_bind(ctx, err) != SAGERUN_OK)
+            return err ? err->status : SAGERUN_CUDA;
+        CUdevice dev;
+        SR_CU_CHECK(err, sr_cu.cuDeviceGet(&dev, ctx->device));
+        SR_CU_CHECK(err, sr_cu.cuDeviceGetName(d.name, (int)sizeof d.name, dev));
+        SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(
+                             &d.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+        SR_CU_CHECK(err, sr_cu.cuDriverGetVersion(&d.driver_version));
+        size_t free_b = 0, total_b = 0;
+        SR_CU_CHECK(err, sr_cu.cuMemGetInfo(&free_b, &total_b));
+        d.free_memory = free_b;
+        d.total_memory = total_b;
+        d.compute_capability = ctx->compute_capability;
+    }
+    /* Copy only what the caller's struct covers. */
+    uint32_t size = info->struct_size ? info->struct_size : (uint32_t)sizeof d;
+    memcpy(info, &d, size < sizeof d ? size : sizeof d);
+    info->struct_size = size < sizeof d ? size : (uint32_t)sizeof d;
+    return SAGERUN_OK;
+}
+
+/* ---- memory ---- */
+sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes, uint64_t *addr,
+                                 sagerun_error *err)
+{
+    if (!ctx || !addr)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_alloc: NULL argument");
+    *addr = 0;
+    uint64_t size = bytes ? bytes : 1;
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        uint64_t rounded;
+        if (!sr_add_u64(size, 255, &rounded) || rounded > SIZE_MAX)
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "cannot allocate %llu bytes",
+                                (unsigned long long)bytes);
+        void *p = aligned_alloc(256, (size_t)(rounded & ~(uint64_t)255));
+        if (!p)
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY,
+                                "out of host memory allocating %llu bytes",
+                                (unsigned long long)bytes);
+        *addr = (uint64_t)(uintptr_t)p;
+        return SAGERUN_OK;
+    }
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    CUdeviceptr p;
+    CUresult r = sr_cu.cuMemAlloc(&p, (size_t)size);
+    if (r != CUDA_SUCCESS) {
+        size_t free_b = 0, total_b = 0;
+        sr_cu.cuMemGetInfo(&free_b, &total_b);
+        char what[160];
+        snprintf(what, sizeof what, "cuMemAlloc(%llu bytes; %llu of %llu bytes free)",
+                 (unsigned long long)bytes, (unsigned long long)free_b,
+                 (unsigned long long)total_b);
+        return sr_cuda_fail(err, (int)r, what);
+    }
+    *addr = (uint64_t)p;
+    return SAGERUN_OK;
+}
+
+void sagerun_mem_free(sagerun_context *ctx, uint64_t addr)
+{
+    if (!ctx || !addr)
+        return;
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        free((void *)(uintptr_t)addr);
+        return;
+    }
+    sr_cu.cuCtxSetCurrent((CUcontext)ctx->cu_context);
+    sr_cu.cuMemFree((CUdeviceptr)addr);
+}
+
+sagerun_status sagerun_mem_upload(sagerun_context *ctx, uint64_t dst, const void *src,
+                                  uint64_t bytes, sagerun_error *err)
+{
+    if (!ctx || (!src && bytes))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_upload: NULL argument");
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        memcpy((void *)(uintptr_t)dst, src, (size_t)bytes);
+        return SAGERUN_OK;
+    }
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    SR_CU_CHECK(err, sr_cu.cuMemcpyHtoDAsync((CUdeviceptr)dst, src, (size_t)bytes,
+                                             (CUstream)ctx->cu_stream));
+    SR_CU_CHECK(err, sr_cu.cuStreamSynchronize((CUstream)ctx->cu_stream));
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_mem_download(sagerun_context *ctx, void *dst, uint64_t src, uint64_t bytes,
+                                    sagerun_error *err)
+{
+    if (!ctx || (!dst && bytes))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_download: NULL argument");
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        memcpy(dst, (const void *)(uintptr_t)src, (size_t)bytes);
+        return SAGERUN_OK;
+    }
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    SR_CU_CHECK(err, sr_cu.cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, (size_t)bytes,
+                                             (CUstream)ctx->cu_stream));
+    SR_CU_CHECK(err, sr_cu.cuStreamSynchronize((CUstream)ctx->cu_stream));
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_mem_fill(sagerun_context *ctx, uint64_t dst, uint8_t byte, uint64_t bytes,
+                                sagerun_error *err)
+{
+    if (!ctx)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_fill: NULL context");
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        memset((void *)(uintptr_t)dst, byte, (size_t)bytes);
+        return SAGERUN_OK;
+    }
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    SR_CU_CHECK(err, sr_cu.cuMemsetD8Async((CUdeviceptr)dst, byte, (size_t)bytes,
+                                           (CUstream)ctx->cu_stream));
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_context_synchronize(sagerun_context *ctx, sagerun_error *err)
+{
+    if (!ctx)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "synchronize: NULL context");
+    if (ctx->backend == SAGERUN_BACKEND_HOST)
+        return SAGERUN_OK;
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    SR_CU_CHECK(err, sr_cu.cuStreamSynchronize((CUstream)ctx->cu_stream));
+    return SAGERUN_OK;
+}
+
+/* ---- libsagerun's own kernels ---- */
+sagerun_status sr_launch_library_kernel(sagerun_context *ctx, const char *name,
+                                        const uint32_t grid[3], const uint32_t block[3],
+                                        uint32_t smem, void **params, sagerun_error *err)
+{
+    if (ctx->backend != SAGERUN_BACKEND_CUDA)
+        return sr_error_set(err, SAGERUN_INTERNAL, "kernel %s launched on the host backend", name);
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    /* Each kernel file of libsagerun is its own embedded image; find the one defining `name`. */
+    CUfunction fn = NULL;
+    for (size_t i = 0; sr_library_images[i].image && !fn; i++) {
+        const sr_library_image *img = &sr_library_images[i];
+        if (i >= SR_ARRAY_LEN(ctx->library_modules))
+            return sr_error_set(err, SAGERUN_INTERNAL, "too many libsagerun kernel images");
+        if (!ctx->library_modules[i]) {
+            CUmodule m;
+            CUresult r = sr_cu.cuModuleLoadData(&m, img->image);
+            if (r != CUDA_SUCCESS) {
+                char what[160];
+                snprintf(what, sizeof what, "cuModuleLoadData (libsagerun kernels: %s)",
+                         img->name);
+                return sr_cuda_fail(err, (int)r, what);
+            }
+            ctx->library_modules[i] = m;
+        }
+        if (sr_cu.cuModuleGetFunction(&fn, (CUmodule)ctx->library_modules[i], name) != CUDA_SUCCESS)
+            fn = NULL;
+    }
+    if (!fn)
+        return sr_error_set(err, SAGERUN_INTERNAL, "libsagerun has no kernel [%s]", name);
+    char what[160];
+    snprintf(what, sizeof what, "cuLaunchKernel [%s]", name);
+    CUresult r = sr_cu.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                      smem, (CUstream)ctx->cu_stream, params, NULL);
+    if (r != CUDA_SUCCESS)
+        return sr_cuda_fail(err, (int)r, what);
+    return SAGERUN_OK;
+}
+
+/* ---- timing ---- */
+sagerun_status sr_timer_init(sr_timer *t, sagerun_context *ctx, sagerun_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->ctx = ctx;
+    if (ctx->backend != SAGERUN_BACKEND_CUDA)
+        return SAGERUN_OK;
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    CUevent a, b;
+    SR_CU_CHECK(err, sr_cu.cuEventCreate(&a, CU_EVENT_DEFAULT));
+    t->start = a;
+    SR_CU_CHECK(err, sr_cu.cuEventCreate(&b, CU_EVENT_DEFAULT));
+    t->stop = b;
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_timer_start(sr_timer *t, sagerun_error *err)
+{
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
+        t->host_start = sr_monotonic_seconds();
+        return SAGERUN_OK;
+    }
+    SR_CU_CHECK(err, sr_cu.cuEventRecord((CUevent)t->start, (CUstream)t->ctx->cu_stream));
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_timer_stop(sr_timer *t, double *seconds, sagerun_error *err)
+{
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
+        *seconds = sr_monotonic_seconds() - t->host_start;
+        return SAGERUN_OK;
+    }
+    SR_CU_CHECK(err, sr_cu.cuEventRecord((CUevent)t->stop, (CUstream)t->ctx->cu_stream));
+    SR_CU_CHECK(err, sr_cu.cuEventSynchronize((CUevent)t->stop));
+    float ms = 0;
+    SR_CU_CHECK(err, sr_cu.cuEventElapsedTime(&ms, (CUevent)t->start, (CUevent)t->stop));
+    *seconds = (double)ms * 1e-3;
+    return SAGERUN_OK;
+}
+
+void sr_timer_fini(sr_timer *t)
+{
+    if (t->ctx && t->ctx->backend == SAGERUN_BACKEND_CUDA) {
+        if (t->start)
+            sr_cu.cuEventDestroy((CUevent)t->start);
+        if (t->stop)
+            sr_cu.cuEventDestroy((CUevent)t->stop);
+    }
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- hashing ---- */
+static void hex_digest(const unsigned char digest[crypto_hash_sha256_BYTES], char hex[65])
+{
+    sodium_bin2hex(hex, 65, digest, crypto_hash_sha256_BYTES);
+}
+
+/* Device memory is hashed through two pinned staging buffers: the copy of one chunk overlaps the
+ * hashing of the previous one, and the output never exists whole on the host. */
+#define SR_HASH_CHUNK (16u << 20)
+
+sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t bytes, char hex[65],
+                                sagerun_error *err)
+{
+    crypto_hash_sha256_state st;
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_init(&st);
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        crypto_hash_sha256_update(&st, (const unsigned char *)(uintptr_t)addr, bytes);
+        crypto_hash_sha256_final(&st, digest);
+        hex_digest(digest, hex);
+        return SAGERUN_OK;
+    }
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    void *buf[2] = {NULL, NULL};
+    CUevent done[2] = {NULL, NULL};
+    sagerun_status status = SAGERUN_OK;
+    CUresult r = CUDA_SUCCESS;
+    const char *what = "cuMemAllocHost (hash staging)";
+    for (int i = 0; i < 2 && r == CUDA_SUCCESS; i++) {
+        r = sr_cu.cuMemAllocHost(&buf[i], SR_HASH_CHUNK);
+        if (r == CUDA_SUCCESS) {
+            what = "cuEventCreate (hash staging)";
+            r = sr_cu.cuEventCreate(&done[i], CU_EVENT_DISABLE_TIMING);
+        }
+    }
+    uint64_t chunks = (bytes + SR_HASH_CHUNK - 1) / SR_HASH_CHUNK;
+    for (uint64_t c = 0; c <= chunks && r == CUDA_SUCCESS; c++) {
+        if (c < chunks) { /* enqueue chunk c */
+            uint64_t off = c * SR_HASH_CHUNK;
+            uint64_t n = bytes - off < SR_HASH_CHUNK ? bytes - off : SR_HASH_CHUNK;
+            what = "cuMemcpyDtoHAsync (hash staging)";
+            r = sr_cu.cuMemcpyDtoHAsync(buf[c & 1], (CUdeviceptr)(addr + off), (size_t)n,
+                                        (CUstream)ctx->cu_stream);
+            if (r == CUDA_SUCCESS)
+                r = sr_cu.cuEventRecord(done[c & 1], (CUstream)ctx->cu_stream);
+        }
+        if (c > 0 && r == CUDA_SUCCESS) { /* hash chunk c-1 while chunk c copies */
+            uint64_t p = c - 1, off = p * SR_HASH_CHUNK;
+            uint64_t n = bytes - off < SR_HASH_CHUNK ? bytes - off : SR_HASH_CHUNK;
+            what = "cuEventSynchronize (hash staging)";
+            r = sr_cu.cuEventSynchronize(done[p & 1]);
+            if (r == CUDA_SUCCESS)
+                crypto_hash_sha256_update(&st, buf[p & 1], n);
+        }
+    }
+    if (r != CUDA_SUCCESS)
+        status = sr_cuda_fail(err, (int)r, what);
+    sr_cu.cuStreamSynchronize((CUstream)ctx->cu_stream);
+    for (int i = 0; i < 2; i++) {
+        if (buf[i])
+            sr_cu.cuMemFreeHost(buf[i]);
+        if (done[i])
+            sr_cu.cuEventDestroy(done[i]);
+    }
+    if (status == SAGERUN_OK) {
+        crypto_hash_sha256_final(&st, digest);
+        hex_digest(digest, hex);
+    }
+    return status;
+}
+
+sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sr_error_set(err, SAGERUN_IO, "%s: cannot open: %s", path, strerror(errno));
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        crypto_hash_sha256_update(&st, buf, n);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed)
+        return sr_error_set(err, SAGERUN_IO, "%s: read error", path);
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&st, digest);
+    hex_digest(digest, hex);
+    return SAGERUN_OK;
+}

@@ -1,0 +1,95 @@
+/* Inputs: Q, K, V of a problem in a context's memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "generate.h"
+#include "internal.h"
+
+static sagerun_status inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
+                                   sagerun_inputs **out, sagerun_error *err)
+{
+    if (!ctx || !problem || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs: NULL argument");
+    *out = NULL;
+    sagerun_status st = sagerun_problem_check(problem, err);
+    if (st != SAGERUN_OK)
+        return st;
+    sagerun_inputs *in = calloc(1, sizeof *in);
+    if (!in)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    in->ctx = ctx;
+    in->problem = *problem;
+    in->problem.struct_size = sizeof in->problem;
+    size_t es = sagerun_dtype_size((int)problem->dtype);
+    in->q_bytes = sagerun_problem_q_elements(problem) * es;
+    in->kv_bytes = sagerun_problem_kv_elements(problem) * es;
+    if ((st = sagerun_mem_alloc(ctx, in->q_bytes, &in->q, err)) != SAGERUN_OK ||
+        (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->k, err)) != SAGERUN_OK ||
+        (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->v, err)) != SAGERUN_OK) {
+        sr_error_prefix(err, "allocating Q/K/V for shape [%u, %u, %u, %u]", problem->batch,
+                        problem->seq_len, problem->heads_q, problem->head_dim);
+        sagerun_inputs_destroy(in);
+        return st;
+    }
+    *out = in;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
+                                               const sagerun_problem *problem, uint64_t seed,
+                                               sagerun_inputs **out, sagerun_error *err)
+{
+    sagerun_inputs *in;
+    sagerun_status st = inputs_alloc(ctx, problem, &in, err);
+    if (st != SAGERUN_OK)
+        return st;
+    sr_synthetic syn;
+    sr_synthetic_default(&syn, seed);
+    st = sr_generate_inputs(ctx, &in->problem, &syn, in->q, in->k, in->v, err);
+    if (st == SAGERUN_OK)
+        st = sagerun_context_synchronize(ctx, err);
+    if (st != SAGERUN_OK) {
+        sagerun_inputs_destroy(in);
+        return st;
+    }
+    *out = in;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
+                                               const sagerun_problem *problem, const void *q,
+                                               const void *k, const void *v,
+                                               sagerun_inputs **out, sagerun_error *err)
+{
+    if (!q || !k || !v)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL tensor");
+    sagerun_inputs *in;
+    sagerun_status st = inputs_alloc(ctx, problem, &in, err);
+    if (st != SAGERUN_OK)
+        return st;
+    if ((st = sagerun_mem_upload(ctx, in->q, q, in->q_bytes, err)) != SAGERUN_OK ||
+        (st = sagerun_mem_upload(ctx, in->k, k, in->kv_bytes, err)) != SAGERUN_OK ||
+        (st = sagerun_mem_upload(ctx, in->v, v, in->kv_bytes, err)) != SAGERUN_OK) {
+        sagerun_inputs_destroy(in);
+        return st;
+    }
+    *out = in;
+    return SAGERUN_OK;
+}
+
+void sagerun_inputs_destroy(sagerun_inputs *in)
+{
+    if (!in)
+        return;
+    sagerun_mem_free(in->ctx, in->q);
+    sagerun_mem_free(in->ctx, in->k);
+    sagerun_mem_free(in->ctx, in->v);
+    if (in->has_sage2)
+        sr_sage2_tensors_free(in->ctx, &in->sage2);
+    free(in);
+}
+
+const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in)
+{
+    return in ? &in->problem : NULL;
+}

@@ -1,0 +1,207 @@
+/* Instances: one variant bound to one set of inputs. create → prepare → run* → destroy.
+ * sagerun_instance_run is the timed call: the timing loop of a comparison calls it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SR_PLUGIN_ERR_SIZE 512
+
+struct sagerun_instance {
+    sagerun_context *ctx;
+    sagerun_inputs *in;
+    const sagerun_variant_descriptor *desc;
+    sagerun_plugin_inputs plugin_inputs;
+    sagerun_sage2_tensors sage2; /* the tensors plugin_inputs.sage2 points at */
+    bool own_sage2;              /* quantized here (else borrowed from the inputs) */
+    sagerun_launch_geometry geometry;
+    uint64_t o, o_bytes;
+    void *state;
+    sr_timer timer;
+    bool prepared;
+};
+
+static bool same_quant_params(const sagerun_sage2_quant_params *a,
+                              const sagerun_sage2_quant_params *b)
+{
+    return a->q_group_rows == b->q_group_rows && a->q_block_rows == b->q_block_rows &&
+           a->k_block_rows == b->k_block_rows && a->v_pad_rows == b->v_pad_rows &&
+           a->v_range == b->v_range;
+}
+
+static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_descriptor *d,
+                                     const char *call, int rc, const char *why)
+{
+    sagerun_status st = rc == SAGERUN_UNSUPPORTED ? SAGERUN_UNSUPPORTED : SAGERUN_VARIANT;
+    return sr_error_set(err, st, "variant %s: %s failed (%s): %s", d->name, call,
+                        sagerun_status_name(rc), why[0] ? why : "no reason given");
+}
+
+sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_index,
+                                       sagerun_context *ctx, sagerun_inputs *in,
+                                       sagerun_instance **out, sagerun_error *err)
+{
+    if (!reg || !ctx || !in || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance_create: NULL argument");
+    *out = NULL;
+    const sagerun_variant_descriptor *d = sr_registry_descriptor(reg, variant_index);
+    if (!d)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "variant index %zu out of range",
+                            variant_index);
+    if (in->ctx != ctx)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "variant %s: the inputs belong to another context", d->name);
+    if (d->backend != ctx->backend)
+        return sr_error_set(err, SAGERUN_UNSUPPORTED,
+                            "variant %s runs on the %s backend, the context is %s", d->name,
+                            sagerun_backend_name(d->backend), sagerun_backend_name(ctx->backend));
+    if (d->backend == SAGERUN_BACKEND_CUDA &&
+        d->min_compute_capability > ctx->compute_capability)
+        return sr_error_set(err, SAGERUN_UNSUPPORTED,
+                            "variant %s needs compute capability %d.%d, the device has %d.%d",
+                            d->name, d->min_compute_capability / 10,
+                            d->min_compute_capability % 10, ctx->compute_capability / 10,
+                            ctx->compute_capability % 10);
+    char why[SR_PLUGIN_ERR_SIZE] = "";
+    sagerun_launch_geometry g;
+    memset(&g, 0, sizeof g);
+    g.struct_size = sizeof g;
+    int rc = d->geometry(&in->problem, &g, why, sizeof why);
+    if (rc != 0)
+        return variant_failed(err, d, "geometry", rc, why);
+
+    sagerun_instance *inst = calloc(1, sizeof *inst);
+    if (!inst)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    inst->ctx = ctx;
+    inst->in = in;
+    inst->desc = d;
+    inst->geometry = g;
+    inst->o_bytes = in->q_bytes;
+    sagerun_status st = sagerun_mem_alloc(ctx, inst->o_bytes, &inst->o, err);
+    if (st == SAGERUN_OK)
+        st = sr_timer_init(&inst->timer, ctx, err);
+    if (st != SAGERUN_OK) {
+        sagerun_instance_destroy(inst);
+        return st;
+    }
+    sagerun_plugin_inputs *pi = &inst->plugin_inputs;
+    pi->struct_size = sizeof *pi;
+    pi->problem = in->problem;
+    pi->q = in->q;
+    pi->k = in->k;
+    pi->v = in->v;
+    pi->o = inst->o;
+    pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->sage2 : NULL;
+    rc = d->create(&ctx->services, pi, &inst->state, why, sizeof why);
+    if (rc != 0) {
+        inst->state = NULL;
+        st = variant_failed(err, d, "create", rc, why);
+        sagerun_instance_destroy(inst);
+        return st;
+    }
+    *out = inst;
+    return SAGERUN_OK;
+}
+
+void sagerun_instance_destroy(sagerun_instance *inst)
+{
+    if (!inst)
+        return;
+    if (inst->state)
+        inst->desc->destroy(inst->state);
+    if (inst->own_sage2)
+        sr_sage2_tensors_free(inst->ctx, &inst->sage2);
+    sr_timer_fini(&inst->timer);
+    sagerun_mem_free(inst->ctx, inst->o);
+    free(inst);
+}
+
+sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
+                                        sagerun_error *err)
+{
+    if (!inst)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance is NULL");
+    const sagerun_variant_descriptor *d = inst->desc;
+    double t0 = sr_monotonic_seconds();
+    sagerun_status st = SAGERUN_OK;
+    if (d->input_kind == SAGERUN_INPUT_SAGE2 && !inst->prepared) {
+        if (inst->in->has_sage2 && same_quant_params(&inst->in->sage2.params, &d->quant)) {
+            inst->sage2 = inst->in->sage2; /* quantized tensors that came with the inputs */
+        } else {
+            st = sr_sage2_quantize_inputs(inst->ctx, &inst->in->problem, inst->in->q,
+                                          inst->in->k, inst->in->v, &d->quant, &inst->sage2,
+                                          err);
+            if (st != SAGERUN_OK)
+                return sr_error_prefix(err, "variant %s: quantizing the inputs", d->name);
+            inst->own_sage2 = true;
+        }
+    }
+    if (d->prepare) {
+        char why[SR_PLUGIN_ERR_SIZE] = "";
+        int rc = d->prepare(inst->state, why, sizeof why);
+        if (rc != 0)
+            return variant_failed(err, d, "prepare", rc, why);
+    }
+    if ((st = sagerun_context_synchronize(inst->ctx, err)) != SAGERUN_OK)
+        return sr_error_prefix(err, "variant %s: prepare", d->name);
+    inst->prepared = true;
+    if (seconds)
+        *seconds = sr_monotonic_seconds() - t0;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds, sagerun_error *err)
+{
+    if (!inst)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance is NULL");
+    const sagerun_variant_descriptor *d = inst->desc;
+    if (!inst->prepared) {
+        sagerun_status st = sagerun_instance_prepare(inst, NULL, err);
+        if (st != SAGERUN_OK)
+            return st;
+    }
+    char why[SR_PLUGIN_ERR_SIZE] = "";
+    sagerun_status st = sr_timer_start(&inst->timer, err);
+    if (st != SAGERUN_OK)
+        return st;
+    int rc = d->run(inst->state, why, sizeof why);
+    if (rc != 0) {
+        sagerun_context_synchronize(inst->ctx, NULL);
+        return variant_failed(err, d, "run", rc, why);
+    }
+    double s = 0;
+    st = sr_timer_stop(&inst->timer, &s, err);
+    if (st != SAGERUN_OK)
+        return sr_error_prefix(err, "variant %s: run", d->name);
+    if (seconds)
+        *seconds = s;
+    return SAGERUN_OK;
+}
+
+uint64_t sagerun_instance_output(const sagerun_instance *inst, uint64_t *bytes)
+{
+    if (!inst)
+        return 0;
+    if (bytes)
+        *bytes = inst->o_bytes;
+    return inst->o;
+}
+
+sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
+                                              sagerun_error *err)
+{
+    if (!inst || !hex)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "output_sha256: NULL argument");
+    return sr_sha256_memory(inst->ctx, inst->o, inst->o_bytes, hex, err);
+}
+
+sagerun_status sagerun_instance_geometry(const sagerun_instance *inst,
+                                         sagerun_launch_geometry *out, sagerun_error *err)
+{
+    if (!inst || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance_geometry: NULL argument");
+    *out = inst->geometry;
+    return SAGERUN_OK;
+}

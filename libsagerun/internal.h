@@ -1,0 +1,107 @@
+/* Internal interfaces of libsagerun, shared by its source files. Nothing here is exported.
+ * Every internal symbol starts with sr_. */
+#ifndef SAGERUN_INTERNAL_H
+#define SAGERUN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sagerun/plugin.h"
+#include "sagerun/sagerun.h"
+
+#define SR_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ---- */
+/* Sets err (when not NULL) to status and a formatted message; returns status. */
+sagerun_status sr_error_set(sagerun_error *err, sagerun_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same with a va_list. */
+sagerun_status sr_error_setv(sagerun_error *err, sagerun_status status, const char *fmt,
+                             va_list ap);
+/* Prefixes err->message with "prefix: " (e.g. a file name); returns err->status. */
+sagerun_status sr_error_prefix(sagerun_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* snprintf into a plugin-style (buf, len) error buffer; returns status. */
+int sr_errbuf_set(char *buf, size_t len, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Checked size arithmetic: false on overflow. */
+bool sr_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
+bool sr_add_u64(uint64_t a, uint64_t b, uint64_t *out);
+
+/* ---- the CUDA driver (cuda_driver.c) ---- */
+/* Loads libcuda.so.1 (or the test override SAGERUN_TEST_CUDA_LIBRARY) once and resolves every
+ * entry point of the table through cuGetProcAddress. Thread-safe, idempotent. */
+sagerun_status sr_cuda_load(sagerun_error *err);
+/* Formats a failed driver call: "<what>: <CUDA_ERROR_NAME> (<description>)"; returns
+ * SAGERUN_CUDA. */
+sagerun_status sr_cuda_fail(sagerun_error *err, int cu_result, const char *what);
+
+/* ---- contexts (context.c) ---- */
+typedef struct sr_module_entry sr_module_entry;
+
+struct sagerun_context {
+    int backend;
+    int device;             /* CUDA ordinal */
+    int compute_capability; /* major*10+minor, 0 on host */
+    void *cu_context;       /* CUcontext (primary) */
+    void *cu_stream;        /* CUstream owned by the context */
+    void *library_modules[16]; /* CUmodule per image of libsagerun's own kernels, on first use */
+    sagerun_host_services services; /* the vtable handed to plugins; host = this context */
+    sr_module_entry *modules;        /* modules loaded for plugins, freed with the context */
+};
+
+/* Makes ctx's CUDA context current on the calling thread (no-op on host). */
+sagerun_status sr_context_bind(sagerun_context *ctx, sagerun_error *err);
+/* Launches one of libsagerun's own kernels (the .cu files of libsagerun/kernels, embedded as fatbins) by name on
+ * the context's stream. params is a cuLaunchKernel parameter array. */
+sagerun_status sr_launch_library_kernel(sagerun_context *ctx, const char *name,
+                                        const uint32_t grid[3], const uint32_t block[3],
+                                        uint32_t smem, void **params, sagerun_error *err);
+
+/* Event timing on the context's stream (CUDA) or a monotonic clock (host). */
+typedef struct sr_timer {
+    sagerun_context *ctx;
+    void *start, *stop; /* CUevent */
+    double host_start;
+} sr_timer;
+sagerun_status sr_timer_init(sr_timer *t, sagerun_context *ctx, sagerun_error *err);
+sagerun_status sr_timer_start(sr_timer *t, sagerun_error *err);
+/* Records the stop, waits for it, returns the elapsed seconds. */
+sagerun_status sr_timer_stop(sr_timer *t, double *seconds, sagerun_error *err);
+void sr_timer_fini(sr_timer *t);
+double sr_monotonic_seconds(void);
+
+/* SHA-256 of `bytes` bytes at addr in the context's memory, streamed in chunks. */
+sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t bytes,
+                                char hex[65], sagerun_error *err);
+/* SHA-256 of a file. */
+sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err);
+
+/* ---- inputs (inputs.c) ---- */
+struct sagerun_inputs {
+    sagerun_context *ctx;
+    sagerun_problem problem;
+    uint64_t q, k, v;        /* owned */
+    uint64_t q_bytes, kv_bytes;
+    /* sage2 tensors given with the inputs (e.g. a golden file's), used instead of quantizing
+     * when their params match the variant's; owned. has_sage2 = false when absent. */
+    bool has_sage2;
+    sagerun_sage2_tensors sage2;
+};
+
+/* Quantizes Q, K, V for a SAGE2 variant (quantize.c): allocates every tensor of out in ctx. */
+sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_problem *problem,
+                                        uint64_t q, uint64_t k, uint64_t v,
+                                        const sagerun_sage2_quant_params *params,
+                                        sagerun_sage2_tensors *out, sagerun_error *err);
+/* Frees what sr_sage2_quantize_inputs allocated. */
+void sr_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *t);
+
+/* ---- registry (registry.c) ---- */
+const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry *reg,
+                                                         size_t index);
+
+#endif

@@ -1,0 +1,2 @@
+#define FAKE_NAME "Bad Name!"
+#include "fake_plugin.h"

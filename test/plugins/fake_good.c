@@ -1,0 +1,2 @@
+#define FAKE_NAME "fake-good"
+#include "fake_plugin.h"

@@ -1,0 +1,3 @@
+#define FAKE_NAME "fake-init-fails"
+#define FAKE_INIT_FAILS 1
+#include "fake_plugin.h"

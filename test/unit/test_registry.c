@@ -1,0 +1,180 @@
+/* Plugin discovery and ABI negotiation against the fake plugins of test/plugins (built into
+ * build/test-plugins), plus the real plugins of the build tree. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define FAKES SAGERUN_SOURCE_DIR "/build/test-plugins"
+
+/* The reason recorded for the file whose name ends in `file`, or NULL. */
+static const char *reason_for(sagerun_registry *reg, const char *file)
+{
+    for (size_t i = 0; i < sagerun_registry_rejection_count(reg); i++) {
+        sagerun_rejection r;
+        assert_int_equal(sagerun_registry_rejection(reg, i, &r, NULL), SAGERUN_OK);
+        size_t n = strlen(r.path), m = strlen(file);
+        if (n >= m && strcmp(r.path + n - m, file) == 0)
+            return r.reason;
+    }
+    return NULL;
+}
+
+static sagerun_registry *load_fakes(void)
+{
+    sagerun_registry *reg;
+    sagerun_error e;
+    assert_int_equal(sagerun_registry_create(NULL, &reg, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, FAKES, &e), SAGERUN_OK);
+    return reg;
+}
+
+static void good_plugins_load_sorted_with_hash(void **state)
+{
+    (void)state;
+    sagerun_registry *reg = load_fakes();
+    long good = sagerun_registry_find(reg, "fake-good");
+    long big = sagerun_registry_find(reg, "fake-big-struct");
+    assert_true(good >= 0);
+    assert_true(big >= 0); /* a larger descriptor (future minor) is accepted */
+    assert_true(big < good); /* sorted by name */
+    sagerun_variant_info vi = {.struct_size = sizeof vi};
+    assert_int_equal(sagerun_registry_variant_info(reg, (size_t)good, &vi, NULL), SAGERUN_OK);
+    assert_string_equal(vi.name, "fake-good");
+    assert_non_null(strstr(vi.path, "fake_good.so"));
+    char expect[65];
+    assert_int_equal(sr_sha256_file(vi.path, expect, NULL), SAGERUN_OK);
+    assert_string_equal(vi.sha256, expect);
+    assert_int_equal(strlen(vi.sha256), 64);
+    /* On the host backend a CUDA variant that needs a future GPU is listed, not rejected. */
+    assert_true(sagerun_registry_find(reg, "fake-future-gpu") >= 0);
+    sagerun_registry_destroy(reg);
+}
+
+static void every_rejection_has_its_reason(void **state)
+{
+    (void)state;
+    sagerun_registry *reg = load_fakes();
+    const char *r;
+    assert_non_null(r = reason_for(reg, "fake_wrong_major.so"));
+    assert_non_null(strstr(r, "ABI mismatch"));
+    assert_non_null(strstr(r, "2.0"));
+    assert_non_null(r = reason_for(reg, "fake_no_entry.so"));
+    assert_non_null(strstr(r, "no entry point [sagerun_plugin_entry]"));
+    assert_non_null(r = reason_for(reg, "fake_null_run.so"));
+    assert_non_null(strstr(r, "required function run is NULL"));
+    assert_non_null(r = reason_for(reg, "fake_small_struct.so"));
+    assert_non_null(strstr(r, "descriptor too small"));
+    assert_non_null(r = reason_for(reg, "fake_init_fails.so"));
+    assert_non_null(strstr(r, "init failed: the fake plugin refuses on purpose"));
+    assert_non_null(r = reason_for(reg, "zz_duplicate.so"));
+    assert_non_null(strstr(r, "duplicate variant name \"fake-good\""));
+    assert_non_null(r = reason_for(reg, "fake_bad_name.so"));
+    assert_non_null(strstr(r, "invalid variant name"));
+    assert_null(reason_for(reg, "fake_good.so"));
+    sagerun_registry_destroy(reg);
+}
+
+static void non_plugin_files_are_rejected(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sagerun-plugins-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/junk.so", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("this is not an ELF file\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/ignored.txt", dir); /* not *.so: not even looked at */
+    f = fopen(path, "w");
+    fclose(f);
+    sagerun_registry *reg;
+    assert_int_equal(sagerun_registry_create(NULL, &reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, dir, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_variant_count(reg), 0);
+    assert_int_equal(sagerun_registry_rejection_count(reg), 1);
+    const char *r = reason_for(reg, "junk.so");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "not a loadable plugin"));
+    sagerun_registry_destroy(reg);
+    snprintf(path, sizeof path, "%s/junk.so", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/ignored.txt", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void missing_explicit_path_is_an_error(void **state)
+{
+    (void)state;
+    sagerun_registry *reg;
+    sagerun_error e;
+    assert_int_equal(sagerun_registry_create(NULL, &reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, "/nonexistent/plugin.so", &e),
+                     SAGERUN_NOT_FOUND);
+    assert_non_null(strstr(e.message, "/nonexistent/plugin.so"));
+    sagerun_registry_destroy(reg);
+}
+
+static void plugin_path_environment_comes_first(void **state)
+{
+    (void)state;
+    /* The fake folder via SAGERUN_PLUGIN_PATH, then the build tree's plugins/: the fakes and the
+     * real reference variant are both found; a missing entry of the path is reported. */
+    setenv("SAGERUN_PLUGIN_PATH", FAKES ":/nonexistent-plugin-dir", 1);
+    sagerun_registry *reg;
+    assert_int_equal(sagerun_registry_create(NULL, &reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_default_paths(reg, NULL), SAGERUN_OK);
+    assert_true(sagerun_registry_find(reg, "fake-good") >= 0);
+    assert_true(sagerun_registry_find(reg, "reference") >= 0);
+    const char *r = reason_for(reg, "/nonexistent-plugin-dir");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "does not exist"));
+    sagerun_registry_destroy(reg);
+    unsetenv("SAGERUN_PLUGIN_PATH");
+}
+
+static void instance_refuses_backend_mismatch(void **state)
+{
+    (void)state;
+    sagerun_context *ctx;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, NULL), SAGERUN_OK);
+    sagerun_registry *reg = load_fakes();
+    sagerun_problem p = sagerun_problem_make(1, 4, 1, 1, 8);
+    uint16_t zeros[32] = {0};
+    sagerun_inputs *in;
+    assert_int_equal(sagerun_inputs_create_from_host(ctx, &p, zeros, zeros, zeros, &in, NULL),
+                     SAGERUN_OK);
+    long i = sagerun_registry_find(reg, "fake-future-gpu");
+    sagerun_instance *inst;
+    sagerun_error e;
+    assert_int_equal(sagerun_instance_create(reg, (size_t)i, ctx, in, &inst, &e),
+                     SAGERUN_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "variant fake-future-gpu runs on the cuda backend"));
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_plugins_load_sorted_with_hash),
+        cmocka_unit_test(every_rejection_has_its_reason),
+        cmocka_unit_test(non_plugin_files_are_rejected),
+        cmocka_unit_test(missing_explicit_path_is_an_error),
+        cmocka_unit_test(plugin_path_environment_comes_first),
+        cmocka_unit_test(instance_refuses_backend_mismatch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

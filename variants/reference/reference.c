@@ -1,0 +1,238 @@
+/* The `reference` variant: exact attention softmax(Q·Kᵀ·scale)·V computed in double precision on
+ * the CPU. Any B, N, Hq, Hkv (GQA), D; layouts NHD and HND; fp16 or bf16 in and out. It is the
+ * oracle the other variants are judged against, and lets the pipeline run without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sagerun/plugin.h>
+
+typedef struct reference_state {
+    const sagerun_plugin_inputs *in;
+    double *scores; /* N scores of one query row */
+    double *acc;    /* D accumulators of one query row */
+} reference_state;
+
+/* ---- fp16 / bf16 <-> double, exact in both directions for the conversions to double ---- */
+static double half_to_double(uint16_t h)
+{
+    int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+    double v;
+    if (exp == 0)
+        v = ldexp(frac, -24);
+    else if (exp == 31)
+        v = frac ? NAN : INFINITY;
+    else
+        v = ldexp(frac | 0x400, exp - 25);
+    return sign ? -v : v;
+}
+
+static double bf16_to_double(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Round to nearest even, from double directly (no double rounding through float). */
+static uint16_t double_to_half(double x)
+{
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    if (isnan(x))
+        return 0x7e00;
+    if (a >= 65520.0) /* rounds to infinity */
+        return sign | 0x7c00;
+    int e;
+    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    int exp = e - 1; /* a = 1.xxx * 2^exp */
+    if (exp < -14)
+        exp = -14; /* subnormal: fixed quantum 2^-24 */
+    double q = ldexp(1.0, exp - 10);
+    double n = nearbyint(a / q); /* current rounding mode is nearest-even */
+    uint32_t m = (uint32_t)n;
+    if (exp == -14 && m < 0x400)
+        return sign | (uint16_t)m; /* subnormal (or zero) */
+    if (m == 0x800) { /* mantissa overflow after rounding */
+        m = 0x400;
+        exp++;
+    }
+    if (exp > 15)
+        return sign | 0x7c00;
+    return sign | (uint16_t)((exp + 15) << 10) | (uint16_t)(m & 0x3ff);
+}
+
+static uint16_t double_to_bf16(double x)
+{
+    if (isnan(x))
+        return 0x7fc0;
+    /* double → float → bf16 rounds twice; round once from double instead. */
+    uint16_t sign = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    if (a == 0)
+        return sign;
+    int e;
+    frexp(a, &e);
+    int exp = e - 1;
+    if (exp < -126)
+        exp = -126;
+    double q = ldexp(1.0, exp - 7);
+    double n = nearbyint(a / q) * q; /* exactly representable in bf16 (or the next binade) */
+    float f = (float)n;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (n > 3.3895313892515355e38)
+        return sign | 0x7f80;
+    return sign | (uint16_t)(bits >> 16);
+}
+
+static double load(const uint16_t *p, uint64_t i, int dtype)
+{
+    return dtype == SAGERUN_DTYPE_BF16 ? bf16_to_double(p[i]) : half_to_double(p[i]);
+}
+
+static uint64_t offset(const sagerun_problem *p, uint32_t heads, uint32_t b, uint32_t n,
+                       uint32_t h)
+{
+    if (p->layout == SAGERUN_LAYOUT_HND)
+        return (((uint64_t)b * heads + h) * p->seq_len + n) * p->head_dim;
+    return (((uint64_t)b * p->seq_len + n) * heads + h) * p->head_dim;
+}
+
+static int reference_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
+                              size_t errlen)
+{
+    if (p->causal) {
+        snprintf(err, errlen, "causal attention is not supported");
+        return SAGERUN_UNSUPPORTED;
+    }
+    if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16) {
+        snprintf(err, errlen, "dtype must be F16 or BF16");
+        return SAGERUN_UNSUPPORTED;
+    }
+    /* One "CTA" per query row on the CPU: tiles of one row and all keys. */
+    g->cta_q = 1;
+    g->cta_k = p->seq_len;
+    g->warp_q = 1;
+    g->warp_k = p->seq_len;
+    g->threads_per_cta = 1;
+    g->dynamic_shared_memory_bytes = 0;
+    g->grid_ctas = (uint64_t)p->batch * p->heads_q * p->seq_len;
+    return 0;
+}
+
+static int reference_create(const sagerun_host_services *services,
+                            const sagerun_plugin_inputs *inputs, void **state, char *err,
+                            size_t errlen)
+{
+    (void)services;
+    reference_state *s = calloc(1, sizeof *s);
+    if (s) {
+        s->scores = malloc(sizeof *s->scores * inputs->problem.seq_len);
+        s->acc = malloc(sizeof *s->acc * inputs->problem.head_dim);
+    }
+    if (!s || !s->scores || !s->acc) {
+        if (s) {
+            free(s->scores);
+            free(s->acc);
+        }
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return SAGERUN_OUT_OF_MEMORY;
+    }
+    s->in = inputs;
+    *state = s;
+    return 0;
+}
+
+/* One query row: scores, max-subtracted exponentials, weighted sum of V, normalised. */
+static void attend_row(reference_state *s, uint32_t b, uint32_t h, uint32_t n, double scale)
+{
+    const sagerun_problem *p = &s->in->problem;
+    const uint16_t *q = (const uint16_t *)(uintptr_t)s->in->q;
+    const uint16_t *k = (const uint16_t *)(uintptr_t)s->in->k;
+    const uint16_t *v = (const uint16_t *)(uintptr_t)s->in->v;
+    uint16_t *o = (uint16_t *)(uintptr_t)s->in->o;
+    uint32_t hk = h / (p->heads_q / p->heads_kv), D = p->head_dim;
+    uint64_t qo = offset(p, p->heads_q, b, n, h);
+    double max = -INFINITY;
+    for (uint32_t j = 0; j < p->seq_len; j++) {
+        uint64_t ko = offset(p, p->heads_kv, b, j, hk);
+        double dot = 0;
+        for (uint32_t c = 0; c < D; c++)
+            dot += load(q, qo + c, (int)p->dtype) * load(k, ko + c, (int)p->dtype);
+        s->scores[j] = dot * scale;
+        if (s->scores[j] > max)
+            max = s->scores[j];
+    }
+    double sum = 0;
+    memset(s->acc, 0, sizeof *s->acc * D);
+    for (uint32_t j = 0; j < p->seq_len; j++) {
+        double w = exp(s->scores[j] - max);
+        sum += w;
+        uint64_t vo = offset(p, p->heads_kv, b, j, hk);
+        for (uint32_t c = 0; c < D; c++)
+            s->acc[c] += w * load(v, vo + c, (int)p->dtype);
+    }
+    for (uint32_t c = 0; c < D; c++) {
+        double out = s->acc[c] / sum;
+        o[qo + c] = p->dtype == SAGERUN_DTYPE_BF16 ? double_to_bf16(out) : double_to_half(out);
+    }
+}
+
+static int reference_run(void *state, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    reference_state *s = state;
+    const sagerun_problem *p = &s->in->problem;
+    double scale = p->sm_scale > 0 ? p->sm_scale : 1.0 / sqrt((double)p->head_dim);
+    scale = (float)scale; /* the problem's scale is an fp32 value, as the GPU kernels use it */
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t h = 0; h < p->heads_q; h++)
+            for (uint32_t n = 0; n < p->seq_len; n++)
+                attend_row(s, b, h, n, scale);
+    return 0;
+}
+
+static void reference_destroy(void *state)
+{
+    reference_state *s = state;
+    if (!s)
+        return;
+    free(s->scores);
+    free(s->acc);
+    free(s);
+}
+
+static const sagerun_variant_descriptor reference_variant = {
+    .struct_size = sizeof(sagerun_variant_descriptor),
+    .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
+    .name = "reference",
+    .version = "1.0.0",
+    .description = "exact attention in double precision on the CPU (the oracle)",
+    .backend = SAGERUN_BACKEND_HOST,
+    .min_compute_capability = 0,
+    .input_kind = SAGERUN_INPUT_FP16,
+    .geometry = reference_geometry,
+    .create = reference_create,
+    .prepare = NULL,
+    .run = reference_run,
+    .destroy = reference_destroy,
+};
+
+SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
+                                               sagerun_plugin_answer *answer)
+{
+    if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
+        snprintf(answer->reason, sizeof answer->reason, "built for plugin ABI %d, host has %u",
+                 SAGERUN_PLUGIN_ABI_MAJOR, query->abi_major);
+        return -1;
+    }
+    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
+    answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
+    answer->variant = &reference_variant;
+    return 0;
+}
