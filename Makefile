@@ -15,6 +15,8 @@ B             := build
 GIT_COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 .SECONDEXPANSION:
+# Keep intermediate files (fatbins, objects): nvcc builds are slow.
+.SECONDARY:
 
 # SANITIZE=address,undefined builds everything (tests included) with those sanitizers.
 ifneq ($(SANITIZE),)

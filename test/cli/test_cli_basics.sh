@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# CLI smoke tests: help, version, list, run, exit codes for bad usage.
+set -u
+S=${SAGERUN:?set SAGERUN to the sagerun binary}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FAKES=$ROOT/build/test-plugins
+fails=0
+check() { # check NAME EXPECTED_RC COMMAND... ; output in $out
+    local name=$1 want=$2; shift 2
+    out=$("$@" 2>&1); local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL $name: exit $rc, expected $want"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
+        return 1
+    fi
+    echo "ok   $name"
+}
+contains() { # contains NAME TEXT
+    if ! grep -qF -- "$2" <<<"$out"; then
+        echo "FAIL $1: output lacks '$2'"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
+    fi
+}
+
+check "help" 0 "$S" --help && contains "help lists compare" "compare" && contains "help has exit codes" "exit codes"
+check "no args is usage" 2 "$S"
+check "unknown command" 2 "$S" frobnicate && contains "unknown command named" "unknown command 'frobnicate'"
+check "version" 0 "$S" --version && contains "version string" "sagerun 0.1.0"
+for cmd in list run compare workload show diff; do
+    check "$cmd --help" 0 "$S" "$cmd" --help && contains "$cmd --help usage" "usage: sagerun $cmd"
+done
+
+check "list" 0 env SAGERUN_PLUGIN_PATH="$FAKES" "$S" list --backend host
+contains "list shows reference" "reference"
+contains "list shows a path and sha256" "sha256 "
+contains "list shows ABI rejection" "ABI mismatch"
+contains "list shows missing entry" "no entry point [sagerun_plugin_entry]"
+contains "list shows duplicate" "duplicate variant name"
+contains "list shows init failure" "init failed"
+
+check "run reference" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0
+contains "run prints a time" "run_p50_s"
+h1=$(grep output_sha256 <<<"$out")
+check "run reference again" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0
+h2=$(grep output_sha256 <<<"$out")
+if [ -z "$h1" ] || [ "$h1" != "$h2" ]; then echo "FAIL same hash twice: '$h1' vs '$h2'"; fails=$((fails+1)); else echo "ok   same hash twice"; fi
+check "run another seed differs" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0 --seed 7
+h3=$(grep output_sha256 <<<"$out")
+if [ "$h1" = "$h3" ]; then echo "FAIL seed changes the output"; fails=$((fails+1)); else echo "ok   seed changes the output"; fi
+
+check "run without variant" 2 "$S" run && contains "names the option" "--variant NAME is required"
+check "run bad shape" 2 "$S" run --variant reference --shape 1,x,2 && contains "names the shape" "--shape '1,x,2'"
+check "run bad iterations" 2 "$S" run --variant reference --iterations 0
+check "run unknown variant" 1 "$S" run --variant nosuch --backend host && contains "names the variant" "no variant named 'nosuch'"
+check "run bad GQA shape" 1 "$S" run --variant reference --shape 1,16,3,2,64 && contains "names the heads" "Hq=3 is not a multiple of Hkv=2"
+check "run CUDA variant on host" 1 "$S" run --variant baseline --backend host --shape 1,64,1,128 && contains "needs CUDA" "needs a CUDA device"
+check "missing --plugin file" 1 "$S" list --plugin /nonexistent.so && contains "names the file" "/nonexistent.so"
+
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

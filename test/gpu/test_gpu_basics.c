@@ -1,0 +1,110 @@
+/* GPU basics: a CUDA context, device info, and a plugin's embedded kernel launched through the
+ * host-services table (the gpu-fill test plugin), its output hashed by the streaming hasher. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "gpu_test.h"
+
+#define FAKES SAGERUN_SOURCE_DIR "/build/test-plugins"
+
+static int setup(void **state)
+{
+    sagerun_context *ctx = gpu_test_context();
+    if (!ctx)
+        return -1;
+    *state = ctx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    sagerun_context_destroy(*state);
+    return 0;
+}
+
+static void device_info_is_filled(void **state)
+{
+    sagerun_context *ctx = *state;
+    sagerun_device_info info = {.struct_size = sizeof info};
+    sagerun_error e;
+    assert_int_equal(sagerun_context_device_info(ctx, &info, &e), SAGERUN_OK);
+    printf("device: %s, sm_%d, %d SMs, driver %d, %.1f of %.1f GiB free\n", info.name,
+           info.compute_capability, info.multiprocessors, info.driver_version,
+           info.free_memory / 1073741824.0, info.total_memory / 1073741824.0);
+    assert_true(info.compute_capability >= 50);
+    assert_true(info.multiprocessors > 0);
+    assert_true(info.driver_version >= 12000);
+}
+
+static void plugin_kernel_runs_through_services(void **state)
+{
+    sagerun_context *ctx = *state;
+    sagerun_registry *reg;
+    sagerun_error e;
+    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, FAKES "/gpu_fill.so", &e), SAGERUN_OK);
+    long i = sagerun_registry_find(reg, "gpu-fill");
+    assert_true(i >= 0);
+    /* 3 MB of output: several hash chunks. */
+    sagerun_problem p = sagerun_problem_make(2, 3000, 2, 2, 128);
+    sagerun_inputs *in;
+    assert_int_equal(sagerun_inputs_create_synthetic(ctx, &p, 1, &in, &e), SAGERUN_OK);
+    sagerun_instance *inst;
+    assert_int_equal(sagerun_instance_create(reg, (size_t)i, ctx, in, &inst, &e), SAGERUN_OK);
+    uint64_t bytes, o = sagerun_instance_output(inst, &bytes);
+    assert_int_equal(sagerun_mem_fill(ctx, o, 0xff, bytes, &e), SAGERUN_OK);
+    double s = 0;
+    assert_int_equal(sagerun_instance_run(inst, &s, &e), SAGERUN_OK);
+    assert_true(s > 0 && s < 1.0);
+    uint16_t *host = malloc(bytes);
+    assert_int_equal(sagerun_mem_download(ctx, host, o, bytes, &e), SAGERUN_OK);
+    for (uint64_t k = 0; k < bytes / 2; k++)
+        if (host[k] != 0x3c00)
+            fail_msg("element %llu is 0x%04x, not 1.0", (unsigned long long)k, host[k]);
+    char hex[65], expect[65];
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(digest, (const unsigned char *)host, bytes);
+    sodium_bin2hex(expect, sizeof expect, digest, sizeof digest);
+    assert_int_equal(sagerun_instance_output_sha256(inst, hex, &e), SAGERUN_OK);
+    assert_string_equal(hex, expect);
+    printf("gpu-fill: %.3f ms, output sha256 %s\n", s * 1e3, hex);
+    free(host);
+    sagerun_instance_destroy(inst);
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+}
+
+static void newer_gpu_variants_are_rejected(void **state)
+{
+    sagerun_context *ctx = *state;
+    sagerun_registry *reg;
+    assert_int_equal(sagerun_registry_create(ctx, &reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, FAKES "/fake_future_gpu.so", NULL),
+                     SAGERUN_OK);
+    assert_int_equal(sagerun_registry_find(reg, "fake-future-gpu"), -1);
+    sagerun_rejection r;
+    assert_int_equal(sagerun_registry_rejection(reg, 0, &r, NULL), SAGERUN_OK);
+    assert_non_null(strstr(r.reason, "needs a newer GPU"));
+    sagerun_registry_destroy(reg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(device_info_is_filled),
+        cmocka_unit_test(plugin_kernel_runs_through_services),
+        cmocka_unit_test(newer_gpu_variants_are_rejected),
+    };
+    sagerun_context *probe = gpu_test_context();
+    if (!probe)
+        return 0; /* skipped, reason printed */
+    sagerun_context_destroy(probe);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

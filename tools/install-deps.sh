@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sagerun builds and tests with, where missing (run as root).
+# nvcc is expected under /usr/local/cuda (CUDA 13.0); it is not installed here.
+set -euo pipefail
+need=()
+for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+if [ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+    echo "error: nvcc not found at ${CUDA_HOME:-/usr/local/cuda}/bin/nvcc (set CUDA_HOME)" >&2
+    exit 1
+fi

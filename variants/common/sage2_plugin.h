@@ -1,0 +1,203 @@
+/* Host glue shared by the sage2 variants (baseline, interleave-softmax): geometry, parameter
+ * setup and launch. A variant's .c file defines SAGE2_VARIANT_NAME, SAGE2_VARIANT_DESCRIPTION and
+ * SAGE2_KERNEL_NAME, then includes this file, which defines the whole plugin. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sagerun/plugin.h>
+
+#include "sage2_params.h"
+
+/* The launch contract of SAGE2.md section 2 (the seed's "scheduler"). */
+enum {
+    SAGE2_CTA_Q = 128,
+    SAGE2_CTA_K = 64,
+    SAGE2_WARP_Q = 32,
+    SAGE2_WARP_K = 64,
+    SAGE2_THREADS = 128,
+    SAGE2_SMEM_BYTES = 32768, /* Q 16 KiB int8 + K 8 KiB int8 + V 8 KiB fp8 */
+    SAGE2_MIN_CC = 89         /* FP8 mma.sync needs sm_89 */
+};
+
+/* The GPU image of this plugin, embedded by the Makefile. */
+extern const unsigned char sagerun_variant_image[];
+
+typedef struct sage2_state {
+    const sagerun_host_services *services;
+    const sagerun_plugin_inputs *inputs;
+    sagerun_function *kernel;
+    sage2_attn_params params;
+    uint32_t grid[3];
+} sage2_state;
+
+static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
+                          size_t errlen)
+{
+    if (p->head_dim != 128) {
+        snprintf(err, errlen, "head_dim %u is not supported, only 128", p->head_dim);
+        return SAGERUN_UNSUPPORTED;
+    }
+    if (p->causal) {
+        snprintf(err, errlen, "causal attention is not supported");
+        return SAGERUN_UNSUPPORTED;
+    }
+    if (p->dtype != SAGERUN_DTYPE_F16) {
+        snprintf(err, errlen, "dtype %s is not supported, only F16 in and out",
+                 p->dtype == SAGERUN_DTYPE_BF16 ? "BF16" : "(not F16)");
+        return SAGERUN_UNSUPPORTED;
+    }
+    g->cta_q = SAGE2_CTA_Q;
+    g->cta_k = SAGE2_CTA_K;
+    g->warp_q = SAGE2_WARP_Q;
+    g->warp_k = SAGE2_WARP_K;
+    g->threads_per_cta = SAGE2_THREADS;
+    g->dynamic_shared_memory_bytes = SAGE2_SMEM_BYTES;
+    g->grid_ctas = (uint64_t)((p->seq_len + SAGE2_CTA_Q - 1) / SAGE2_CTA_Q) * p->heads_q *
+                   p->batch;
+    return 0;
+}
+
+/* Element strides of a [B, N, H, D] tensor in either layout. */
+static void sage2_strides(const sagerun_problem *p, uint32_t heads, int64_t *b, int64_t *n,
+                          int64_t *h)
+{
+    int64_t N = p->seq_len, H = heads, D = p->head_dim;
+    if (p->layout == SAGERUN_LAYOUT_HND) {
+        *b = H * N * D;
+        *h = N * D;
+        *n = D;
+    } else {
+        *b = N * H * D;
+        *n = H * D;
+        *h = D;
+    }
+}
+
+static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inputs *in,
+                        void **state, char *err, size_t errlen)
+{
+    if (!in->sage2) {
+        snprintf(err, errlen, "the host gave no sage2-quantized inputs");
+        return SAGERUN_INVALID_ARGUMENT;
+    }
+    sage2_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(err, errlen, "out of memory");
+        return SAGERUN_OUT_OF_MEMORY;
+    }
+    sagerun_module *module;
+    int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
+    if (rc == 0)
+        rc = s->module_get_function(s->host, module, SAGE2_KERNEL_NAME, &st->kernel, err, errlen);
+    if (rc == 0)
+        rc = s->function_set_max_dynamic_smem(s->host, st->kernel, SAGE2_SMEM_BYTES, err, errlen);
+    if (rc != 0) {
+        free(st);
+        return rc;
+    }
+    st->services = s;
+    st->inputs = in;
+    const sagerun_problem *p = &in->problem;
+    st->grid[0] = (p->seq_len + SAGE2_CTA_Q - 1) / SAGE2_CTA_Q;
+    st->grid[1] = p->heads_q;
+    st->grid[2] = p->batch;
+    *state = st;
+    return 0;
+}
+
+/* The quantized tensors are filled by the host between create and prepare. */
+static int sage2_prepare(void *state, char *err, size_t errlen)
+{
+    sage2_state *st = state;
+    const sagerun_plugin_inputs *in = st->inputs;
+    const sagerun_sage2_tensors *t = in->sage2;
+    const sagerun_problem *p = &in->problem;
+    if (t->params.q_group_rows != 32 || t->params.k_block_rows != 64 ||
+        t->params.v_pad_rows % 64 != 0) {
+        snprintf(err, errlen, "quantized with unexpected granularities (Q %u, K %u, V pad %u)",
+                 t->params.q_group_rows, t->params.k_block_rows, t->params.v_pad_rows);
+        return SAGERUN_INVALID_ARGUMENT;
+    }
+    sage2_attn_params *a = &st->params;
+    memset(a, 0, sizeof *a);
+    a->q = t->q_int8;
+    a->q_scale = t->q_scale;
+    a->k = t->k_int8;
+    a->k_scale = t->k_scale;
+    a->v = t->v_fp8;
+    a->v_scale = t->v_scale;
+    a->o = in->o;
+    sage2_strides(p, p->heads_q, &a->q_stride_b, &a->q_stride_n, &a->q_stride_h);
+    sage2_strides(p, p->heads_kv, &a->k_stride_b, &a->k_stride_n, &a->k_stride_h);
+    sage2_strides(p, p->heads_q, &a->o_stride_b, &a->o_stride_n, &a->o_stride_h);
+    int64_t L = t->v_len, D = p->head_dim, Hkv = p->heads_kv;
+    if (p->layout == SAGERUN_LAYOUT_HND) { /* [B, Hkv, D, L] */
+        a->v_stride_b = Hkv * D * L;
+        a->v_stride_h = D * L;
+        a->v_stride_d = L;
+    } else { /* [B, D, Hkv, L] */
+        a->v_stride_b = D * Hkv * L;
+        a->v_stride_d = Hkv * L;
+        a->v_stride_h = L;
+    }
+    a->batch = (int32_t)p->batch;
+    a->seq_len = (int32_t)p->seq_len;
+    a->heads_q = (int32_t)p->heads_q;
+    a->heads_kv = (int32_t)p->heads_kv;
+    a->head_dim = (int32_t)p->head_dim;
+    a->q_scale_per_head = (int32_t)t->q_scale_per_head;
+    a->k_scale_per_head = (int32_t)t->k_scale_per_head;
+    a->v_len = (int32_t)t->v_len;
+    /* D^-0.5 as an fp32 value when the problem leaves it 0 (SAGE2.md 2.2). */
+    a->sm_scale = p->sm_scale > 0 ? p->sm_scale : (float)(1.0 / sqrt((double)D));
+    return 0;
+}
+
+static int sage2_run(void *state, char *err, size_t errlen)
+{
+    sage2_state *st = state;
+    const uint32_t block[3] = {SAGE2_THREADS, 1, 1};
+    void *args[] = {&st->params};
+    return st->services->launch(st->services->host, st->kernel, st->grid, block,
+                                SAGE2_SMEM_BYTES, args, err, errlen);
+}
+
+static void sage2_destroy(void *state) { free(state); }
+
+static const sagerun_variant_descriptor sage2_variant = {
+    .struct_size = sizeof(sagerun_variant_descriptor),
+    .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
+    .name = SAGE2_VARIANT_NAME,
+    .version = "1.0.0",
+    .description = SAGE2_VARIANT_DESCRIPTION,
+    .backend = SAGERUN_BACKEND_CUDA,
+    .min_compute_capability = SAGE2_MIN_CC,
+    .input_kind = SAGERUN_INPUT_SAGE2,
+    .quant = {.struct_size = sizeof(sagerun_sage2_quant_params),
+              .q_group_rows = 32,
+              .q_block_rows = 128,
+              .k_block_rows = 64,
+              .v_pad_rows = 64,
+              .v_range = 448.0f},
+    .geometry = sage2_geometry,
+    .create = sage2_create,
+    .prepare = sage2_prepare,
+    .run = sage2_run,
+    .destroy = sage2_destroy,
+};
+
+SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
+                                               sagerun_plugin_answer *answer)
+{
+    if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
+        snprintf(answer->reason, sizeof answer->reason, "built for plugin ABI %d, host has %u",
+                 SAGERUN_PLUGIN_ABI_MAJOR, query->abi_major);
+        return -1;
+    }
+    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
+    answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
+    answer->variant = &sage2_variant;
+    return 0;
+}
