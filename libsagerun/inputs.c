@@ -5,7 +5,7 @@
 #include "generate.h"
 #include "internal.h"
 
-static sagerun_status inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
+sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
                                    sagerun_inputs **out, sagerun_error *err)
 {
     if (!ctx || !problem || !out)
@@ -40,7 +40,7 @@ sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
                                                sagerun_inputs **out, sagerun_error *err)
 {
     sagerun_inputs *in;
-    sagerun_status st = inputs_alloc(ctx, problem, &in, err);
+    sagerun_status st = sr_inputs_alloc(ctx, problem, &in, err);
     if (st != SAGERUN_OK)
         return st;
     sr_synthetic syn;
@@ -64,7 +64,7 @@ sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
     if (!q || !k || !v)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL tensor");
     sagerun_inputs *in;
-    sagerun_status st = inputs_alloc(ctx, problem, &in, err);
+    sagerun_status st = sr_inputs_alloc(ctx, problem, &in, err);
     if (st != SAGERUN_OK)
         return st;
     if ((st = sagerun_mem_upload(ctx, in->q, q, in->q_bytes, err)) != SAGERUN_OK ||

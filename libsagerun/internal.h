@@ -92,6 +92,12 @@ struct sagerun_inputs {
     sagerun_sage2_tensors sage2;
 };
 
+/* Allocates inputs (Q, K, V uninitialised) for a problem, after checking it. */
+sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
+                               sagerun_inputs **out, sagerun_error *err);
+/* True when the inputs came with sage2-quantized tensors (e.g. a golden file's). */
+bool sr_inputs_has_file_quantization(const sagerun_inputs *in);
+
 /* Quantizes Q, K, V for a SAGE2 variant (quantize.c): allocates every tensor of out in ctx. */
 sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_problem *problem,
                                         uint64_t q, uint64_t k, uint64_t v,

@@ -238,6 +238,15 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
                                                            const void *q, const void *k,
                                                            const void *v, sagerun_inputs **out,
                                                            sagerun_error *err);
+/* Takes q, k, v from a safetensors file: tensors named "q", "k", "v", F16 or BF16, rank 4, in the
+ * given layout ([B,N,H,D] for NHD, [B,H,N,D] for HND); Hq and Hkv from q's and k's shapes. When
+ * the file also holds sage2-quantized tensors under the golden files' names (q_int8, q_scale,
+ * k_int8, k_scale, v_fp8_f32acc, v_scale_f32acc, k_mean), SAGE2 variants with the sm89
+ * granularities use those instead of quantizing. */
+SAGERUN_API sagerun_status sagerun_inputs_create_from_safetensors(sagerun_context *ctx,
+                                                                  const char *path, int layout,
+                                                                  sagerun_inputs **out,
+                                                                  sagerun_error *err);
 SAGERUN_API void sagerun_inputs_destroy(sagerun_inputs *in);
 SAGERUN_API const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in);
 

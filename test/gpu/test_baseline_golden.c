@@ -1,0 +1,193 @@
+/* The baseline variant against the golden vectors: on each file's quantized tensors it must
+ * reproduce o_sm89_f32acc bit for bit, twice. Also: NHD and HND give the same bytes (transposed).
+ * Golden files come from SAGERUN_GOLDEN_DIR (default ../shared/golden); absent -> skip. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "gpu_test.h"
+#include "safetensors.h"
+
+#define PLUGINS SAGERUN_SOURCE_DIR "/plugins"
+
+static const char *const golden_files[] = {"n1000_h2.safetensors", "b2_n333_h3.safetensors",
+                                           "n1200_gqa4to2.safetensors"};
+
+typedef struct fixture {
+    sagerun_context *ctx;
+    sagerun_registry *reg;
+    size_t baseline;
+    char dir[4096];
+} fixture;
+
+static int setup(void **state)
+{
+    static fixture f;
+    f.ctx = gpu_test_context();
+    if (!f.ctx)
+        return -1;
+    assert_int_equal(sagerun_registry_create(f.ctx, &f.reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(f.reg, PLUGINS "/baseline.so", NULL), SAGERUN_OK);
+    long i = sagerun_registry_find(f.reg, "baseline");
+    assert_true(i >= 0);
+    f.baseline = (size_t)i;
+    const char *env = getenv("SAGERUN_GOLDEN_DIR");
+    snprintf(f.dir, sizeof f.dir, "%s", env && *env ? env : SAGERUN_SOURCE_DIR "/../shared/golden");
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sagerun_registry_destroy(f->reg);
+    sagerun_context_destroy(f->ctx);
+    return 0;
+}
+
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, frac = h & 0x3ff, bits;
+    if (exp == 0) {
+        float v = (float)frac / 16777216.0f;
+        return sign ? -v : v;
+    }
+    bits = sign | ((exp == 31 ? 255 : exp + 112) << 23) | (frac << 13);
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* Runs baseline on the file's own quantized tensors; returns 1 if the golden file is absent. */
+static int check_golden_file(fixture *f, const char *name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    if (access(path, R_OK) != 0) {
+        printf("SKIP: golden file %s not found (set SAGERUN_GOLDEN_DIR)\n", path);
+        return 1;
+    }
+    sagerun_error e = {0};
+    sagerun_inputs *in;
+    if (sagerun_inputs_create_from_safetensors(f->ctx, path, SAGERUN_LAYOUT_NHD, &in, &e))
+        fail_msg("%s", e.message);
+    assert_true(sr_inputs_has_file_quantization(in));
+    sagerun_instance *inst;
+    if (sagerun_instance_create(f->reg, f->baseline, f->ctx, in, &inst, &e))
+        fail_msg("%s", e.message);
+    uint64_t bytes, o = sagerun_instance_output(inst, &bytes);
+    uint16_t *got = malloc(bytes), *want = malloc(bytes);
+    sr_safetensors *sf;
+    assert_int_equal(sr_safetensors_open(path, &sf, &e), SAGERUN_OK);
+    assert_int_equal(sr_safetensors_read_tensor(sf, "o_sm89_f32acc", want, bytes, &e), SAGERUN_OK);
+    sr_safetensors_close(sf);
+    char hex[2][65];
+    for (int rep = 0; rep < 2; rep++) {
+        assert_int_equal(sagerun_mem_fill(f->ctx, o, 0xff, bytes, &e), SAGERUN_OK); /* poison */
+        double s;
+        if (sagerun_instance_run(inst, &s, &e))
+            fail_msg("%s", e.message);
+        assert_int_equal(sagerun_instance_output_sha256(inst, hex[rep], &e), SAGERUN_OK);
+    }
+    assert_int_equal(sagerun_mem_download(f->ctx, got, o, bytes, &e), SAGERUN_OK);
+    uint64_t n = bytes / 2, differ = 0, first = 0;
+    int max_ulp = 0;
+    float max_abs = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            if (!differ++)
+                first = i;
+            int ulp = abs((int)(got[i] & 0x7fff) - (int)(want[i] & 0x7fff));
+            if (ulp > max_ulp)
+                max_ulp = ulp;
+            float d = half_to_float(got[i]) - half_to_float(want[i]);
+            if (d < 0)
+                d = -d;
+            if (d > max_abs)
+                max_abs = d;
+        }
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    char want_hex[65];
+    crypto_hash_sha256(digest, (const unsigned char *)want, bytes);
+    sodium_bin2hex(want_hex, sizeof want_hex, digest, sizeof digest);
+    printf("%s: %llu of %llu elements differ (first %llu, max %d ulp, max abs %g); sha256 %s, "
+           "golden %s, second run %s\n",
+           name, (unsigned long long)differ, (unsigned long long)n, (unsigned long long)first,
+           max_ulp, (double)max_abs, hex[0], want_hex,
+           strcmp(hex[0], hex[1]) == 0 ? "identical" : "DIFFERENT");
+    free(got);
+    free(want);
+    sagerun_instance_destroy(inst);
+    sagerun_inputs_destroy(in);
+    assert_int_equal(differ, 0);
+    assert_string_equal(hex[0], want_hex);
+    assert_string_equal(hex[0], hex[1]);
+    return 0;
+}
+
+static void golden_n1000_h2(void **state) { check_golden_file(*state, golden_files[0]); }
+static void golden_b2_n333_h3(void **state) { check_golden_file(*state, golden_files[1]); }
+static void golden_n1200_gqa4to2(void **state) { check_golden_file(*state, golden_files[2]); }
+
+/* Runs baseline on synthetic inputs of a problem; returns the output in host memory. */
+static uint16_t *run_synthetic(fixture *f, const sagerun_problem *p, uint64_t *bytes)
+{
+    sagerun_error e = {0};
+    sagerun_inputs *in;
+    sagerun_instance *inst;
+    if (sagerun_inputs_create_synthetic(f->ctx, p, 11, &in, &e) ||
+        sagerun_instance_create(f->reg, f->baseline, f->ctx, in, &inst, &e) ||
+        sagerun_instance_prepare(inst, NULL, &e) || sagerun_instance_run(inst, NULL, &e))
+        fail_msg("%s", e.message);
+    uint64_t o = sagerun_instance_output(inst, bytes);
+    uint16_t *host = malloc(*bytes);
+    assert_int_equal(sagerun_mem_download(f->ctx, host, o, *bytes, &e), SAGERUN_OK);
+    sagerun_instance_destroy(inst);
+    sagerun_inputs_destroy(in);
+    return host;
+}
+
+/* The generator fills by logical index, so an HND problem holds the same values as the NHD one,
+ * transposed; quantization is per (b, h) over tokens, so the outputs must match bit for bit. */
+static void hnd_equals_nhd_transposed(void **state)
+{
+    fixture *f = *state;
+    enum { B = 2, N = 300, H = 4, HKV = 2, D = 128 };
+    sagerun_problem p = sagerun_problem_make(B, N, H, HKV, D);
+    uint64_t bytes;
+    uint16_t *nhd = run_synthetic(f, &p, &bytes);
+    p.layout = SAGERUN_LAYOUT_HND;
+    uint16_t *hnd = run_synthetic(f, &p, &bytes);
+    uint64_t differ = 0;
+    for (int b = 0; b < B; b++)
+        for (int n = 0; n < N; n++)
+            for (int h = 0; h < H; h++)
+                differ += memcmp(&nhd[(((size_t)b * N + n) * H + h) * D],
+                                 &hnd[(((size_t)b * H + h) * N + n) * D], D * 2) != 0;
+    printf("HND vs NHD: %llu of %d rows differ\n", (unsigned long long)differ, B * N * H);
+    free(nhd);
+    free(hnd);
+    assert_int_equal(differ, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(golden_n1000_h2),
+        cmocka_unit_test(golden_b2_n333_h3),
+        cmocka_unit_test(golden_n1200_gqa4to2),
+        cmocka_unit_test(hnd_equals_nhd_transposed),
+    };
+    sagerun_context *probe = gpu_test_context();
+    if (!probe)
+        return 0;
+    sagerun_context_destroy(probe);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
