@@ -62,10 +62,10 @@ GPU_TESTS     := $(patsubst test/gpu/%.c,$(B)/test/gpu/%,$(wildcard test/gpu/tes
 FAKE_PLUGINS  := $(patsubst test/plugins/%.c,$(B)/test-plugins/%.so,$(wildcard test/plugins/*.c))
 CLI_TESTS     := $(wildcard test/cli/test_*.sh)
 
-.PHONY: all lib cli plugins tests test test-gpu install uninstall clean
+.PHONY: all lib cli plugins tests test test-gpu check-install install uninstall clean
 all: lib cli plugins tests
 
-lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL) $(B)/sagerun.pc
+lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL)
 cli: $(CLI)
 plugins: $(PLUGINS)
 tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS)
@@ -116,10 +116,6 @@ $(CLI): $(CLI_OBJ) $(LIB_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIB_INTERNAL) $(LDLIBS)
 
-$(B)/sagerun.pc: sagerun.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
-
 # ---- plugins ------------------------------------------------------------------------------------
 PLUGIN_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(SAN_FLAGS) -Iinclude -MMD -MP
 
@@ -165,10 +161,31 @@ $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.
 test: all
 	@SAGERUN=$(CURDIR)/$(CLI) B=$(B) test/run-tests.sh $(UNIT_TESTS) $(CLI_TESTS)
+	@$(MAKE) --no-print-directory check-install > $(B)/check-install.log 2>&1 \
+	    && echo "ok    check-install (log: $(B)/check-install.log)" \
+	    || { cat $(B)/check-install.log; echo "FAIL  check-install"; exit 1; }
 
 # GPU tests: each skips with a message when no CUDA device is present.
 test-gpu: all
 	@SAGERUN=$(CURDIR)/$(CLI) B=$(B) test/run-tests.sh $(GPU_TESTS)
+
+# Installs into a temporary prefix, builds examples/link-c there with pkg-config only, and runs
+# it: the installed library must find its installed plugins and match the build's output.
+STAGE := $(CURDIR)/$(B)/stage
+check-install: all
+	rm -rf $(STAGE)
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE) >/dev/null
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Werror \
+	    examples/link-c/run_variant.c \
+	    $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs sagerun) \
+	    -Wl,-rpath,$(STAGE)/lib -o $(B)/run_variant
+	readelf -d $(STAGE)/lib/libsagerun.so | grep -q 'SONAME.*libsagerun.so.$(SOVERSION)'
+	SAGERUN_PLUGIN_PATH= $(B)/run_variant reference 1,64,2,64 | tee $(B)/run_variant.out
+	grep -q "from $(STAGE)/lib/sagerun/plugins/reference.so" $(B)/run_variant.out
+	test "$$(grep 'output sha256' $(B)/run_variant.out | cut -d' ' -f3)" = \
+	     "$$($(CLI) run --variant reference --shape 1,64,2,64 --backend host --iterations 1 \
+	          --warmup 0 2>/dev/null | sed -n 's/^output_sha256 //p')"
+	@echo "check-install: installed library, headers, pkg-config and plugins work"
 
 # ---- install ------------------------------------------------------------------------------------
 install: lib cli plugins
@@ -178,7 +195,8 @@ install: lib cli plugins
 	ln -sf libsagerun.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf libsagerun.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsagerun.so
 	install -m 0644 include/sagerun/*.h $(DESTDIR)$(PREFIX)/include/sagerun/
-	install -m 0644 $(B)/sagerun.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|' sagerun.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/sagerun.pc
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
 

@@ -347,27 +347,35 @@ sagerun_status sagerun_registry_add_path(sagerun_registry *reg, const char *path
     return load_file(reg, path, err);
 }
 
-/* The plugins folder that belongs to this copy of the library: <libdir>/sagerun/plugins when
- * installed, <build tree>/plugins when the library (or a program linking its objects) runs from
- * build/<dir>/ of the source tree. */
+/* The plugins folder that belongs to this copy of sagerun, found from the file this code was
+ * loaded from: <libdir>/sagerun/plugins for an installed library, <prefix>/lib/sagerun/plugins
+ * for an installed CLI (bin/), <tree>/plugins for a build tree (build/lib, build/bin,
+ * build/test), and last the folder configured at build time. */
 static bool default_plugin_folder(char *out, size_t len)
 {
+    if (len < PATH_MAX)
+        return false;
+    char self[PATH_MAX] = "";
     Dl_info info;
-    if (!dladdr((void *)default_plugin_folder, &info) || !info.dli_fname)
-        return false;
-    char self[PATH_MAX];
-    if (!realpath(info.dli_fname, self))
-        return false;
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return false;
-    *slash = '\0';
-    const char *const candidates[] = {"%s/sagerun/plugins", "%s/../../plugins"};
-    for (size_t i = 0; i < SR_ARRAY_LEN(candidates); i++) {
+    if (dladdr((void *)default_plugin_folder, &info) && info.dli_fname &&
+        realpath(info.dli_fname, self)) {
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    const char *const candidates[] = {"%s/sagerun/plugins", "%s/../lib/sagerun/plugins",
+                                      "%s/../../plugins"};
+    for (size_t i = 0; i < SR_ARRAY_LEN(candidates) + 1; i++) {
         char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, candidates[i], self);
+        if (i < SR_ARRAY_LEN(candidates)) {
+            if (!self[0])
+                continue;
+            snprintf(path, sizeof path, candidates[i], self);
+        } else {
+            snprintf(path, sizeof path, "%s", SAGERUN_PLUGINDIR);
+        }
         struct stat sb;
-        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && realpath(path, out) && len >= PATH_MAX)
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && realpath(path, out))
             return true;
     }
     return false;
