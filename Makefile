@@ -133,7 +133,7 @@ $(B)/variants/%/image.o: $(B)/variants/%/image.fatbin libsagerun/incbin.S
 plugins/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard variants/$$*/*.c)))) \
               $$(if $$(wildcard variants/$$*/*.cu),$(B)/variants/$$*/image.o)
 	@mkdir -p $(@D)
-	$(CC) -shared $(SAN_FLAGS) -Wl,--no-undefined -o $@ $^ -lm
+	$(CC) -shared $(SAN_FLAGS) -Wl,--no-undefined -o $@ $^ -lm -lpthread
 
 # ---- tests --------------------------------------------------------------------------------------
 TEST_CFLAGS := $(ALL_CFLAGS) -Wno-unused-parameter

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "generate.h"
+#include "inputs.h"
 #include "internal.h"
 
 sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
@@ -92,4 +92,32 @@ void sagerun_inputs_destroy(sagerun_inputs *in)
 const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in)
 {
     return in ? &in->problem : NULL;
+}
+
+sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_workload *w,
+                                             sagerun_inputs **out, sagerun_error *err)
+{
+    if (!w)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload is NULL");
+    if (w->source == SR_WORKLOAD_SAFETENSORS) {
+        sagerun_status st = sagerun_inputs_create_from_safetensors(ctx, w->input_path,
+                                                                   (int)w->problem.layout, out,
+                                                                   err);
+        if (st == SAGERUN_OK)
+            (*out)->problem.sm_scale = w->problem.sm_scale;
+        return st;
+    }
+    sagerun_inputs *in;
+    sagerun_status st = sr_inputs_alloc(ctx, &w->problem, &in, err);
+    if (st != SAGERUN_OK)
+        return st;
+    st = sr_generate_inputs(ctx, &in->problem, &w->synthetic, in->q, in->k, in->v, err);
+    if (st == SAGERUN_OK)
+        st = sagerun_context_synchronize(ctx, err);
+    if (st != SAGERUN_OK) {
+        sagerun_inputs_destroy(in);
+        return st;
+    }
+    *out = in;
+    return SAGERUN_OK;
 }

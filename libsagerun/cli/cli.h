@@ -39,4 +39,24 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
 /* Parses "B,N,H,D" or "B,N,Hq,Hkv,D" into problem (defaults for the rest). */
 bool sr_cli_parse_shape(const char *text, sagerun_problem *problem);
 
+/* The workload that the options of run and compare name, in one place:
+ *   --workload FILE (JSON or .safetensors), --inputs FILE.safetensors, or --shape S (synthetic
+ *   with --seed), else the default: the seed's call on a GPU, and on the host backend a small
+ *   synthetic workload [1, 256, 2, 128], said on stderr unless quiet.
+ * layout ("nhd"/"hnd") applies to --shape and --inputs. seed applies to --shape and the default. */
+typedef struct sr_cli_workload_options {
+    const char *workload_file;
+    const char *inputs_file;
+    const char *shape;
+    const char *layout;
+    unsigned long long seed;
+    bool seed_given;
+    bool on_host;
+    bool quiet;
+} sr_cli_workload_options;
+
+struct sr_workload;
+sagerun_status sr_cli_workload(const sr_cli_workload_options *o, struct sr_workload *w,
+                               sagerun_error *err);
+
 #endif

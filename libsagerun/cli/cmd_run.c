@@ -4,18 +4,27 @@
 #include <string.h>
 
 #include "cli.h"
+#include "inputs.h"
+#include "safetensors.h"
+#include "workload.h"
 
 static void run_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun run --variant NAME [--shape B,N,H,D | B,N,Hq,Hkv,D] [options]\n\n"
+            "usage: sagerun run --variant NAME [--workload FILE | --inputs FILE | --shape S]\n"
+            "                   [options]\n\n"
             "Runs one variant: create, prepare (timed apart), warm-up, then the timed runs;\n"
             "prints the median run time and the SHA-256 of the output.\n\n"
             "  --variant NAME   the variant to run (see 'sagerun list')\n"
-            "  --shape S        B,N,H,D or B,N,Hq,Hkv,D (default: the seed workload\n"
-            "                   1,37810,56,128 on a GPU; 1,256,2,128 on the host backend)\n"
-            "  --layout L       nhd (default) or hnd\n"
+            "  --workload FILE  a workload JSON file (see 'sagerun workload --help')\n"
+            "  --inputs FILE    q, k, v from a safetensors file\n"
+            "  --shape S        synthetic inputs, B,N,H,D or B,N,Hq,Hkv,D\n"
+            "                   (default: the seed workload 1,37810,56,128 on a GPU;\n"
+            "                   1,256,2,128 on the host backend)\n"
+            "  --layout L       nhd (default) or hnd (for --shape and --inputs)\n"
             "  --seed S         generator seed (default 440420)\n"
+            "  --save-inputs F  write q, k, v to the safetensors file F\n"
+            "  --save-output F  write the output o to the safetensors file F\n"
             "  --warmup N       untimed runs first (default 1)\n"
             "  --iterations N   timed runs (default 5)\n"
             "  --plugin PATH    also load this plugin file or folder (may repeat)\n"
@@ -42,6 +51,35 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Writes q, k, v (inst NULL) or the output o (inst given) to a safetensors file. */
+static sagerun_status save_tensors(const char *path, sagerun_context *ctx,
+                                   const sagerun_problem *p, const sagerun_inputs *in,
+                                   sagerun_instance *inst, sagerun_error *err)
+{
+    const bool hnd = p->layout == SAGERUN_LAYOUT_HND;
+    sr_st_write_tensor t[3];
+    memset(t, 0, sizeof t);
+    const char *names[3] = {"q", "k", "v"};
+    const uint32_t heads[3] = {p->heads_q, p->heads_kv, p->heads_kv};
+    const uint64_t addr[3] = {in->q, in->k, in->v};
+    size_t count = inst ? 1 : 3;
+    for (size_t i = 0; i < count; i++) {
+        t[i].name = inst ? "o" : names[i];
+        t[i].dtype = (int)p->dtype;
+        t[i].rank = 4;
+        t[i].shape[0] = p->batch;
+        t[i].shape[1] = hnd ? heads[i] : p->seq_len;
+        t[i].shape[2] = hnd ? p->seq_len : heads[i];
+        t[i].shape[3] = p->head_dim;
+        t[i].ctx = ctx;
+        t[i].addr = inst ? sagerun_instance_output(inst, NULL) : addr[i];
+    }
+    json_t *meta = json_pack("{s:s}", "layout", hnd ? "HND" : "NHD");
+    sagerun_status st = sr_safetensors_write(path, t, count, meta, err);
+    json_decref(meta);
+    return st;
+}
+
 int sr_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -50,20 +88,33 @@ int sr_cmd_run(int argc, char **argv)
         {"warmup", required_argument, 0, 'w'},  {"iterations", required_argument, 0, 'i'},
         {"plugin", required_argument, 0, 'p'},  {"backend", required_argument, 0, 'b'},
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
+        {"workload", required_argument, 0, 'W'}, {"inputs", required_argument, 0, 'I'},
+        {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
         {0, 0, 0, 0}};
     char **plugins = calloc((size_t)argc, sizeof *plugins);
     int n_plugins = 0, c;
     long device = 0, warmup = 1, iterations = 5;
-    const char *variant = NULL, *shape = NULL, *layout = "nhd", *backend = "auto";
-    unsigned long long seed = 440420;
+    const char *variant = NULL, *backend = "auto", *save_inputs = NULL, *save_output = NULL;
+    sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
     int rc = SR_EXIT_USAGE;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'v': variant = optarg; break;
-        case 's': shape = optarg; break;
-        case 'l': layout = optarg; break;
-        case 'S': seed = strtoull(optarg, NULL, 10); break;
+        case 's': wo.shape = optarg; break;
+        case 'l': wo.layout = optarg; break;
+        case 'S':
+            if (*optarg < '0' || *optarg > '9') {
+                sr_cli_error("run: --seed '%s': expected a non-negative integer", optarg);
+                goto out;
+            }
+            wo.seed = strtoull(optarg, NULL, 10);
+            wo.seed_given = true;
+            break;
+        case 'W': wo.workload_file = optarg; break;
+        case 'I': wo.inputs_file = optarg; break;
+        case 'X': save_inputs = optarg; break;
+        case 'Y': save_output = optarg; break;
         case 'w': if (parse_count("--warmup", optarg, 0, &warmup)) goto out; break;
         case 'i': if (parse_count("--iterations", optarg, 1, &iterations)) goto out; break;
         case 'p': plugins[n_plugins++] = optarg; break;
@@ -81,14 +132,17 @@ int sr_cmd_run(int argc, char **argv)
         sr_cli_error("run: --variant NAME is required (see 'sagerun list')");
         goto out;
     }
-    if (strcmp(layout, "nhd") != 0 && strcmp(layout, "hnd") != 0) {
-        sr_cli_error("run: --layout '%s': expected nhd or hnd", layout);
-        goto out;
+    if (wo.shape) {
+        sagerun_problem probe;
+        if (!sr_cli_parse_shape(wo.shape, &probe)) {
+            sr_cli_error("run: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
+                         ">= 1",
+                         wo.shape);
+            goto out;
+        }
     }
-    sagerun_problem problem;
-    if (shape && !sr_cli_parse_shape(shape, &problem)) {
-        sr_cli_error("run: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size >= 1",
-                     shape);
+    if (wo.layout && strcmp(wo.layout, "nhd") != 0 && strcmp(wo.layout, "hnd") != 0) {
+        sr_cli_error("run: --layout '%s': expected nhd or hnd", wo.layout);
         goto out;
     }
 
@@ -99,6 +153,8 @@ int sr_cmd_run(int argc, char **argv)
     sagerun_inputs *in = NULL;
     sagerun_instance *inst = NULL;
     double *times = NULL;
+    sr_workload w = {0};
+    bool have_workload = false;
     if (sr_cli_context(backend, (int)device, true, &ctx, &err) != SAGERUN_OK ||
         sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
@@ -129,17 +185,21 @@ int sr_cmd_run(int argc, char **argv)
                      err.message[0] ? err.message : "the host backend was requested");
         goto done;
     }
-    if (!shape) {
-        bool on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
-        problem = on_host ? sagerun_problem_make(1, 256, 2, 2, 128)
-                          : sagerun_problem_make(1, 37810, 56, 56, 128);
-        if (on_host)
-            fprintf(stderr, "sagerun: host backend: using the small workload 1,256,2,128\n");
+    wo.on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
+    if (sr_cli_workload(&wo, &w, &err) != SAGERUN_OK) {
+        sr_cli_error("run: %s", err.message);
+        goto done;
     }
-    problem.layout = strcmp(layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
-    if (sagerun_inputs_create_synthetic(run_ctx, &problem, seed, &in, &err) != SAGERUN_OK ||
+    have_workload = true;
+    const sagerun_problem *problem = &w.problem;
+    if (sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK ||
         sagerun_instance_create(reg, (size_t)index, run_ctx, in, &inst, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
+        goto done;
+    }
+    problem = sagerun_inputs_problem(in);
+    if (save_inputs && save_tensors(save_inputs, run_ctx, problem, in, NULL, &err) != SAGERUN_OK) {
+        sr_cli_error("run: --save-inputs: %s", err.message);
         goto done;
     }
     double prepare_s = 0;
@@ -168,15 +228,25 @@ int sr_cmd_run(int argc, char **argv)
     }
     printf("variant       %s (%s backend)\n", variant,
            sagerun_backend_name(sagerun_context_backend(run_ctx)));
-    printf("shape         [%u, %u, %u, %u] Hkv %u %s seed %llu\n", problem.batch, problem.seq_len,
-           problem.heads_q, problem.head_dim, problem.heads_kv,
-           problem.layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", seed);
+    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s", w.name, problem->batch,
+           problem->seq_len, problem->heads_q, problem->head_dim, problem->heads_kv,
+           problem->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD");
+    if (w.source == SR_WORKLOAD_SYNTHETIC)
+        printf(" synthetic seed %llu\n", (unsigned long long)w.synthetic.seed);
+    else
+        printf(" from %s\n", w.input_path);
     printf("prepare_s     %.6f\n", prepare_s);
     printf("run_p50_s     %.6f (min %.6f, max %.6f, %ld runs)\n", median, times[0],
            times[iterations - 1], iterations);
     printf("output_sha256 %s\n", hex);
+    if (save_output && save_tensors(save_output, run_ctx, problem, in, inst, &err) != SAGERUN_OK) {
+        sr_cli_error("run: --save-output: %s", err.message);
+        goto done;
+    }
     rc = SR_EXIT_OK;
 done:
+    if (have_workload)
+        sr_workload_free(&w);
     free(times);
     sagerun_instance_destroy(inst);
     sagerun_inputs_destroy(in);

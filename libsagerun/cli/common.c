@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "workload.h"
 
 void sr_cli_error(const char *fmt, ...)
 {
@@ -90,4 +91,63 @@ bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
     else
         return false;
     return true;
+}
+
+sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
+                               sagerun_error *err)
+{
+    int layout = SAGERUN_LAYOUT_NHD;
+    if (o->layout && strcmp(o->layout, "hnd") == 0)
+        layout = SAGERUN_LAYOUT_HND;
+    else if (o->layout && strcmp(o->layout, "nhd") != 0)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--layout '%s': expected nhd or hnd",
+                            o->layout);
+    if ((o->workload_file != NULL) + (o->inputs_file != NULL) + (o->shape != NULL) > 1)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "--workload, --inputs and --shape exclude each other");
+    sagerun_status st;
+    if (o->workload_file)
+        return sr_workload_load(o->workload_file, w, err);
+    if (o->inputs_file) {
+        if ((st = sr_workload_from_safetensors(o->inputs_file, w, err)) != SAGERUN_OK)
+            return st;
+        if (o->layout)
+            w->problem.layout = (uint32_t)layout;
+        return SAGERUN_OK;
+    }
+    if ((st = sr_workload_default(w, err)) != SAGERUN_OK)
+        return st;
+    if (o->seed_given)
+        w->synthetic.seed = o->seed;
+    if (o->shape) {
+        sagerun_problem p;
+        if (!sr_cli_parse_shape(o->shape, &p)) {
+            sr_workload_free(w);
+            return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "--shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
+                                ">= 1",
+                                o->shape);
+        }
+        p.layout = (uint32_t)layout;
+        w->problem = p;
+        json_object_clear(w->metadata); /* the seed's metadata describes the seed's call */
+        free(w->name);
+        w->name = strdup("synthetic");
+    } else if (o->on_host) {
+        /* The seed's call would take hours in double precision on a CPU. */
+        sagerun_problem p = sagerun_problem_make(1, 256, 2, 2, 128);
+        p.layout = (uint32_t)layout;
+        w->problem = p;
+        json_object_clear(w->metadata);
+        free(w->name);
+        w->name = strdup("host-small");
+        if (!o->quiet)
+            fprintf(stderr, "sagerun: host backend: using the small synthetic workload "
+                            "[1, 256, 2, 128] instead of the seed's [1, 37810, 56, 128]\n");
+    } else {
+        w->problem.layout = (uint32_t)layout;
+    }
+    if (!w->name)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    return sagerun_problem_check(&w->problem, err);
 }

@@ -3,11 +3,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "internal.h"
+#include "safetensors.h"
 
 #define PLUGIN SAGERUN_SOURCE_DIR "/plugins/reference.so"
 
@@ -124,12 +129,66 @@ static void refuses_causal(void **state)
     sagerun_inputs_destroy(in);
 }
 
+/* Against the golden files' o_ref_fp32 (exact attention in float64, rounded to fp32): our fp16
+ * output, widened, must be within half an fp16 ulp of it plus the fp32 rounding. */
+static void matches_golden_fp32_reference(void **state)
+{
+    fixture *f = *state;
+    const char *env = getenv("SAGERUN_GOLDEN_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/b2_n333_h3.safetensors",
+             env && *env ? env : SAGERUN_SOURCE_DIR "/../shared/golden");
+    if (access(path, R_OK) != 0) {
+        printf("SKIP: golden file %s not found (set SAGERUN_GOLDEN_DIR)\n", path);
+        skip();
+    }
+    sagerun_error e;
+    sagerun_inputs *in;
+    sagerun_instance *inst;
+    if (sagerun_inputs_create_from_safetensors(f->ctx, path, SAGERUN_LAYOUT_NHD, &in, &e) ||
+        sagerun_instance_create(f->reg, f->index, f->ctx, in, &inst, &e) ||
+        sagerun_instance_run(inst, NULL, &e))
+        fail_msg("%s", e.message);
+    uint64_t bytes, o = sagerun_instance_output(inst, &bytes);
+    uint64_t n = bytes / 2;
+    uint16_t *got = malloc(bytes);
+    float *want = malloc(n * 4);
+    assert_int_equal(sagerun_mem_download(f->ctx, got, o, bytes, &e), SAGERUN_OK);
+    sr_safetensors *sf;
+    assert_int_equal(sr_safetensors_open(path, &sf, &e), SAGERUN_OK);
+    assert_int_equal(sr_safetensors_read_tensor(sf, "o_ref_fp32", want, n * 4, &e), SAGERUN_OK);
+    sr_safetensors_close(sf);
+    double worst = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint16_t h = got[i];
+        int exp = (h >> 10) & 0x1f;
+        double mag = exp ? ldexp((h & 0x3ff) | 0x400, exp - 25) : ldexp(h & 0x3ff, -24);
+        double g = (h & 0x8000) ? -mag : mag;
+        double ulp = ldexp(1.0, (exp ? exp : 1) - 25); /* one fp16 ulp at this magnitude */
+        double err_ulps = fabs(g - (double)want[i]) / ulp;
+        if (err_ulps > worst) {
+            worst = err_ulps;
+            if (worst > 0.5)
+                printf("element %llu: fp16 0x%04x = %.9g, o_ref_fp32 %.9g\n",
+                       (unsigned long long)i, h, g, (double)want[i]);
+        }
+    }
+    printf("reference vs o_ref_fp32: worst %.4f fp16 ulp over %llu elements\n", worst,
+           (unsigned long long)n);
+    assert_true(worst <= 0.5 + 1e-3);
+    free(got);
+    free(want);
+    sagerun_instance_destroy(inst);
+    sagerun_inputs_destroy(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_by_two_by_hand),
         cmocka_unit_test(gqa_and_layouts_agree),
         cmocka_unit_test(refuses_causal),
+        cmocka_unit_test(matches_golden_fp32_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,54 @@
+/* sagerun workload: show the default workload, or check and show a workload file. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "workload.h"
+
+static void workload_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sagerun workload show [FILE]\n\n"
+            "Prints a workload as JSON with every default made explicit: the built-in default\n"
+            "(the seed's call: [1, 37810, 56, 128], NHD, fp16, seed 440420, with the seed's\n"
+            "metadata) or FILE, a workload JSON file or a .safetensors file of q, k, v.\n"
+            "A file with an error is reported with the file and key; exit status 1.\n\n"
+            "Workload file keys: name, shape [B,N,Hq,D] (required), heads_kv, layout (NHD|HND),\n"
+            "dtype (fp16|bf16), causal (false), sm_scale, input {source: synthetic, seed, q_std,\n"
+            "k_std, v_std, k_bias, outlier_channels, outlier_scale | source: safetensors, path},\n"
+            "metadata (any object, copied into reports).\n"
+            "exit status: 0 success, 1 error, 2 usage\n");
+}
+
+int sr_cmd_workload(int argc, char **argv)
+{
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        workload_usage(stdout);
+        return SR_EXIT_OK;
+    }
+    if (argc < 2 || strcmp(argv[1], "show") != 0 || argc > 3) {
+        workload_usage(stderr);
+        return SR_EXIT_USAGE;
+    }
+    sr_workload w;
+    sagerun_error err = {0};
+    sagerun_status st = argc == 3 ? sr_workload_load(argv[2], &w, &err)
+                                  : sr_workload_default(&w, &err);
+    if (st != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        return SR_EXIT_ERROR;
+    }
+    json_t *j = sr_workload_to_json(&w);
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    int rc = SR_EXIT_OK;
+    if (text)
+        printf("%s\n", text);
+    else {
+        sr_cli_error("workload show: out of memory");
+        rc = SR_EXIT_ERROR;
+    }
+    free(text);
+    json_decref(j);
+    sr_workload_free(&w);
+    return rc;
+}
