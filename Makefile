@@ -134,6 +134,7 @@ plugins/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard variant
               $$(if $$(wildcard variants/$$*/*.cu),$(B)/variants/$$*/image.o)
 	@mkdir -p $(@D)
 	$(CC) -shared $(SAN_FLAGS) -Wl,--no-undefined -o $@ $^ -lm -lpthread
+	@chmod go-w $@ $(@D) # sagerun refuses plugins that others can write (whatever the umask)
 
 # ---- tests --------------------------------------------------------------------------------------
 TEST_CFLAGS := $(ALL_CFLAGS) -Wno-unused-parameter
@@ -157,6 +158,7 @@ $(B)/test-plugins/%_image.o: $(B)/test-plugins/%.fatbin libsagerun/incbin.S
 $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),$(B)/test-plugins/$$*_image.o)
 	@mkdir -p $(@D)
 	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $^ -lm
+	@chmod go-w $@ $(@D)
 
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.
 test: all

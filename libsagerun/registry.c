@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "internal.h"
@@ -29,6 +31,7 @@ typedef struct sr_rejected {
 
 struct sagerun_registry {
     sagerun_context *ctx;
+    bool allow_unsafe; /* load files writable by others than their owner and root */
     sagerun_context *own_ctx; /* a host context made when none was given */
     sr_variant *variants;
     size_t n_variants, cap_variants;
@@ -192,8 +195,54 @@ static sagerun_status add_variant(sagerun_registry *reg, const char *path, void 
     return SAGERUN_OK;
 }
 
+/* A plugin runs with the user's rights: a file, or a folder holding it, that someone other than
+ * its owner (the user or root) can write could be swapped for hostile code. Returns the reason
+ * the file is unsafe, or NULL. */
+static const char *unsafe_reason(const char *path, char *buf, size_t len)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    const char *const what[2] = {"file", "folder"};
+    const char *const paths[2] = {path, dir[0] ? dir : "/"};
+    for (int i = 0; i < 2; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb) != 0) {
+            snprintf(buf, len, "cannot stat %s %s: %s", what[i], paths[i], strerror(errno));
+            return buf;
+        }
+        bool sticky_dir = i == 1 && (sb.st_mode & S_ISVTX);
+        if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_dir) {
+            snprintf(buf, len,
+                     "unsafe permissions: the %s %s is writable by %s (mode %04o); fix with "
+                     "chmod go-w, or pass --allow-unsafe-plugins",
+                     what[i], paths[i], (sb.st_mode & S_IWOTH) ? "everyone" : "its group",
+                     (unsigned)(sb.st_mode & 07777));
+            return buf;
+        }
+        if (sb.st_uid != 0 && sb.st_uid != geteuid()) {
+            snprintf(buf, len,
+                     "unsafe owner: the %s %s belongs to uid %u, neither you nor root; pass "
+                     "--allow-unsafe-plugins to load it anyway",
+                     what[i], paths[i], (unsigned)sb.st_uid);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
 static sagerun_status load_file(sagerun_registry *reg, const char *path, sagerun_error *err)
 {
+    if (!reg->allow_unsafe) {
+        char why[PATH_MAX + 256];
+        const char *unsafe = unsafe_reason(path, why, sizeof why);
+        if (unsafe)
+            return reject(reg, path, err, "%s", unsafe);
+    }
     dlerror();
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -408,6 +457,31 @@ sagerun_status sagerun_registry_add_default_paths(sagerun_registry *reg, sagerun
     char folder[PATH_MAX];
     if (default_plugin_folder(folder, sizeof folder))
         return add_folder(reg, folder, err);
+    return SAGERUN_OK;
+}
+
+void sagerun_registry_allow_unsafe(sagerun_registry *reg, int allow)
+{
+    if (reg)
+        reg->allow_unsafe = allow != 0;
+}
+
+sagerun_status sagerun_registry_expect_sha256(const sagerun_registry *reg, const char *name,
+                                              const char *hex, sagerun_error *err)
+{
+    if (!reg || !name || !hex)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "expect_sha256: NULL argument");
+    long i = sagerun_registry_find(reg, name);
+    if (i < 0)
+        return sr_error_set(err, SAGERUN_NOT_FOUND,
+                            "pinned plugin %s: no variant of that name was loaded", name);
+    if (strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "pinned plugin %s: '%s' is not a SHA-256 (64 hex digits)", name, hex);
+    if (strcasecmp(hex, reg->variants[i].sha256) != 0)
+        return sr_error_set(err, SAGERUN_PLUGIN,
+                            "pinned plugin %s: %s has SHA-256 %s, expected %s", name,
+                            reg->variants[i].path, reg->variants[i].sha256, hex);
     return SAGERUN_OK;
 }
 

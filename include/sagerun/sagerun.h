@@ -192,6 +192,16 @@ SAGERUN_API sagerun_status sagerun_registry_add_path(sagerun_registry *reg, cons
 SAGERUN_API sagerun_status sagerun_registry_add_default_paths(sagerun_registry *reg,
                                                               sagerun_error *err);
 
+/* Plugin files, and the folders holding them, that are writable by anyone but their owner, or
+ * owned by someone other than the user or root, are rejected ("unsafe permissions") unless this
+ * is set before adding paths. */
+SAGERUN_API void sagerun_registry_allow_unsafe(sagerun_registry *reg, int allow);
+/* Checks that the loaded variant `name` came from a file with this SHA-256 (hex): SAGERUN_OK,
+ * SAGERUN_NOT_FOUND (no such variant) or SAGERUN_PLUGIN (a different file), naming both. */
+SAGERUN_API sagerun_status sagerun_registry_expect_sha256(const sagerun_registry *reg,
+                                                          const char *name, const char *hex,
+                                                          sagerun_error *err);
+
 typedef struct sagerun_variant_info {
     uint32_t struct_size;
     const char *name;

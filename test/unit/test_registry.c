@@ -166,6 +166,81 @@ static void instance_refuses_backend_mismatch(void **state)
     sagerun_context_destroy(ctx);
 }
 
+/* Copies build/test-plugins/fake_good.so into dir with the given file mode. */
+static void copy_fake(const char *dir, mode_t mode, char *path, size_t len)
+{
+    snprintf(path, len, "%s/fake_good.so", dir);
+    FILE *in = fopen(FAKES "/fake_good.so", "rb"), *out = fopen(path, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void writable_plugins_are_refused_unless_allowed(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sagerun-unsafe-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    copy_fake(dir, 0666, path, sizeof path);
+    sagerun_registry *reg;
+    assert_int_equal(sagerun_registry_create(NULL, &reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, dir, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_find(reg, "fake-good"), -1);
+    const char *r = reason_for(reg, "fake_good.so");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "unsafe permissions: the file"));
+    assert_non_null(strstr(r, "writable by everyone"));
+    sagerun_registry_destroy(reg);
+
+    /* The same file, allowed explicitly. */
+    assert_int_equal(sagerun_registry_create(NULL, &reg, NULL), SAGERUN_OK);
+    sagerun_registry_allow_unsafe(reg, 1);
+    assert_int_equal(sagerun_registry_add_path(reg, dir, NULL), SAGERUN_OK);
+    assert_true(sagerun_registry_find(reg, "fake-good") >= 0);
+    sagerun_registry_destroy(reg);
+
+    /* A safe file in a group-writable folder (no sticky bit) is refused too. */
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(chmod(dir, 0775), 0);
+    assert_int_equal(sagerun_registry_create(NULL, &reg, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, dir, NULL), SAGERUN_OK);
+    r = reason_for(reg, "fake_good.so");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "the folder"));
+    assert_non_null(strstr(r, "writable by its group"));
+    sagerun_registry_destroy(reg);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void pinned_hashes_are_checked(void **state)
+{
+    (void)state;
+    sagerun_registry *reg = load_fakes();
+    sagerun_variant_info vi = {.struct_size = sizeof vi};
+    long i = sagerun_registry_find(reg, "fake-good");
+    assert_int_equal(sagerun_registry_variant_info(reg, (size_t)i, &vi, NULL), SAGERUN_OK);
+    sagerun_error e;
+    assert_int_equal(sagerun_registry_expect_sha256(reg, "fake-good", vi.sha256, &e), SAGERUN_OK);
+    char other[65];
+    memcpy(other, vi.sha256, sizeof other);
+    other[0] = other[0] == '0' ? '1' : '0';
+    assert_int_equal(sagerun_registry_expect_sha256(reg, "fake-good", other, &e), SAGERUN_PLUGIN);
+    assert_non_null(strstr(e.message, "expected"));
+    assert_non_null(strstr(e.message, vi.sha256));
+    assert_int_equal(sagerun_registry_expect_sha256(reg, "nosuch", other, &e), SAGERUN_NOT_FOUND);
+    assert_int_equal(sagerun_registry_expect_sha256(reg, "fake-good", "xyz", &e),
+                     SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "64 hex digits"));
+    sagerun_registry_destroy(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +250,8 @@ int main(void)
         cmocka_unit_test(missing_explicit_path_is_an_error),
         cmocka_unit_test(plugin_path_environment_comes_first),
         cmocka_unit_test(instance_refuses_backend_mismatch),
+        cmocka_unit_test(writable_plugins_are_refused_unless_allowed),
+        cmocka_unit_test(pinned_hashes_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
