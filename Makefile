@@ -19,8 +19,13 @@ GIT_COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unkno
 .SECONDARY:
 
 # SANITIZE=address,undefined builds everything (tests included) with those sanitizers.
+# Plugins land in plugins/; a sanitizer build keeps its own (they need the sanitizer runtime) in
+# $(B)/plugins, where that build's programs look first. Use a separate B, e.g.
+#   make B=build-asan SANITIZE=address,undefined test
+PLUGIN_OUT    := plugins
 ifneq ($(SANITIZE),)
-SAN_FLAGS     := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SAN_FLAGS     := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+PLUGIN_OUT    := $(B)/plugins
 endif
 
 WARN          := -Wall -Wextra -Wshadow -Wno-format-truncation -Wstrict-prototypes
@@ -54,7 +59,7 @@ CLI           := $(B)/bin/sagerun
 
 # ---- plugins: variants/<name>/*.c (+ at most one .cu) -> plugins/<name>.so ----------------------
 VARIANTS      := $(filter-out common,$(notdir $(patsubst %/,%,$(wildcard variants/*/))))
-PLUGINS       := $(VARIANTS:%=plugins/%.so)
+PLUGINS       := $(VARIANTS:%=$(PLUGIN_OUT)/%.so)
 
 # ---- tests --------------------------------------------------------------------------------------
 UNIT_TESTS    := $(patsubst test/unit/%.c,$(B)/test/%,$(wildcard test/unit/test_*.c))
@@ -130,14 +135,15 @@ $(B)/variants/%/image.fatbin: $$(wildcard variants/%/*.cu) $(wildcard variants/c
 $(B)/variants/%/image.o: $(B)/variants/%/image.fatbin libsagerun/incbin.S
 	$(CC) -c -DSR_IMAGE_SYMBOL=sagerun_variant_image -DSR_IMAGE_FILE='"$<"' libsagerun/incbin.S -o $@
 
-plugins/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard variants/$$*/*.c)))) \
+$(PLUGIN_OUT)/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard variants/$$*/*.c)))) \
               $$(if $$(wildcard variants/$$*/*.cu),$(B)/variants/$$*/image.o)
 	@mkdir -p $(@D)
 	$(CC) -shared $(SAN_FLAGS) -Wl,--no-undefined -o $@ $^ -lm -lpthread
 	@chmod go-w $@ $(@D) # sagerun refuses plugins that others can write (whatever the umask)
 
 # ---- tests --------------------------------------------------------------------------------------
-TEST_CFLAGS := $(ALL_CFLAGS) -Wno-unused-parameter
+TEST_CFLAGS := $(ALL_CFLAGS) -Wno-unused-parameter -DSAGERUN_TEST_PLUGINS='"$(CURDIR)/$(PLUGIN_OUT)"' \
+               -DSAGERUN_TEST_FAKES='"$(CURDIR)/$(B)/test-plugins"'
 
 $(B)/test/%: test/unit/%.c $(LIB_INTERNAL)
 	@mkdir -p $(@D)
@@ -162,14 +168,18 @@ $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),
 
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.
 test: all
-	@SAGERUN=$(CURDIR)/$(CLI) B=$(B) test/run-tests.sh $(UNIT_TESTS) $(CLI_TESTS)
+	@SAGERUN=$(CURDIR)/$(CLI) SAGERUN_TEST_FAKES=$(CURDIR)/$(B)/test-plugins \
+	    test/run-tests.sh $(UNIT_TESTS) $(CLI_TESTS)
+ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory check-install > $(B)/check-install.log 2>&1 \
 	    && echo "ok    check-install (log: $(B)/check-install.log)" \
 	    || { cat $(B)/check-install.log; echo "FAIL  check-install"; exit 1; }
+endif
 
 # GPU tests: each skips with a message when no CUDA device is present.
 test-gpu: all
-	@SAGERUN=$(CURDIR)/$(CLI) B=$(B) test/run-tests.sh $(GPU_TESTS)
+	@SAGERUN=$(CURDIR)/$(CLI) SAGERUN_TEST_FAKES=$(CURDIR)/$(B)/test-plugins \
+	    test/run-tests.sh $(GPU_TESTS)
 
 # Installs into a temporary prefix, builds examples/link-c there with pkg-config only, and runs
 # it: the installed library must find its installed plugins and match the build's output.

@@ -398,8 +398,8 @@ sagerun_status sagerun_registry_add_path(sagerun_registry *reg, const char *path
 
 /* The plugins folder that belongs to this copy of sagerun, found from the file this code was
  * loaded from: <libdir>/sagerun/plugins for an installed library, <prefix>/lib/sagerun/plugins
- * for an installed CLI (bin/), <tree>/plugins for a build tree (build/lib, build/bin,
- * build/test), and last the folder configured at build time. */
+ * for an installed CLI (bin/), <B>/plugins for a sanitizer build, <tree>/plugins for a build
+ * tree (build/lib, build/bin, build/test), and last the folder configured at build time. */
 static bool default_plugin_folder(char *out, size_t len)
 {
     if (len < PATH_MAX)
@@ -413,7 +413,7 @@ static bool default_plugin_folder(char *out, size_t len)
             *slash = '\0';
     }
     const char *const candidates[] = {"%s/sagerun/plugins", "%s/../lib/sagerun/plugins",
-                                      "%s/../../plugins"};
+                                      "%s/../plugins", "%s/../../plugins"};
     for (size_t i = 0; i < SR_ARRAY_LEN(candidates) + 1; i++) {
         char path[PATH_MAX + 32];
         if (i < SR_ARRAY_LEN(candidates)) {

@@ -3,7 +3,7 @@
 set -u
 S=${SAGERUN:?set SAGERUN to the sagerun binary}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-FAKES=$ROOT/build/test-plugins
+FAKES=${SAGERUN_TEST_FAKES:-$ROOT/build/test-plugins}
 fails=0
 check() { # check NAME EXPECTED_RC COMMAND... ; output in $out
     local name=$1 want=$2; shift 2

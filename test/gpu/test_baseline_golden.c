@@ -15,7 +15,7 @@
 #include "gpu_test.h"
 #include "safetensors.h"
 
-#define PLUGINS SAGERUN_SOURCE_DIR "/plugins"
+#define PLUGINS SAGERUN_TEST_PLUGINS
 
 static const char *const golden_files[] = {"n1000_h2.safetensors", "b2_n333_h3.safetensors",
                                            "n1200_gqa4to2.safetensors"};

@@ -12,7 +12,7 @@
 
 #include "gpu_test.h"
 
-#define FAKES SAGERUN_SOURCE_DIR "/build/test-plugins"
+#define FAKES SAGERUN_TEST_FAKES
 
 static int setup(void **state)
 {

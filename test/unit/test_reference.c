@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "safetensors.h"
 
-#define PLUGIN SAGERUN_SOURCE_DIR "/plugins/reference.so"
+#define PLUGIN SAGERUN_TEST_PLUGINS "/reference.so"
 
 typedef struct fixture {
     sagerun_context *ctx;

@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-#define FAKES SAGERUN_SOURCE_DIR "/build/test-plugins"
+#define FAKES SAGERUN_TEST_FAKES
 
 /* The reason recorded for the file whose name ends in `file`, or NULL. */
 static const char *reason_for(sagerun_registry *reg, const char *file)
