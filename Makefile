@@ -37,11 +37,15 @@ LIB_CFLAGS    := $(ALL_CFLAGS) -DSAGERUN_BUILDING_LIBRARY
 LDLIBS        := -ljansson -lsodium -lm -ldl -lpthread
 
 # Every GPU image: SASS for sm_89 and sm_90, PTX for compute_89 (JIT for newer parts).
-# -ftz=true: SAGE2.md's fp32 arithmetic is flush-to-zero; every kernel uses the same flags.
+# -ftz=true: SAGE2.md's fp32 arithmetic is flush-to-zero. Variants all use VARIANT_NVCC_FLAGS
+# (--use_fast_math, as SageAttention builds; every bit-relevant operation in the sage2 kernels is
+# written with explicit rounding intrinsics or PTX, so contraction choices cannot differ).
 CUDA_ARCHS    := -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
                  -gencode arch=compute_89,code=compute_89
 NVCC_FLAGS    ?= -O3 -std=c++17 -ftz=true -Xptxas -v
 ALL_NVCC      := $(NVCC_FLAGS) $(CUDA_ARCHS) -Iinclude -Ilibsagerun
+VARIANT_NVCC_FLAGS ?= -O3 -std=c++17 --use_fast_math -Xptxas -v
+VARIANT_NVCC  := $(VARIANT_NVCC_FLAGS) $(CUDA_ARCHS) -Iinclude
 
 # ---- the library -------------------------------------------------------------------------------
 LIB_SRC       := $(wildcard libsagerun/*.c)
@@ -130,7 +134,7 @@ $(B)/variants/%.o: variants/%.c
 
 $(B)/variants/%/image.fatbin: $$(wildcard variants/%/*.cu) $(wildcard variants/common/*)
 	@mkdir -p $(@D)
-	$(NVCC) $(ALL_NVCC) -fatbin $(filter %.cu,$^) -o $@ 2> $(@:.fatbin=.ptxas.txt) || { cat $(@:.fatbin=.ptxas.txt); exit 1; }
+	$(NVCC) $(VARIANT_NVCC) -fatbin $(filter %.cu,$^) -o $@ 2> $(@:.fatbin=.ptxas.txt) || { cat $(@:.fatbin=.ptxas.txt); exit 1; }
 
 $(B)/variants/%/image.o: $(B)/variants/%/image.fatbin libsagerun/incbin.S
 	$(CC) -c -DSR_IMAGE_SYMBOL=sagerun_variant_image -DSR_IMAGE_FILE='"$<"' libsagerun/incbin.S -o $@

@@ -34,7 +34,9 @@ static int setup(void **state)
     if (!f.ctx)
         return -1;
     assert_int_equal(sagerun_registry_create(f.ctx, &f.reg, NULL), SAGERUN_OK);
-    assert_int_equal(sagerun_registry_add_path(f.reg, PLUGINS "/baseline.so", NULL), SAGERUN_OK);
+    char path[4096];
+    gpu_test_path("SAGERUN_TEST_PLUGINS", PLUGINS, "baseline.so", path, sizeof path);
+    assert_int_equal(sagerun_registry_add_path(f.reg, path, NULL), SAGERUN_OK);
     long i = sagerun_registry_find(f.reg, "baseline");
     assert_true(i >= 0);
     f.baseline = (size_t)i;

@@ -49,7 +49,9 @@ static void plugin_kernel_runs_through_services(void **state)
     sagerun_registry *reg;
     sagerun_error e;
     assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
-    assert_int_equal(sagerun_registry_add_path(reg, FAKES "/gpu_fill.so", &e), SAGERUN_OK);
+    char path[4096];
+    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
+    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
     long i = sagerun_registry_find(reg, "gpu-fill");
     assert_true(i >= 0);
     /* 3 MB of output: several hash chunks. */
@@ -86,8 +88,9 @@ static void newer_gpu_variants_are_rejected(void **state)
     sagerun_context *ctx = *state;
     sagerun_registry *reg;
     assert_int_equal(sagerun_registry_create(ctx, &reg, NULL), SAGERUN_OK);
-    assert_int_equal(sagerun_registry_add_path(reg, FAKES "/fake_future_gpu.so", NULL),
-                     SAGERUN_OK);
+    char path[4096];
+    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "fake_future_gpu.so", path, sizeof path);
+    assert_int_equal(sagerun_registry_add_path(reg, path, NULL), SAGERUN_OK);
     assert_int_equal(sagerun_registry_find(reg, "fake-future-gpu"), -1);
     sagerun_rejection r;
     assert_int_equal(sagerun_registry_rejection(reg, 0, &r, NULL), SAGERUN_OK);

@@ -35,8 +35,8 @@ typedef struct sage2_state {
 static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
                           size_t errlen)
 {
-    if (p->head_dim != 128) {
-        snprintf(err, errlen, "head_dim %u is not supported, only 128", p->head_dim);
+    if (p->head_dim != 128 && p->head_dim != 64) {
+        snprintf(err, errlen, "head_dim %u is not supported, only 64 and 128", p->head_dim);
         return SAGERUN_UNSUPPORTED;
     }
     if (p->causal) {
