@@ -49,6 +49,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    if (!f)
+        return 0;
     sagerun_registry_destroy(f->reg);
     sagerun_context_destroy(f->ctx);
     return 0;
