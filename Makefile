@@ -188,7 +188,7 @@ test-gpu: all
 # Installs into a temporary prefix, builds examples/link-c there with pkg-config only, and runs
 # it: the installed library must find its installed plugins and match the build's output.
 STAGE := $(CURDIR)/$(B)/stage
-check-install: all
+check-install: lib cli plugins
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE) >/dev/null
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Werror \
@@ -201,7 +201,12 @@ check-install: all
 	test "$$(grep 'output sha256' $(B)/run_variant.out | cut -d' ' -f3)" = \
 	     "$$($(CLI) run --variant reference --shape 1,64,2,64 --backend host --iterations 1 \
 	          --warmup 0 2>/dev/null | sed -n 's/^output_sha256 //p')"
-	@echo "check-install: installed library, headers, pkg-config and plugins work"
+	rm -rf $(B)/my-variant $(B)/dropin && cp -r examples/my-variant $(B)/my-variant && mkdir -p $(B)/dropin
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C $(B)/my-variant NVCC=$(NVCC)
+	install -m 0755 $(B)/my-variant/my-variant.so $(B)/dropin/ && chmod go-w $(B)/dropin
+	SAGERUN_PLUGIN_PATH=$(CURDIR)/$(B)/dropin $(STAGE)/bin/sagerun list --backend host | tee $(B)/dropin.out
+	grep -q "my-variant .*template: plain fp16 attention" $(B)/dropin.out
+	@echo "check-install: installed library, headers, pkg-config, plugins and an out-of-tree variant work"
 
 # ---- install ------------------------------------------------------------------------------------
 install: lib cli plugins
