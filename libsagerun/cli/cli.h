@@ -48,7 +48,9 @@ typedef struct sr_cli_workload_options {
     const char *workload_file;
     const char *inputs_file;
     const char *shape;
-    const char *layout;
+    const char *layout;  /* "nhd" / "hnd", or NULL: NHD (files: their own) */
+    const char *dtype;   /* "f16" / "bf16" for --shape and the default, or NULL: f16 */
+    bool causal;         /* for --shape and the default */
     unsigned long long seed;
     bool seed_given;
     bool on_host;

@@ -102,6 +102,9 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     else if (o->layout && strcmp(o->layout, "nhd") != 0)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--layout '%s': expected nhd or hnd",
                             o->layout);
+    if (o->dtype && strcmp(o->dtype, "f16") != 0 && strcmp(o->dtype, "bf16") != 0)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--dtype '%s': expected f16 or bf16",
+                            o->dtype);
     if ((o->workload_file != NULL) + (o->inputs_file != NULL) + (o->shape != NULL) > 1)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "--workload, --inputs and --shape exclude each other");
@@ -147,6 +150,9 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     } else {
         w->problem.layout = (uint32_t)layout;
     }
+    if (o->dtype && strcmp(o->dtype, "bf16") == 0)
+        w->problem.dtype = SAGERUN_DTYPE_BF16;
+    w->problem.causal = o->causal;
     if (!w->name)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     return sagerun_problem_check(&w->problem, err);

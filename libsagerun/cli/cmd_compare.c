@@ -1,0 +1,373 @@
+/* sagerun compare: the A/B harness. Runs the comparison engine (compare.h) on one workload, prints
+ * the table, writes the JSON / markdown reports, and says by its exit code whether everything ran
+ * and was byte-exact. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "inputs.h"
+#include "sagerun/compare.h"
+#include "workload.h"
+
+static void compare_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sagerun compare [--baseline NAME] [--variant NAME]... [workload] [options]\n"
+            "\n"
+            "A/B comparison: the baseline and each variant are created and prepared (prepare is\n"
+            "timed apart), warmed up, then run in rounds: in each round every variant runs its\n"
+            "iterations, the order rotating from round to round. Outputs are poisoned before and\n"
+            "hashed (SHA-256) after the first and the last timed call; byte-exact = equal to the\n"
+            "reference hash (the baseline's, or --expect-sha256). Accuracy is measured against\n"
+            "exact attention over sampled rows. The verdict comes from a 95%% interval of the\n"
+            "speedup built from per-round paired p50 ratios.\n"
+            "\n"
+            "variants:\n"
+            "  --baseline NAME        the reference variant (default: baseline; on the host\n"
+            "                         backend: reference)\n"
+            "  --variant NAME         a variant to compare (repeatable; default: every other\n"
+            "                         variant found for the backend). Naming the baseline again\n"
+            "                         is an A/A run, which must say \"same\".\n"
+            "  --plugin PATH          also load this plugin file or folder (repeatable)\n"
+            "workload (one of; default: the seed's 1,37810,56,128 on a GPU, 1,256,2,128 on the host):\n"
+            "  --workload FILE        a workload JSON file\n"
+            "  --inputs FILE          q, k, v from a .safetensors file\n"
+            "  --shape S              synthetic inputs of shape B,N,H,D or B,N,Hq,Hkv,D\n"
+            "  --layout L             nhd (default) or hnd (for --shape and --inputs)\n"
+            "  --dtype T              f16 (default) or bf16 (for --shape)\n"
+            "  --causal               causal attention (for --shape)\n"
+            "  --seed S               generator seed (default 440420)\n"
+            "schedule (default: the seed's):\n"
+            "  --warmup N             untimed calls per variant first (default 3)\n"
+            "  --rounds N             rounds (default 5; >= 2 for a verdict)\n"
+            "  --iterations N         timed calls per variant and round (default 10)\n"
+            "  --noise-threshold PCT  verdict threshold on the speedup in percent (default 1)\n"
+            "checks:\n"
+            "  --expect-sha256 HEX    pin the reference output hash instead of the baseline's\n"
+            "  --accuracy-rows N      query rows checked against exact attention (default: all\n"
+            "                         up to 4096, else 1024 on a GPU, 256 on the host)\n"
+            "  --no-accuracy          skip the accuracy check\n"
+            "  --no-clocks            do not read clocks and temperature through NVML\n"
+            "reports:\n"
+            "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
+            "  --markdown FILE        write a markdown report\n"
+            "  --quiet                no progress line on stderr (shown only on a terminal)\n"
+            "device:\n"
+            "  --backend B            auto (default), host or cuda\n"
+            "  --device K             CUDA device ordinal (default 0)\n"
+            "\n"
+            "exit status:\n"
+            "  0  every variant ran and is byte-exact with the reference\n"
+            "  1  error: bad input, plugin, device, I/O, or a variant failed to run\n"
+            "  2  usage error\n"
+            "  3  every variant ran, but some variant's output is not byte-exact\n"
+            "     (differs from the reference, or is not deterministic)\n");
+}
+
+static bool parse_u32(const char *opt, const char *text, unsigned long min, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || v < min || v > 100000000ul) {
+        sr_cli_error("compare: %s '%s': expected an integer >= %lu", opt, text, min);
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static bool parse_percent(const char *opt, const char *text, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !isfinite(v) || v < 0) {
+        sr_cli_error("compare: %s '%s': expected a percentage >= 0", opt, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* The progress line: only on a terminal, overwritten in place, erased at the end. */
+typedef struct progress_state {
+    bool shown;
+} progress_state;
+
+static void show_progress(void *user, const char *phase, const char *variant, uint32_t step,
+                          uint32_t steps)
+{
+    progress_state *ps = user;
+    if (strcmp(phase, "round") == 0)
+        fprintf(stderr, "\r\033[Ksagerun compare: round %u/%u", step, steps);
+    else
+        fprintf(stderr, "\r\033[Ksagerun compare: %s %s", phase, variant ? variant : "");
+    fflush(stderr);
+    ps->shown = true;
+}
+
+static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
+                                 const char *const *names, size_t n)
+{
+    for (size_t i = 0; i <= n; i++) {
+        const char *name = i == n ? baseline : names[i];
+        long idx = sagerun_registry_find(reg, name);
+        sagerun_variant_info vi = {.struct_size = sizeof vi};
+        if (idx < 0 || sagerun_registry_variant_info(reg, (size_t)idx, &vi, NULL) != SAGERUN_OK ||
+            vi.backend != SAGERUN_BACKEND_HOST)
+            return false;
+    }
+    return true;
+}
+
+int sr_cmd_compare(int argc, char **argv)
+{
+    enum {
+        O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WORKLOAD, O_INPUTS, O_SHAPE, O_LAYOUT, O_DTYPE,
+        O_CAUSAL, O_SEED, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
+        O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE
+    };
+    static const struct option longopts[] = {
+        {"baseline", required_argument, 0, O_BASELINE},
+        {"variant", required_argument, 0, O_VARIANT},
+        {"plugin", required_argument, 0, O_PLUGIN},
+        {"workload", required_argument, 0, O_WORKLOAD},
+        {"inputs", required_argument, 0, O_INPUTS},
+        {"shape", required_argument, 0, O_SHAPE},
+        {"layout", required_argument, 0, O_LAYOUT},
+        {"dtype", required_argument, 0, O_DTYPE},
+        {"causal", no_argument, 0, O_CAUSAL},
+        {"seed", required_argument, 0, O_SEED},
+        {"warmup", required_argument, 0, O_WARMUP},
+        {"rounds", required_argument, 0, O_ROUNDS},
+        {"iterations", required_argument, 0, O_ITER},
+        {"noise-threshold", required_argument, 0, O_THRESHOLD},
+        {"expect-sha256", required_argument, 0, O_EXPECT},
+        {"accuracy-rows", required_argument, 0, O_ACC_ROWS},
+        {"no-accuracy", no_argument, 0, O_NO_ACC},
+        {"no-clocks", no_argument, 0, O_NO_CLOCKS},
+        {"json", required_argument, 0, O_JSON},
+        {"markdown", required_argument, 0, O_MARKDOWN},
+        {"quiet", no_argument, 0, O_QUIET},
+        {"backend", required_argument, 0, O_BACKEND},
+        {"device", required_argument, 0, O_DEVICE},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+
+    sagerun_compare_options opts;
+    sagerun_compare_options_init(&opts);
+    const char **variants = calloc((size_t)argc + 1, sizeof(*variants));
+    char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
+    size_t n_variants = 0;
+    int n_plugins = 0;
+    const char *workload = NULL, *inputs_file = NULL, *shape = NULL, *layout = "nhd",
+               *dtype = "f16", *json_path = NULL, *md_path = NULL, *backend = "auto";
+    bool causal = false, quiet = false, seed_given = false, layout_given = false,
+         dtype_given = false, baseline_given = false;
+    unsigned long long seed = 440420;
+    uint32_t device = 0;
+    int rc = SR_EXIT_USAGE, c;
+    sagerun_context *ctx = NULL, *host_ctx = NULL;
+    sagerun_registry *reg = NULL;
+    sagerun_inputs *in = NULL;
+    sagerun_compare_result *res = NULL;
+    sagerun_error err = {0};
+    progress_state ps = {0};
+    sr_workload w;
+    bool have_workload = false;
+    char *metadata = NULL;
+    sagerun_status st;
+    if (!variants || !plugins) {
+        sr_cli_error("compare: out of memory");
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_BASELINE: opts.baseline = optarg; baseline_given = true; break;
+        case O_VARIANT: variants[n_variants++] = optarg; break;
+        case O_PLUGIN: plugins[n_plugins++] = optarg; break;
+        case O_WORKLOAD: workload = optarg; break;
+        case O_INPUTS: inputs_file = optarg; break;
+        case O_SHAPE: shape = optarg; break;
+        case O_LAYOUT: layout = optarg; layout_given = true; break;
+        case O_DTYPE: dtype = optarg; dtype_given = true; break;
+        case O_CAUSAL: causal = true; break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            seed_given = true;
+            if (*optarg < '0' || *optarg > '9' || *end || errno) {
+                sr_cli_error("compare: --seed '%s': expected a non-negative integer", optarg);
+                goto out;
+            }
+            break;
+        }
+        case O_WARMUP: if (!parse_u32("--warmup", optarg, 0, &opts.warmup)) goto out; break;
+        case O_ROUNDS: if (!parse_u32("--rounds", optarg, 1, &opts.rounds)) goto out; break;
+        case O_ITER: if (!parse_u32("--iterations", optarg, 1, &opts.iterations)) goto out; break;
+        case O_THRESHOLD:
+            if (!parse_percent("--noise-threshold", optarg, &opts.noise_threshold_percent))
+                goto out;
+            break;
+        case O_EXPECT: opts.expect_sha256 = optarg; break;
+        case O_ACC_ROWS:
+            if (!parse_u32("--accuracy-rows", optarg, 1, &opts.accuracy_rows)) goto out;
+            break;
+        case O_NO_ACC: opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY; break;
+        case O_NO_CLOCKS: opts.flags |= SAGERUN_COMPARE_NO_CLOCKS; break;
+        case O_JSON: json_path = optarg; break;
+        case O_MARKDOWN: md_path = optarg; break;
+        case O_QUIET: quiet = true; break;
+        case O_BACKEND: backend = optarg; break;
+        case O_DEVICE: if (!parse_u32("--device", optarg, 0, &device)) goto out; break;
+        case 'h': compare_usage(stdout); rc = SR_EXIT_OK; goto out;
+        default: compare_usage(stderr); goto out;
+        }
+    }
+    if (optind < argc) {
+        sr_cli_error("compare: unexpected argument '%s' (see 'sagerun compare --help')",
+                     argv[optind]);
+        goto out;
+    }
+    if ((workload != NULL) + (inputs_file != NULL) + (shape != NULL) > 1) {
+        sr_cli_error("compare: --workload, --inputs and --shape exclude each other");
+        goto out;
+    }
+    if (strcmp(layout, "nhd") != 0 && strcmp(layout, "hnd") != 0) {
+        sr_cli_error("compare: --layout '%s': expected nhd or hnd", layout);
+        goto out;
+    }
+    if (strcmp(dtype, "f16") != 0 && strcmp(dtype, "bf16") != 0) {
+        sr_cli_error("compare: --dtype '%s': expected f16 or bf16", dtype);
+        goto out;
+    }
+    if (strcmp(backend, "auto") != 0 && strcmp(backend, "host") != 0 &&
+        strcmp(backend, "cuda") != 0) {
+        sr_cli_error("compare: --backend '%s': expected auto, host or cuda", backend);
+        goto out;
+    }
+    if (opts.expect_sha256 && strlen(opts.expect_sha256) != 64) {
+        sr_cli_error("compare: --expect-sha256 '%s': expected 64 hex digits", opts.expect_sha256);
+        goto out;
+    }
+    for (const char *h = opts.expect_sha256; h && *h; h++)
+        if (!strchr("0123456789abcdefABCDEF", *h)) {
+            sr_cli_error("compare: --expect-sha256: '%c' is not a hex digit", *h);
+            goto out;
+        }
+    sagerun_problem problem;
+    (void)problem;
+    if (shape && !sr_cli_parse_shape(shape, &problem)) {
+        sr_cli_error("compare: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
+                     ">= 1",
+                     shape);
+        goto out;
+    }
+    if (n_variants) {
+        opts.variants = variants;
+        opts.variant_count = n_variants;
+    }
+
+    rc = SR_EXIT_ERROR;
+    if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
+        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        goto out;
+    }
+    /* Host-only variants named on a GPU machine with --backend auto: run them on the host. */
+    sagerun_context *run_ctx = ctx;
+    if (strcmp(backend, "auto") == 0 && n_variants &&
+        sagerun_context_backend(ctx) == SAGERUN_BACKEND_CUDA &&
+        variants_all_on_host(reg, opts.baseline, variants, n_variants)) {
+        if (sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &host_ctx, &err) != SAGERUN_OK) {
+            sr_cli_error("%s", err.message);
+            goto out;
+        }
+        run_ctx = host_ctx;
+        if (!quiet)
+            fprintf(stderr, "sagerun: every variant named runs on the host: host backend\n");
+    }
+    bool on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
+    if (on_host && !baseline_given) {
+        /* No GPU: the host pair, the single-threaded oracle against its multi-threaded twin. */
+        opts.baseline = "reference";
+        if (!quiet)
+            fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a "
+                            "GPU)\n");
+    }
+
+    sr_cli_workload_options wo = {.workload_file = workload,
+                                  .inputs_file = inputs_file,
+                                  .shape = shape,
+                                  .layout = layout_given ? layout : NULL,
+                                  .dtype = dtype_given ? dtype : NULL,
+                                  .causal = causal,
+                                  .seed = seed,
+                                  .seed_given = seed_given,
+                                  .on_host = on_host,
+                                  .quiet = quiet};
+    if ((st = sr_cli_workload(&wo, &w, &err)) != SAGERUN_OK) {
+        sr_cli_error("compare: %s", err.message);
+        goto out;
+    }
+    have_workload = true;
+    if (sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: %s", err.message);
+        goto out;
+    }
+
+    if (!quiet && isatty(STDERR_FILENO)) {
+        opts.progress = show_progress;
+        opts.progress_user = &ps;
+    }
+    st = sagerun_compare_run(reg, run_ctx, in, &opts, &res, &err);
+    if (ps.shown)
+        fprintf(stderr, "\r\033[K");
+    if (st != SAGERUN_OK) {
+        sr_cli_error("compare: %s", err.message);
+        goto out;
+    }
+    metadata = json_dumps(w.metadata, JSON_COMPACT);
+    if (sagerun_compare_result_set_metadata(res, metadata, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: %s", err.message);
+        goto out;
+    }
+    sagerun_compare_result_print(res, stdout);
+    fflush(stdout);
+    bool written = true;
+    if (json_path && sagerun_compare_result_write_json(res, json_path, NULL, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: --json: %s", err.message);
+        written = false;
+    }
+    if (md_path && sagerun_compare_result_write_markdown(res, md_path, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: --markdown: %s", err.message);
+        written = false;
+    }
+    if (!written || !sagerun_compare_result_all_ran(res))
+        rc = SR_EXIT_ERROR;
+    else if (!sagerun_compare_result_all_byte_exact(res))
+        rc = SR_EXIT_NOT_BYTE_EXACT;
+    else
+        rc = SR_EXIT_OK;
+
+out:
+    free(metadata);
+    if (have_workload)
+        sr_workload_free(&w);
+    sagerun_compare_result_destroy(res);
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(host_ctx);
+    sagerun_context_destroy(ctx);
+    free(variants);
+    free(plugins);
+    return rc;
+}

@@ -1,0 +1,1199 @@
+/* Comparison reports: the model, JSON in the seed's schema (+ extensions), reading back with
+ * validation, the stdout table, markdown and the diff of two reports. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the model -------------------------------------------------------------------------------- */
+
+char *sr_strdup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+void sr_report_variant_clear(sr_report_variant *v)
+{
+    free(v->name);
+    free(v->path);
+    free(v->output_sha256);
+    free(v->rounds);
+    free(v->label);
+    free(v->version);
+    free(v->backend);
+    free(v->plugin_sha256);
+    free(v->failure);
+    free(v->last_output_sha256);
+    memset(v, 0, sizeof(*v));
+}
+
+void sr_report_clear(sr_report *r)
+{
+    json_decref(r->metadata);
+    free(r->source_commit);
+    free(r->reference_sha256);
+    for (size_t i = 0; i < r->variant_count; i++)
+        sr_report_variant_clear(&r->variants[i]);
+    free(r->variants);
+    free(r->tool_version);
+    free(r->tool_commit);
+    free(r->created_utc);
+    free(r->device_name);
+    free(r->backend);
+    free(r->expect_sha256);
+    free(r->clock_source);
+    free(r->clock_unavailable);
+    free(r->clock_rounds);
+    for (size_t i = 0; i < r->warning_count; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
+    memset(r, 0, sizeof(*r));
+}
+
+bool sr_report_add_warning(sr_report *r, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    char **w = realloc(r->warnings, (r->warning_count + 1) * sizeof(*w));
+    if (!w)
+        return false;
+    r->warnings = w;
+    if (!(w[r->warning_count] = strdup(buf)))
+        return false;
+    r->warning_count++;
+    return true;
+}
+
+static const char *layout_name(uint32_t layout)
+{
+    return layout == SAGERUN_LAYOUT_HND ? "HND" : layout == SAGERUN_LAYOUT_NHD ? "NHD" : NULL;
+}
+
+/* ---- writing JSON ----------------------------------------------------------------------------- */
+
+/* jansson rejects NaN and Inf; the report says null for "unknown". */
+static json_t *real_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *string_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *tristate(int b)
+{
+    return b < 0 ? json_null() : json_boolean(b);
+}
+
+/* json_object_set_new that remembers a failure instead of checking every call. */
+typedef struct builder {
+    bool failed;
+} builder;
+
+static void put(builder *b, json_t *obj, const char *key, json_t *value)
+{
+    if (!obj || !value || json_object_set_new(obj, key, value) != 0)
+        b->failed = true;
+}
+
+static void append(builder *b, json_t *arr, json_t *value)
+{
+    if (!arr || !value || json_array_append_new(arr, value) != 0)
+        b->failed = true;
+}
+
+/* The seed's "timing" object; its key order. */
+static json_t *timing_json(builder *b, const sr_summary *s)
+{
+    json_t *o = json_object();
+    put(b, o, "count", json_integer((json_int_t)s->count));
+    put(b, o, "mean_s", real_or_null(s->mean));
+    put(b, o, "p50_s", real_or_null(s->p50));
+    put(b, o, "p90_s", real_or_null(s->p90));
+    put(b, o, "p95_s", real_or_null(s->p95));
+    put(b, o, "p99_s", real_or_null(s->p99));
+    put(b, o, "min_s", real_or_null(s->min));
+    put(b, o, "max_s", real_or_null(s->max));
+    return o;
+}
+
+static json_t *scheduler_json(builder *b, const sagerun_launch_geometry *g)
+{
+    json_t *o = json_object();
+    put(b, o, "cta_q", json_integer(g->cta_q));
+    put(b, o, "cta_k", json_integer(g->cta_k));
+    put(b, o, "warp_q", json_integer(g->warp_q));
+    put(b, o, "warp_k", json_integer(g->warp_k));
+    put(b, o, "threads_per_cta", json_integer(g->threads_per_cta));
+    put(b, o, "dynamic_shared_memory_bytes", json_integer(g->dynamic_shared_memory_bytes));
+    put(b, o, "grid_ctas", json_integer((json_int_t)g->grid_ctas));
+    return o;
+}
+
+static json_t *variant_json(builder *b, const sr_report *r, const sr_report_variant *v)
+{
+    json_t *o = json_object();
+    /* the seed's keys, in its order */
+    put(b, o, "name", json_string(v->name ? v->name : ""));
+    put(b, o, "path", string_or_null(v->path));
+    put(b, o, "output_sha256", string_or_null(v->output_sha256));
+    put(b, o, "byte_exact", tristate(v->byte_exact));
+    put(b, o, "timing", timing_json(b, &v->timing));
+    json_t *rounds = json_array();
+    for (size_t i = 0; i < v->round_count; i++)
+        append(b, rounds, timing_json(b, &v->rounds[i]));
+    put(b, o, "rounds", rounds);
+    put(b, o, "speedup_vs_baseline_percent", real_or_null(v->speedup_percent));
+    if (!r->has_ext)
+        return o;
+
+    /* extensions */
+    put(b, o, "label", string_or_null(v->label ? v->label : v->name));
+    put(b, o, "is_baseline", json_boolean(v->is_baseline));
+    put(b, o, "version", string_or_null(v->version));
+    put(b, o, "backend", string_or_null(v->backend));
+    put(b, o, "plugin_sha256", string_or_null(v->plugin_sha256));
+    put(b, o, "scheduler", v->has_scheduler ? scheduler_json(b, &v->scheduler) : json_null());
+    put(b, o, "prepare_s", real_or_null(v->prepare_s));
+    put(b, o, "tops", real_or_null(v->tops));
+    if (v->interval.valid) {
+        json_t *iv = json_object();
+        put(b, iv, "estimate", real_or_null(v->interval.estimate));
+        put(b, iv, "low", real_or_null(v->interval.low));
+        put(b, iv, "high", real_or_null(v->interval.high));
+        put(b, iv, "confidence", json_real(0.95));
+        put(b, iv, "dof", json_integer(v->interval.dof));
+        put(b, iv, "method", json_string("per-round paired log-ratio of p50, Student t"));
+        put(b, o, "speedup_interval_percent", iv);
+    } else {
+        put(b, o, "speedup_interval_percent", json_null());
+    }
+    put(b, o, "verdict", string_or_null(sr_verdict_name(v->verdict)));
+    json_t *det = json_object();
+    put(b, det, "deterministic", tristate(v->deterministic));
+    put(b, det, "first_output_sha256", string_or_null(v->output_sha256));
+    put(b, det, "last_output_sha256", string_or_null(v->last_output_sha256));
+    put(b, o, "determinism", det);
+    if (v->accuracy.present) {
+        const sr_accuracy *a = &v->accuracy;
+        json_t *acc = json_object();
+        put(b, acc, "reference", json_string(a->reference));
+        put(b, acc, "rows", json_integer((json_int_t)a->rows));
+        put(b, acc, "elements", json_integer((json_int_t)a->elements));
+        put(b, acc, "nonfinite", json_integer((json_int_t)a->nonfinite));
+        put(b, acc, "cosine_similarity", real_or_null(a->cosine));
+        put(b, acc, "relative_l1", real_or_null(a->rel_l1));
+        put(b, acc, "rmse", real_or_null(a->rmse));
+        put(b, acc, "max_abs_error", real_or_null(a->max_abs));
+        put(b, o, "accuracy", acc);
+    } else {
+        put(b, o, "accuracy", json_null());
+    }
+    if (v->byte_diff.present) {
+        const sr_byte_diff *d = &v->byte_diff;
+        json_t *bd = json_object();
+        put(b, bd, "against", json_string("baseline"));
+        put(b, bd, "elements", json_integer((json_int_t)d->elements));
+        put(b, bd, "differing", json_integer((json_int_t)d->differing));
+        put(b, bd, "first_index",
+            d->differing ? json_integer((json_int_t)d->first_index) : json_null());
+        /* Inf (a NaN against a number) is not JSON: written as null with nan_involved. */
+        put(b, bd, "max_abs", real_or_null(d->max_abs));
+        put(b, bd, "nan_involved", json_boolean(isinf(d->max_abs)));
+        put(b, bd, "max_ulp", json_integer((json_int_t)d->max_ulp));
+        put(b, o, "byte_diff", bd);
+    } else {
+        put(b, o, "byte_diff", json_null());
+    }
+    put(b, o, "failure", string_or_null(v->failure));
+    return o;
+}
+
+json_t *sr_report_to_json(const sr_report *r)
+{
+    builder b = {0};
+    json_t *root = json_object();
+    /* the seed's keys, in its order */
+    put(&b, root, "metadata", r->metadata ? json_incref(r->metadata) : json_object());
+    put(&b, root, "source_commit", json_string(r->source_commit ? r->source_commit : "unknown"));
+    put(&b, root, "reference_output_sha256", string_or_null(r->reference_sha256));
+    json_t *shape = json_array();
+    for (size_t i = 0; i < r->q_shape_len; i++)
+        append(&b, shape, json_integer((json_int_t)r->q_shape[i]));
+    put(&b, root, "q_shape", shape);
+    put(&b, root, "scheduler", r->has_scheduler ? scheduler_json(&b, &r->scheduler) : json_null());
+    put(&b, root, "rounds", json_integer((json_int_t)r->rounds));
+    put(&b, root, "warmup", json_integer((json_int_t)r->warmup));
+    put(&b, root, "iterations_per_round", json_integer((json_int_t)r->iterations));
+    json_t *vars = json_array();
+    for (size_t i = 0; i < r->variant_count; i++)
+        append(&b, vars, variant_json(&b, r, &r->variants[i]));
+    put(&b, root, "variants", vars);
+
+    if (r->has_ext) {
+        put(&b, root, "schema_version", json_integer(r->schema_version));
+        json_t *tool = json_object();
+        put(&b, tool, "name", json_string("sagerun"));
+        put(&b, tool, "version", string_or_null(r->tool_version));
+        put(&b, tool, "git_commit", string_or_null(r->tool_commit));
+        put(&b, root, "tool", tool);
+        put(&b, root, "created_utc", string_or_null(r->created_utc));
+        json_t *dev = json_object();
+        put(&b, dev, "name", string_or_null(r->device_name));
+        put(&b, dev, "backend", string_or_null(r->backend));
+        put(&b, dev, "compute_capability",
+            r->compute_capability >= 0 ? json_integer(r->compute_capability) : json_null());
+        put(&b, dev, "driver_version",
+            r->driver_version >= 0 ? json_integer(r->driver_version) : json_null());
+        put(&b, dev, "multiprocessors",
+            r->multiprocessors >= 0 ? json_integer(r->multiprocessors) : json_null());
+        put(&b, root, "device", dev);
+        if (r->has_problem) {
+            const sagerun_problem *p = &r->problem;
+            json_t *pj = json_object();
+            put(&b, pj, "batch", json_integer(p->batch));
+            put(&b, pj, "seq_len", json_integer(p->seq_len));
+            put(&b, pj, "heads_q", json_integer(p->heads_q));
+            put(&b, pj, "heads_kv", json_integer(p->heads_kv));
+            put(&b, pj, "head_dim", json_integer(p->head_dim));
+            put(&b, pj, "layout", string_or_null(layout_name(p->layout)));
+            put(&b, pj, "dtype", string_or_null(sagerun_dtype_name((int)p->dtype)));
+            put(&b, pj, "causal", json_boolean(p->causal));
+            put(&b, pj, "sm_scale", json_real(p->sm_scale));
+            put(&b, pj, "operations", json_real(sagerun_problem_operations(p)));
+            put(&b, root, "problem", pj);
+        } else {
+            put(&b, root, "problem", json_null());
+        }
+        put(&b, root, "noise_threshold_percent", real_or_null(r->noise_threshold_percent));
+        put(&b, root, "expect_sha256", string_or_null(r->expect_sha256));
+        json_t *clocks = json_object();
+        put(&b, clocks, "source", string_or_null(r->clock_source));
+        if (r->clock_unavailable)
+            put(&b, clocks, "unavailable", json_string(r->clock_unavailable));
+        put(&b, clocks, "max_sm_clock_mhz",
+            r->max_sm_clock_mhz >= 0 ? json_integer(r->max_sm_clock_mhz) : json_null());
+        json_t *cr = json_array();
+        for (size_t i = 0; i < r->clock_round_count; i++) {
+            const sr_clock_sample *c = &r->clock_rounds[i];
+            json_t *s = json_object();
+            put(&b, s, "round", json_integer((json_int_t)i + 1));
+            put(&b, s, "sm_clock_mhz", c->sm_clock_mhz >= 0 ? json_integer(c->sm_clock_mhz)
+                                                            : json_null());
+            put(&b, s, "temperature_c", c->temperature_c >= 0 ? json_integer(c->temperature_c)
+                                                              : json_null());
+            if (c->has_throttle) {
+                char names[512];
+                sr_nvml_reason_names(c->throttle_reasons, names, sizeof(names));
+                json_t *list = json_array();
+                for (char *save = NULL, *t = strtok_r(names, ",", &save); t;
+                     t = strtok_r(NULL, ",", &save))
+                    append(&b, list, json_string(t));
+                put(&b, s, "throttle_reasons", list);
+                put(&b, s, "throttle_reasons_mask", json_integer((json_int_t)c->throttle_reasons));
+            } else {
+                put(&b, s, "throttle_reasons", json_null());
+                put(&b, s, "throttle_reasons_mask", json_null());
+            }
+            append(&b, cr, s);
+        }
+        put(&b, clocks, "rounds", cr);
+        put(&b, root, "clocks", clocks);
+        json_t *warnings = json_array();
+        for (size_t i = 0; i < r->warning_count; i++)
+            append(&b, warnings, json_string(r->warnings[i]));
+        put(&b, root, "warnings", warnings);
+    }
+    if (b.failed) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* ---- atomic files ----------------------------------------------------------------------------- */
+
+sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, const void *user),
+                                    const void *user, sagerun_error *err)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        sagerun_status st = sr_error_set(err, SAGERUN_IO, "%s: cannot create a temporary file: %s",
+                                         path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    (void)fchmod(fd, 0644); /* mkstemp makes 0600; a report is for everyone to read */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return sr_error_set(err, SAGERUN_IO, "%s: %s", path, strerror(errno));
+    }
+    bool ok = write(f, user);
+    ok = fflush(f) == 0 && ok;
+    ok = ok && fsync(fileno(f)) == 0;
+    int saved = errno;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok)
+            saved = errno;
+        unlink(tmp);
+        free(tmp);
+        return sr_error_set(err, SAGERUN_IO, "%s: cannot write: %s", path,
+                            saved ? strerror(saved) : "write failed");
+    }
+    free(tmp);
+    return SAGERUN_OK;
+}
+
+static bool write_json_cb(FILE *f, const void *user)
+{
+    const json_t *root = user;
+    if (json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0)
+        return false;
+    return fputc('\n', f) != EOF;
+}
+
+sagerun_status sr_report_write_json(const sr_report *r, const char *path, sagerun_error *err)
+{
+    json_t *root = sr_report_to_json(r);
+    if (!root)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory building the report",
+                            path);
+    sagerun_status st = sr_write_file_atomic(path, write_json_cb, root, err);
+    json_decref(root);
+    return st;
+}
+
+/* ---- reading JSON ----------------------------------------------------------------------------- */
+
+/* Where we are in the document, for errors like "r.json: variants[1].timing.p50_s: ...". */
+typedef struct reader {
+    const char *file;
+    sagerun_error *err;
+    bool failed;
+} reader;
+
+static const char *type_name(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "?";
+}
+
+static void fail_at(reader *rd, const char *where, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void fail_at(reader *rd, const char *where, const char *key, const char *fmt, ...)
+{
+    if (rd->failed)
+        return;
+    rd->failed = true;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    sr_error_set(rd->err, SAGERUN_FORMAT, "%s: %s%s%s: %s", rd->file, where,
+                 (*where && key) ? "." : "", key ? key : "", what);
+}
+
+enum { T_NULL_OK = 1 };
+
+/* Member `key` of obj; NULL (and an error when required) when absent. */
+static json_t *member(reader *rd, json_t *obj, const char *where, const char *key, bool required)
+{
+    json_t *j = json_object_get(obj, key);
+    if (!j && required)
+        fail_at(rd, where, key, "missing");
+    return j;
+}
+
+static json_t *get_object(reader *rd, json_t *obj, const char *where, const char *key,
+                          bool required, bool null_ok)
+{
+    json_t *j = member(rd, obj, where, key, required);
+    if (!j || (null_ok && json_is_null(j)))
+        return NULL;
+    if (!json_is_object(j)) {
+        fail_at(rd, where, key, "expected an object, found %s", type_name(j));
+        return NULL;
+    }
+    return j;
+}
+
+static json_t *get_array(reader *rd, json_t *obj, const char *where, const char *key, bool required)
+{
+    json_t *j = member(rd, obj, where, key, required);
+    if (!j)
+        return NULL;
+    if (!json_is_array(j)) {
+        fail_at(rd, where, key, "expected an array, found %s", type_name(j));
+        return NULL;
+    }
+    return j;
+}
+
+/* A string (copied) or null (NULL). */
+static char *get_string(reader *rd, json_t *obj, const char *where, const char *key, bool required,
+                        bool null_ok)
+{
+    json_t *j = member(rd, obj, where, key, required);
+    if (!j || (null_ok && json_is_null(j)))
+        return NULL;
+    if (!json_is_string(j)) {
+        fail_at(rd, where, key, "expected a string%s, found %s", null_ok ? " or null" : "",
+                type_name(j));
+        return NULL;
+    }
+    char *s = strdup(json_string_value(j));
+    if (!s)
+        fail_at(rd, where, key, "out of memory");
+    return s;
+}
+
+/* A number (integer or real); NaN for null or absent. */
+static double get_number(reader *rd, json_t *obj, const char *where, const char *key,
+                         bool required, bool null_ok)
+{
+    json_t *j = member(rd, obj, where, key, required);
+    if (!j || (null_ok && json_is_null(j)))
+        return NAN;
+    if (!json_is_number(j)) {
+        fail_at(rd, where, key, "expected a number%s, found %s", null_ok ? " or null" : "",
+                type_name(j));
+        return NAN;
+    }
+    return json_number_value(j);
+}
+
+/* A non-negative integer; `fallback` for null (when allowed) or absent. */
+static long long get_uint(reader *rd, json_t *obj, const char *where, const char *key,
+                          bool required, bool null_ok, long long fallback)
+{
+    json_t *j = member(rd, obj, where, key, required);
+    if (!j || (null_ok && json_is_null(j)))
+        return fallback;
+    if (!json_is_integer(j) || json_integer_value(j) < 0) {
+        fail_at(rd, where, key, "expected a non-negative integer%s, found %s",
+                null_ok ? " or null" : "", json_is_integer(j) ? "a negative one" : type_name(j));
+        return fallback;
+    }
+    return (long long)json_integer_value(j);
+}
+
+/* 1/0, or -1 for null or absent. */
+static int get_bool(reader *rd, json_t *obj, const char *where, const char *key, bool required,
+                    bool null_ok)
+{
+    json_t *j = member(rd, obj, where, key, required);
+    if (!j || (null_ok && json_is_null(j)))
+        return -1;
+    if (!json_is_boolean(j)) {
+        fail_at(rd, where, key, "expected a boolean%s, found %s", null_ok ? " or null" : "",
+                type_name(j));
+        return -1;
+    }
+    return json_is_true(j);
+}
+
+static void read_timing(reader *rd, json_t *o, const char *where, sr_summary *s)
+{
+    s->count = (uint64_t)get_uint(rd, o, where, "count", true, false, 0);
+    s->mean = get_number(rd, o, where, "mean_s", true, true);
+    s->p50 = get_number(rd, o, where, "p50_s", true, true);
+    s->p90 = get_number(rd, o, where, "p90_s", true, true);
+    s->p95 = get_number(rd, o, where, "p95_s", true, true);
+    s->p99 = get_number(rd, o, where, "p99_s", true, true);
+    s->min = get_number(rd, o, where, "min_s", true, true);
+    s->max = get_number(rd, o, where, "max_s", true, true);
+}
+
+static void read_scheduler(reader *rd, json_t *o, const char *where, sagerun_launch_geometry *g)
+{
+    g->struct_size = sizeof(*g);
+    g->cta_q = (uint32_t)get_uint(rd, o, where, "cta_q", true, false, 0);
+    g->cta_k = (uint32_t)get_uint(rd, o, where, "cta_k", true, false, 0);
+    g->warp_q = (uint32_t)get_uint(rd, o, where, "warp_q", true, false, 0);
+    g->warp_k = (uint32_t)get_uint(rd, o, where, "warp_k", true, false, 0);
+    g->threads_per_cta = (uint32_t)get_uint(rd, o, where, "threads_per_cta", true, false, 0);
+    g->dynamic_shared_memory_bytes =
+        (uint32_t)get_uint(rd, o, where, "dynamic_shared_memory_bytes", true, false, 0);
+    g->grid_ctas = (uint64_t)get_uint(rd, o, where, "grid_ctas", true, false, 0);
+}
+
+static void path_join(char *buf, size_t len, const char *where, const char *key)
+{
+    snprintf(buf, len, "%s%s%s", where, *where ? "." : "", key);
+}
+
+static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report_variant *v)
+{
+    char sub[128];
+    v->label = get_string(rd, o, where, "label", false, true);
+    v->is_baseline = get_bool(rd, o, where, "is_baseline", false, false) == 1;
+    v->version = get_string(rd, o, where, "version", false, true);
+    v->backend = get_string(rd, o, where, "backend", false, true);
+    v->plugin_sha256 = get_string(rd, o, where, "plugin_sha256", false, true);
+    json_t *sch = get_object(rd, o, where, "scheduler", false, true);
+    if (sch) {
+        path_join(sub, sizeof(sub), where, "scheduler");
+        read_scheduler(rd, sch, sub, &v->scheduler);
+        v->has_scheduler = true;
+    }
+    v->prepare_s = get_number(rd, o, where, "prepare_s", false, true);
+    v->tops = get_number(rd, o, where, "tops", false, true);
+    json_t *iv = get_object(rd, o, where, "speedup_interval_percent", false, true);
+    if (iv) {
+        path_join(sub, sizeof(sub), where, "speedup_interval_percent");
+        v->interval.estimate = get_number(rd, iv, sub, "estimate", false, true);
+        v->interval.low = get_number(rd, iv, sub, "low", true, false);
+        v->interval.high = get_number(rd, iv, sub, "high", true, false);
+        v->interval.dof = (unsigned)get_uint(rd, iv, sub, "dof", false, false, 0);
+        v->interval.valid = true;
+    }
+    char *verdict = get_string(rd, o, where, "verdict", false, true);
+    if (verdict) {
+        v->verdict = sr_verdict_parse(verdict);
+        if (v->verdict == SR_VERDICT_NONE)
+            fail_at(rd, where, "verdict", "unknown verdict \"%s\"", verdict);
+        free(verdict);
+    }
+    json_t *det = get_object(rd, o, where, "determinism", false, true);
+    if (det) {
+        path_join(sub, sizeof(sub), where, "determinism");
+        v->deterministic = get_bool(rd, det, sub, "deterministic", true, true);
+        v->last_output_sha256 = get_string(rd, det, sub, "last_output_sha256", false, true);
+    }
+    json_t *acc = get_object(rd, o, where, "accuracy", false, true);
+    if (acc) {
+        sr_accuracy *a = &v->accuracy;
+        path_join(sub, sizeof(sub), where, "accuracy");
+        char *ref = get_string(rd, acc, sub, "reference", false, true);
+        snprintf(a->reference, sizeof(a->reference), "%s", ref ? ref : "");
+        free(ref);
+        a->rows = (uint64_t)get_uint(rd, acc, sub, "rows", false, false, 0);
+        a->elements = (uint64_t)get_uint(rd, acc, sub, "elements", false, false, 0);
+        a->nonfinite = (uint64_t)get_uint(rd, acc, sub, "nonfinite", false, false, 0);
+        a->cosine = get_number(rd, acc, sub, "cosine_similarity", true, true);
+        a->rel_l1 = get_number(rd, acc, sub, "relative_l1", true, true);
+        a->rmse = get_number(rd, acc, sub, "rmse", true, true);
+        a->max_abs = get_number(rd, acc, sub, "max_abs_error", true, true);
+        a->present = true;
+    }
+    json_t *bd = get_object(rd, o, where, "byte_diff", false, true);
+    if (bd) {
+        sr_byte_diff *d = &v->byte_diff;
+        path_join(sub, sizeof(sub), where, "byte_diff");
+        d->elements = (uint64_t)get_uint(rd, bd, sub, "elements", false, false, 0);
+        d->differing = (uint64_t)get_uint(rd, bd, sub, "differing", true, false, 0);
+        d->first_index = (uint64_t)get_uint(rd, bd, sub, "first_index", false, true, 0);
+        d->max_abs = get_number(rd, bd, sub, "max_abs", false, true);
+        if (get_bool(rd, bd, sub, "nan_involved", false, false) == 1)
+            d->max_abs = INFINITY;
+        d->max_ulp = (uint64_t)get_uint(rd, bd, sub, "max_ulp", false, false, 0);
+        d->present = true;
+    }
+    v->failure = get_string(rd, o, where, "failure", false, true);
+}
+
+static void read_variant(reader *rd, json_t *o, const char *where, bool ext, sr_report_variant *v)
+{
+    char sub[128];
+    v->byte_exact = -1;
+    v->deterministic = -1;
+    v->prepare_s = v->tops = v->speedup_percent = NAN;
+    v->name = get_string(rd, o, where, "name", true, false);
+    v->path = get_string(rd, o, where, "path", true, true);
+    v->output_sha256 = get_string(rd, o, where, "output_sha256", true, true);
+    v->byte_exact = get_bool(rd, o, where, "byte_exact", true, true);
+    json_t *timing = get_object(rd, o, where, "timing", true, false);
+    if (timing) {
+        path_join(sub, sizeof(sub), where, "timing");
+        read_timing(rd, timing, sub, &v->timing);
+    }
+    json_t *rounds = get_array(rd, o, where, "rounds", true);
+    if (rounds && !rd->failed) {
+        size_t n = json_array_size(rounds);
+        v->rounds = calloc(n ? n : 1, sizeof(*v->rounds));
+        if (!v->rounds) {
+            fail_at(rd, where, "rounds", "out of memory");
+            return;
+        }
+        v->round_count = n;
+        for (size_t i = 0; i < n && !rd->failed; i++) {
+            snprintf(sub, sizeof(sub), "%s.rounds[%zu]", where, i);
+            json_t *ro = json_array_get(rounds, i);
+            if (!json_is_object(ro)) {
+                fail_at(rd, sub, NULL, "expected an object, found %s", type_name(ro));
+                break;
+            }
+            read_timing(rd, ro, sub, &v->rounds[i]);
+        }
+    }
+    v->speedup_percent = get_number(rd, o, where, "speedup_vs_baseline_percent", true, true);
+    if (ext && !rd->failed)
+        read_variant_ext(rd, o, where, v);
+}
+
+static void read_ext(reader *rd, json_t *root, sr_report *r)
+{
+    json_t *tool = get_object(rd, root, "", "tool", false, true);
+    if (tool) {
+        r->tool_version = get_string(rd, tool, "tool", "version", false, true);
+        r->tool_commit = get_string(rd, tool, "tool", "git_commit", false, true);
+    }
+    r->created_utc = get_string(rd, root, "", "created_utc", false, true);
+    json_t *dev = get_object(rd, root, "", "device", false, true);
+    if (dev) {
+        r->device_name = get_string(rd, dev, "device", "name", false, true);
+        r->backend = get_string(rd, dev, "device", "backend", false, true);
+        r->compute_capability = (int)get_uint(rd, dev, "device", "compute_capability", false,
+                                              true, -1);
+        r->driver_version = (int)get_uint(rd, dev, "device", "driver_version", false, true, -1);
+        r->multiprocessors = (int)get_uint(rd, dev, "device", "multiprocessors", false, true, -1);
+    }
+    json_t *pj = get_object(rd, root, "", "problem", false, true);
+    if (pj) {
+        sagerun_problem *p = &r->problem;
+        p->struct_size = sizeof(*p);
+        p->batch = (uint32_t)get_uint(rd, pj, "problem", "batch", true, false, 0);
+        p->seq_len = (uint32_t)get_uint(rd, pj, "problem", "seq_len", true, false, 0);
+        p->heads_q = (uint32_t)get_uint(rd, pj, "problem", "heads_q", true, false, 0);
+        p->heads_kv = (uint32_t)get_uint(rd, pj, "problem", "heads_kv", true, false, 0);
+        p->head_dim = (uint32_t)get_uint(rd, pj, "problem", "head_dim", true, false, 0);
+        char *layout = get_string(rd, pj, "problem", "layout", false, true);
+        p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+        free(layout);
+        char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
+        p->dtype = dtype && strcmp(dtype, "BF16") == 0 ? SAGERUN_DTYPE_BF16 : SAGERUN_DTYPE_F16;
+        free(dtype);
+        p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
+        double scale = get_number(rd, pj, "problem", "sm_scale", false, true);
+        p->sm_scale = isfinite(scale) ? (float)scale : 0.0f;
+        r->has_problem = true;
+    }
+    r->noise_threshold_percent = get_number(rd, root, "", "noise_threshold_percent", false, true);
+    r->expect_sha256 = get_string(rd, root, "", "expect_sha256", false, true);
+    json_t *clocks = get_object(rd, root, "", "clocks", false, true);
+    if (clocks) {
+        r->clock_source = get_string(rd, clocks, "clocks", "source", false, true);
+        r->clock_unavailable = get_string(rd, clocks, "clocks", "unavailable", false, true);
+        r->max_sm_clock_mhz = (int)get_uint(rd, clocks, "clocks", "max_sm_clock_mhz", false, true,
+                                            -1);
+        json_t *cr = get_array(rd, clocks, "clocks", "rounds", false);
+        size_t n = cr ? json_array_size(cr) : 0;
+        if (n && !rd->failed) {
+            r->clock_rounds = calloc(n, sizeof(*r->clock_rounds));
+            if (!r->clock_rounds) {
+                fail_at(rd, "clocks", "rounds", "out of memory");
+                return;
+            }
+            r->clock_round_count = n;
+            for (size_t i = 0; i < n && !rd->failed; i++) {
+                char sub[64];
+                snprintf(sub, sizeof(sub), "clocks.rounds[%zu]", i);
+                json_t *s = json_array_get(cr, i);
+                if (!json_is_object(s)) {
+                    fail_at(rd, sub, NULL, "expected an object, found %s", type_name(s));
+                    return;
+                }
+                sr_clock_sample *c = &r->clock_rounds[i];
+                c->sm_clock_mhz = (int)get_uint(rd, s, sub, "sm_clock_mhz", false, true, -1);
+                c->temperature_c = (int)get_uint(rd, s, sub, "temperature_c", false, true, -1);
+                long long mask = get_uint(rd, s, sub, "throttle_reasons_mask", false, true, -1);
+                c->has_throttle = mask >= 0;
+                c->throttle_reasons = mask >= 0 ? (uint64_t)mask : 0;
+            }
+        }
+    }
+    json_t *warnings = get_array(rd, root, "", "warnings", false);
+    for (size_t i = 0; warnings && i < json_array_size(warnings) && !rd->failed; i++) {
+        json_t *w = json_array_get(warnings, i);
+        if (!json_is_string(w)) {
+            char sub[32];
+            snprintf(sub, sizeof(sub), "warnings[%zu]", i);
+            fail_at(rd, sub, NULL, "expected a string, found %s", type_name(w));
+            return;
+        }
+        if (!sr_report_add_warning(r, "%s", json_string_value(w)))
+            fail_at(rd, "warnings", NULL, "out of memory");
+    }
+}
+
+sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *out,
+                                   sagerun_error *err)
+{
+    reader rd = {.file = name, .err = err};
+    sr_report *r = out;
+    memset(r, 0, sizeof(*r));
+    r->compute_capability = r->driver_version = r->multiprocessors = r->max_sm_clock_mhz = -1;
+    r->noise_threshold_percent = NAN;
+    if (!json_is_object(root)) {
+        sr_error_set(err, SAGERUN_FORMAT, "%s: expected a JSON object at the top, found %s", name,
+                     type_name(root));
+        return SAGERUN_FORMAT;
+    }
+    json_t *meta = get_object(&rd, root, "", "metadata", true, false);
+    if (meta)
+        r->metadata = json_incref(meta);
+    r->source_commit = get_string(&rd, root, "", "source_commit", true, true);
+    r->reference_sha256 = get_string(&rd, root, "", "reference_output_sha256", true, true);
+    json_t *shape = get_array(&rd, root, "", "q_shape", true);
+    if (shape) {
+        if (json_array_size(shape) > SR_ARRAY_LEN(r->q_shape))
+            fail_at(&rd, "", "q_shape", "more than %zu dimensions", SR_ARRAY_LEN(r->q_shape));
+        for (size_t i = 0; !rd.failed && i < json_array_size(shape); i++) {
+            json_t *d = json_array_get(shape, i);
+            if (!json_is_integer(d) || json_integer_value(d) < 0) {
+                char sub[32];
+                snprintf(sub, sizeof(sub), "q_shape[%zu]", i);
+                fail_at(&rd, sub, NULL, "expected a non-negative integer, found %s",
+                        type_name(d));
+                break;
+            }
+            r->q_shape[r->q_shape_len++] = (uint64_t)json_integer_value(d);
+        }
+    }
+    json_t *sch = get_object(&rd, root, "", "scheduler", true, true);
+    if (sch) {
+        read_scheduler(&rd, sch, "scheduler", &r->scheduler);
+        r->has_scheduler = true;
+    }
+    r->rounds = (uint64_t)get_uint(&rd, root, "", "rounds", true, false, 0);
+    r->warmup = (uint64_t)get_uint(&rd, root, "", "warmup", true, false, 0);
+    r->iterations = (uint64_t)get_uint(&rd, root, "", "iterations_per_round", true, false, 0);
+    json_t *sv = json_object_get(root, "schema_version");
+    if (sv) {
+        if (!json_is_integer(sv))
+            fail_at(&rd, "", "schema_version", "expected an integer, found %s", type_name(sv));
+        else
+            r->schema_version = (long long)json_integer_value(sv);
+        r->has_ext = true;
+    }
+    json_t *vars = get_array(&rd, root, "", "variants", true);
+    if (vars && !rd.failed) {
+        size_t n = json_array_size(vars);
+        r->variants = calloc(n ? n : 1, sizeof(*r->variants));
+        if (!r->variants)
+            fail_at(&rd, "", "variants", "out of memory");
+        for (size_t i = 0; r->variants && i < n && !rd.failed; i++) {
+            char where[32];
+            snprintf(where, sizeof(where), "variants[%zu]", i);
+            json_t *vo = json_array_get(vars, i);
+            r->variant_count = i + 1;
+            if (!json_is_object(vo)) {
+                fail_at(&rd, where, NULL, "expected an object, found %s", type_name(vo));
+                break;
+            }
+            read_variant(&rd, vo, where, r->has_ext, &r->variants[i]);
+        }
+    }
+    if (r->has_ext && !rd.failed)
+        read_ext(&rd, root, r);
+    if (!rd.failed && r->has_ext) {
+        /* The seed's format has no baseline flag: its baseline is the entry with speedup 0 first. */
+        bool any = false;
+        for (size_t i = 0; i < r->variant_count; i++)
+            any = any || r->variants[i].is_baseline;
+        if (!any && r->variant_count)
+            r->variants[0].is_baseline = true;
+    } else if (!rd.failed && r->variant_count) {
+        r->variants[0].is_baseline = true;
+    }
+    if (rd.failed) {
+        sr_report_clear(r);
+        return err ? (sagerun_status)err->status : SAGERUN_FORMAT;
+    }
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        /* jansson says "unable to open <path>: <strerror>" for files it cannot open. */
+        if (jerr.line <= 0 && jerr.position == 0)
+            return sr_error_set(err, SAGERUN_IO, "%s: %s", path, jerr.text);
+        return sr_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
+                            jerr.column, jerr.text);
+    }
+    sagerun_status st = sr_report_from_json(root, path, out, err);
+    json_decref(root);
+    return st;
+}
+
+/* ---- rendering -------------------------------------------------------------------------------- */
+
+/* A duration with a unit chosen for it: "243.919 ms". */
+static void format_seconds(double s, char *buf, size_t len)
+{
+    if (!isfinite(s))
+        snprintf(buf, len, "-");
+    else if (s >= 1.0)
+        snprintf(buf, len, "%.4f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, len, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.2f us", s * 1e6);
+}
+
+static const char *variant_label(const sr_report_variant *v)
+{
+    return v->label ? v->label : v->name ? v->name : "?";
+}
+
+/* The spread of one variant's calls around its median: "-1.85/+1.29%" from min and p90 (the
+ * slowest tenth is left out: one-off hiccups are not spread). */
+static void format_spread(const sr_summary *t, char *buf, size_t len)
+{
+    if (!(t->count > 0) || !isfinite(t->p50) || !(t->p50 > 0))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "-%.2f/+%.2f%%", (t->p50 - t->min) / t->p50 * 100.0,
+                 (t->p90 - t->p50) / t->p50 * 100.0);
+}
+
+static void format_speedup(const sr_report_variant *v, char *buf, size_t len)
+{
+    if (v->is_baseline)
+        snprintf(buf, len, "(baseline)");
+    else if (!isfinite(v->speedup_percent))
+        snprintf(buf, len, "-");
+    else if (v->interval.valid)
+        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", v->speedup_percent, v->interval.low,
+                 v->interval.high);
+    else
+        snprintf(buf, len, "%+.2f%%", v->speedup_percent);
+}
+
+static void format_exact(const sr_report_variant *v, char *buf, size_t len)
+{
+    if (v->byte_exact < 0)
+        snprintf(buf, len, "-");
+    else if (v->byte_exact)
+        snprintf(buf, len, "yes");
+    else if (v->deterministic == 0)
+        snprintf(buf, len, "NO (nondet.)");
+    else if (v->byte_diff.present)
+        snprintf(buf, len, "NO (%llu el.)", (unsigned long long)v->byte_diff.differing);
+    else
+        snprintf(buf, len, "NO");
+}
+
+static void format_accuracy(const sr_report_variant *v, char *buf, size_t len)
+{
+    const sr_accuracy *a = &v->accuracy;
+    if (!a->present)
+        snprintf(buf, len, "-");
+    else if (a->nonfinite)
+        snprintf(buf, len, "%llu non-finite", (unsigned long long)a->nonfinite);
+    else
+        snprintf(buf, len, "cos %.6f relL1 %.2e", a->cosine, a->rel_l1);
+}
+
+static void format_shape(const sr_report *r, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (size_t i = 0; i < r->q_shape_len && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%llu", i ? ", " : "",
+                                 (unsigned long long)r->q_shape[i]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+}
+
+static void print_header(const sr_report *r, FILE *out, const char *bullet)
+{
+    char shape[128];
+    format_shape(r, shape, sizeof(shape));
+    fprintf(out, "%sq_shape %s", bullet, shape);
+    if (r->has_problem)
+        fprintf(out, " (%s %s, Hkv %u%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
+                sagerun_dtype_name((int)r->problem.dtype) ? sagerun_dtype_name((int)r->problem.dtype) : "?",
+                r->problem.heads_kv, r->problem.causal ? ", causal" : "");
+    fprintf(out, "\n");
+    if (r->device_name) {
+        fprintf(out, "%sdevice %s", bullet, r->device_name);
+        if (r->compute_capability > 0)
+            fprintf(out, " (sm_%d", r->compute_capability);
+        if (r->compute_capability > 0 && r->driver_version > 0)
+            fprintf(out, ", driver %d.%d", r->driver_version / 1000,
+                    (r->driver_version % 1000) / 10);
+        fprintf(out, "%s\n", r->compute_capability > 0 ? ")" : "");
+    }
+    fprintf(out, "%sschedule: warmup %llu, %llu rounds x %llu iterations", bullet,
+            (unsigned long long)r->warmup, (unsigned long long)r->rounds,
+            (unsigned long long)r->iterations);
+    if (isfinite(r->noise_threshold_percent))
+        fprintf(out, ", noise threshold %.3g%%", r->noise_threshold_percent);
+    fprintf(out, "\n");
+    if (r->reference_sha256)
+        fprintf(out, "%sreference output sha256 %s%s\n", bullet, r->reference_sha256,
+                r->expect_sha256 ? " (pinned)" : "");
+    if (r->tool_version || r->source_commit)
+        fprintf(out, "%ssource commit %s%s%s\n", bullet,
+                r->source_commit ? r->source_commit : "unknown", r->tool_version ? ", sagerun " : "",
+                r->tool_version ? r->tool_version : "");
+}
+
+/* Notes under the table: failures, non-determinism, byte differences, clocks, warnings. */
+static void print_notes(const sr_report *r, FILE *out, const char *bullet)
+{
+    for (size_t i = 0; i < r->variant_count; i++) {
+        const sr_report_variant *v = &r->variants[i];
+        const char *l = variant_label(v);
+        if (v->failure)
+            fprintf(out, "%s%s failed: %s\n", bullet, l, v->failure);
+        if (v->deterministic == 0)
+            fprintf(out, "%s%s is not deterministic: its first and last checked outputs differ\n",
+                    bullet, l);
+        if (v->byte_diff.present && v->byte_diff.differing) {
+            const sr_byte_diff *d = &v->byte_diff;
+            fprintf(out, "%s%s differs from the baseline in %llu of %llu elements (first at %llu), "
+                    "max abs ",
+                    bullet, l, (unsigned long long)d->differing, (unsigned long long)d->elements,
+                    (unsigned long long)d->first_index);
+            if (isinf(d->max_abs))
+                fprintf(out, "inf (NaN involved)");
+            else
+                fprintf(out, "%.3g", d->max_abs);
+            fprintf(out, ", max %llu ulp\n", (unsigned long long)d->max_ulp);
+        }
+        if (isfinite(v->prepare_s)) {
+            char prep[32];
+            format_seconds(v->prepare_s, prep, sizeof(prep));
+            fprintf(out, "%s%s: prepare %s", bullet, l, prep);
+            if (isfinite(v->tops))
+                fprintf(out, ", %.3g TOPS", v->tops);
+            if (v->accuracy.present)
+                fprintf(out, ", rmse %.3g, max abs error %.3g over %llu rows (%s)",
+                        v->accuracy.rmse, v->accuracy.max_abs,
+                        (unsigned long long)v->accuracy.rows, v->accuracy.reference);
+            fprintf(out, "\n");
+        }
+    }
+    if (r->clock_source && r->clock_round_count) {
+        fprintf(out, "%sSM clock per round (MHz):", bullet);
+        for (size_t i = 0; i < r->clock_round_count; i++)
+            fprintf(out, " %d", r->clock_rounds[i].sm_clock_mhz);
+        if (r->max_sm_clock_mhz > 0)
+            fprintf(out, " (max %d)", r->max_sm_clock_mhz);
+        fprintf(out, "; temperature (C):");
+        for (size_t i = 0; i < r->clock_round_count; i++)
+            fprintf(out, " %d", r->clock_rounds[i].temperature_c);
+        fprintf(out, "\n");
+    }
+    for (size_t i = 0; i < r->warning_count; i++)
+        fprintf(out, "%swarning: %s\n", bullet, r->warnings[i]);
+}
+
+/* Column texts of one row of the table. */
+typedef struct row_text {
+    char label[80], p50[32], spread[40], tops[16], speedup[64], verdict[16], exact[32],
+        accuracy[64];
+} row_text;
+
+static void row_of(const sr_report_variant *v, row_text *t)
+{
+    snprintf(t->label, sizeof(t->label), "%s", variant_label(v));
+    format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
+    format_spread(&v->timing, t->spread, sizeof(t->spread));
+    if (isfinite(v->tops))
+        snprintf(t->tops, sizeof(t->tops), v->tops >= 100 ? "%.0f" : "%.3g", v->tops);
+    else
+        snprintf(t->tops, sizeof(t->tops), "-");
+    format_speedup(v, t->speedup, sizeof(t->speedup));
+    const char *vn = sr_verdict_name(v->verdict);
+    snprintf(t->verdict, sizeof(t->verdict), "%s", v->failure ? "FAILED" : vn ? vn : "-");
+    format_exact(v, t->exact, sizeof(t->exact));
+    format_accuracy(v, t->accuracy, sizeof(t->accuracy));
+}
+
+void sr_report_print_table(const sr_report *r, FILE *out)
+{
+    print_header(r, out, "");
+    static const char *const head[] = {"variant", "p50",     "spread",     "TOPS",
+                                       "speedup [95% CI]",   "verdict", "byte-exact", "accuracy"};
+    size_t n = r->variant_count;
+    row_text *rows = calloc(n ? n : 1, sizeof(*rows));
+    if (!rows)
+        return;
+    int w[8];
+    for (int c = 0; c < 8; c++)
+        w[c] = (int)strlen(head[c]);
+    for (size_t i = 0; i < n; i++) {
+        row_of(&r->variants[i], &rows[i]);
+        const char *cells[8] = {rows[i].label,   rows[i].p50,     rows[i].spread, rows[i].tops,
+                                rows[i].speedup, rows[i].verdict, rows[i].exact,  rows[i].accuracy};
+        for (int c = 0; c < 8; c++)
+            if ((int)strlen(cells[c]) > w[c])
+                w[c] = (int)strlen(cells[c]);
+    }
+    fprintf(out, "\n");
+    for (int c = 0; c < 8; c++)
+        fprintf(out, "%-*s%s", c == 7 ? 0 : w[c], head[c], c == 7 ? "\n" : "  ");
+    for (size_t i = 0; i < n; i++) {
+        const char *cells[8] = {rows[i].label,   rows[i].p50,     rows[i].spread, rows[i].tops,
+                                rows[i].speedup, rows[i].verdict, rows[i].exact,  rows[i].accuracy};
+        for (int c = 0; c < 8; c++)
+            fprintf(out, "%-*s%s", c == 7 ? 0 : w[c], cells[c], c == 7 ? "\n" : "  ");
+    }
+    free(rows);
+    fprintf(out, "\n");
+    print_notes(r, out, "");
+}
+
+void sr_report_print_markdown(const sr_report *r, FILE *out)
+{
+    fprintf(out, "# sagerun comparison\n\n");
+    print_header(r, out, "- ");
+    fprintf(out, "\n| variant | p50 | spread | TOPS | speedup [95%% CI] | verdict | byte-exact | "
+                 "accuracy |\n|---|---:|---:|---:|---|---|---|---|\n");
+    for (size_t i = 0; i < r->variant_count; i++) {
+        row_text t;
+        row_of(&r->variants[i], &t);
+        fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t.label, t.p50, t.spread,
+                t.tops, t.speedup, t.verdict, t.exact, t.accuracy);
+    }
+    fprintf(out, "\n");
+    print_notes(r, out, "- ");
+}
+
+static bool write_markdown_cb(FILE *f, const void *user)
+{
+    sr_report_print_markdown(user, f);
+    return !ferror(f);
+}
+
+sagerun_status sr_report_write_markdown(const sr_report *r, const char *path, sagerun_error *err)
+{
+    return sr_write_file_atomic(path, write_markdown_cb, r, err);
+}
+
+/* ---- diff ------------------------------------------------------------------------------------- */
+
+static const sr_report_variant *find_variant(const sr_report *r, const char *label)
+{
+    for (size_t i = 0; i < r->variant_count; i++)
+        if (strcmp(variant_label(&r->variants[i]), label) == 0)
+            return &r->variants[i];
+    return NULL;
+}
+
+static const char *exact_word(int b)
+{
+    return b < 0 ? "-" : b ? "yes" : "NO";
+}
+
+sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double threshold_percent,
+                              FILE *out, unsigned *findings, sagerun_error *err)
+{
+    *findings = 0;
+    bool same_shape = o->q_shape_len == n->q_shape_len &&
+                      memcmp(o->q_shape, n->q_shape, o->q_shape_len * sizeof(o->q_shape[0])) == 0;
+    if (!same_shape) {
+        char a[128], b[128];
+        format_shape(o, a, sizeof(a));
+        format_shape(n, b, sizeof(b));
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "not the same workload: q_shape %s against %s", a, b);
+    }
+    if (o->metadata && n->metadata && !json_equal(o->metadata, n->metadata))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "not the same workload: the reports' metadata differ");
+    if (o->has_problem && n->has_problem &&
+        (o->problem.heads_kv != n->problem.heads_kv || o->problem.layout != n->problem.layout ||
+         o->problem.dtype != n->problem.dtype || o->problem.causal != n->problem.causal ||
+         o->problem.sm_scale != n->problem.sm_scale))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "not the same workload: heads_kv, layout, dtype, causal or sm_scale "
+                            "differ");
+
+    char shape[128];
+    format_shape(n, shape, sizeof(shape));
+    fprintf(out, "q_shape %s; a p50 more than %.3g%% slower is a regression\n", shape,
+            threshold_percent);
+    if (o->reference_sha256 && n->reference_sha256 &&
+        strcmp(o->reference_sha256, n->reference_sha256) != 0)
+        fprintf(out, "reference output changed: %s -> %s\n", o->reference_sha256,
+                n->reference_sha256);
+    fprintf(out, "\n%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", "variant", "old p50", "new p50",
+            "change", "byte-exact", "finding");
+    for (size_t i = 0; i < o->variant_count; i++) {
+        const sr_report_variant *ov = &o->variants[i];
+        const char *label = variant_label(ov);
+        const sr_report_variant *nv = find_variant(n, label);
+        char op[32], np[32], change[32], exact[32], finding[96] = "";
+        format_seconds(ov->timing.count ? ov->timing.p50 : NAN, op, sizeof(op));
+        if (!nv) {
+            *findings |= SAGERUN_DIFF_MISSING;
+            fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", label, op, "-", "-",
+                    exact_word(ov->byte_exact), "MISSING in new");
+            continue;
+        }
+        format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
+        double pct = (nv->timing.p50 / ov->timing.p50 - 1.0) * 100.0;
+        if (isfinite(pct) && ov->timing.count && nv->timing.count)
+            snprintf(change, sizeof(change), "%+.2f%%", pct);
+        else
+            snprintf(change, sizeof(change), "-");
+        snprintf(exact, sizeof(exact), "%s -> %s", exact_word(ov->byte_exact),
+                 exact_word(nv->byte_exact));
+        size_t used = 0;
+        if (isfinite(pct) && pct > threshold_percent && ov->timing.count && nv->timing.count) {
+            *findings |= SAGERUN_DIFF_REGRESSION;
+            used += (size_t)snprintf(finding + used, sizeof(finding) - used, "SLOWER ");
+        } else if (!nv->timing.count && ov->timing.count) {
+            *findings |= SAGERUN_DIFF_REGRESSION;
+            used += (size_t)snprintf(finding + used, sizeof(finding) - used, "DID NOT RUN ");
+        }
+        if (ov->byte_exact == 1 && nv->byte_exact != 1) {
+            *findings |= SAGERUN_DIFF_LOST_BYTE_EXACT;
+            used += (size_t)snprintf(finding + used, sizeof(finding) - used,
+                                     "LOST BYTE-EXACTNESS ");
+        }
+        if (ov->output_sha256 && nv->output_sha256 &&
+            strcmp(ov->output_sha256, nv->output_sha256) != 0 && used < sizeof(finding))
+            snprintf(finding + used, sizeof(finding) - used, "output hash changed");
+        fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", label, op, np, change, exact,
+                finding);
+    }
+    for (size_t i = 0; i < n->variant_count; i++) {
+        const sr_report_variant *nv = &n->variants[i];
+        if (find_variant(o, variant_label(nv)))
+            continue;
+        char np[32];
+        format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
+        fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", variant_label(nv), "-", np, "-",
+                exact_word(nv->byte_exact), "new");
+    }
+    return SAGERUN_OK;
+}

@@ -1,0 +1,142 @@
+/* The comparison report: one model for a report just measured and one read back from a file (ours
+ * or the seed's), its JSON form, markdown, the stdout table, and the diff of two reports.
+ *
+ * The JSON keys of the seed report (../shared/fixtures/seed-report.json) come first, in its order
+ * and with its meaning and units (seconds); our additions follow under keys of their own. A model
+ * read from the seed file has has_ext false and every extension absent. */
+#ifndef SAGERUN_REPORT_H
+#define SAGERUN_REPORT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "sagerun/compare.h"
+#include "stats.h"
+
+/* Accuracy of one output against exact attention over sampled query rows. */
+typedef struct sr_accuracy {
+    bool present;
+    uint64_t rows, elements, nonfinite;
+    double cosine, rel_l1, rmse, max_abs;
+    char reference[32]; /* how the reference was computed: "fp64-host", "fp32-device" */
+} sr_accuracy;
+
+/* How an output's bytes differ from the baseline's. */
+typedef struct sr_byte_diff {
+    bool present;
+    uint64_t elements, differing, first_index, max_ulp;
+    double max_abs; /* +Inf when a NaN meets a number */
+} sr_byte_diff;
+
+/* NVML readings taken at the end of one round; -1 / false where unknown. */
+typedef struct sr_clock_sample {
+    int sm_clock_mhz;
+    int temperature_c;
+    bool has_throttle;
+    uint64_t throttle_reasons; /* nvmlClocksThrottleReasons bits */
+} sr_clock_sample;
+
+typedef struct sr_report_variant {
+    /* the seed's keys */
+    char *name, *path, *output_sha256; /* output_sha256 NULL = null */
+    int byte_exact;                    /* 1, 0, -1 = null */
+    sr_summary timing;                 /* count 0 and NaN = did not run */
+    sr_summary *rounds;
+    size_t round_count;
+    double speedup_percent; /* NaN = null */
+    /* extensions */
+    char *label, *version, *backend, *plugin_sha256, *failure; /* NULL = absent */
+    bool is_baseline;
+    bool has_scheduler;
+    sagerun_launch_geometry scheduler;
+    double prepare_s, tops; /* NaN = absent */
+    sr_interval interval;   /* valid false = absent */
+    int verdict;            /* sr_verdict; NONE = absent */
+    int deterministic;      /* 1, 0, -1 = absent */
+    char *last_output_sha256;
+    sr_accuracy accuracy;
+    sr_byte_diff byte_diff;
+} sr_report_variant;
+
+typedef struct sr_report {
+    /* the seed's keys */
+    json_t *metadata; /* an object, owned (a reference); NULL is written as {} */
+    char *source_commit, *reference_sha256;
+    uint64_t q_shape[8];
+    size_t q_shape_len;
+    bool has_scheduler;
+    sagerun_launch_geometry scheduler;
+    uint64_t rounds, warmup, iterations;
+    sr_report_variant *variants;
+    size_t variant_count;
+    /* extensions */
+    bool has_ext; /* schema_version present */
+    long long schema_version;
+    char *tool_version, *tool_commit, *created_utc;
+    char *device_name, *backend;
+    int compute_capability, driver_version, multiprocessors; /* -1 = absent */
+    bool has_problem;
+    sagerun_problem problem;
+    double noise_threshold_percent; /* NaN = absent */
+    char *expect_sha256;
+    char *clock_source;       /* "nvml"; NULL = no clocks */
+    char *clock_unavailable;  /* why there are none, when known */
+    int max_sm_clock_mhz;     /* -1 = unknown */
+    sr_clock_sample *clock_rounds;
+    size_t clock_round_count;
+    char **warnings;
+    size_t warning_count;
+} sr_report;
+
+/* Frees what r owns and zeroes it. */
+void sr_report_clear(sr_report *r);
+void sr_report_variant_clear(sr_report_variant *v);
+/* Appends a formatted warning; false on allocation failure. */
+bool sr_report_add_warning(sr_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* strdup that accepts NULL. */
+char *sr_strdup_or_null(const char *s);
+
+/* JSON. to_json returns a new reference or NULL (out of memory). */
+json_t *sr_report_to_json(const sr_report *r);
+sagerun_status sr_report_write_json(const sr_report *r, const char *path, sagerun_error *err);
+/* Parses and validates; `name` (usually the file name) prefixes every error. On failure *out is
+ * left cleared. */
+sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *out,
+                                   sagerun_error *err);
+sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *err);
+
+/* Renderings. */
+void sr_report_print_table(const sr_report *r, FILE *out);
+void sr_report_print_markdown(const sr_report *r, FILE *out);
+sagerun_status sr_report_write_markdown(const sr_report *r, const char *path, sagerun_error *err);
+/* Prints the comparison of two reports; returns SAGERUN_DIFF_* bits. Fails (INVALID_ARGUMENT)
+ * when the workloads differ. */
+sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
+                              double threshold_percent, FILE *out, unsigned *findings,
+                              sagerun_error *err);
+
+/* Writes a file atomically: `write` fills a temporary file next to path, which is then fsync'ed
+ * and renamed over path. */
+sagerun_status sr_write_file_atomic(const char *path,
+                                    bool (*write)(FILE *f, const void *user), const void *user,
+                                    sagerun_error *err);
+
+/* ---- NVML (nvml.c): optional, loaded lazily ---- */
+typedef struct sr_nvml sr_nvml;
+/* Opens NVML for the CUDA device `ordinal` (mapped through CUDA_VISIBLE_DEVICES). NULL when NVML is
+ * absent or fails; why goes to `why` (why_len bytes). */
+sr_nvml *sr_nvml_open(int ordinal, char *why, size_t why_len);
+void sr_nvml_close(sr_nvml *n);
+void sr_nvml_sample(sr_nvml *n, sr_clock_sample *out);
+int sr_nvml_max_sm_clock(sr_nvml *n); /* -1 when unknown */
+/* Throttle reasons that slow the clocks (power, thermal, hardware slowdown), not idle or app
+ * settings. */
+uint64_t sr_nvml_slowdown_mask(void);
+/* Names of the set bits, comma-separated, into buf. */
+void sr_nvml_reason_names(uint64_t reasons, char *buf, size_t len);
+
+
+#endif

@@ -1,0 +1,166 @@
+/* Timing statistics: percentiles, summaries, the paired speedup interval and the verdict. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double sr_percentile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    if (q <= 0)
+        return sorted[0];
+    if (q >= 100)
+        return sorted[n - 1];
+    /* NumPy "linear" (method 7 of Hyndman & Fan): the virtual index (n-1)*q/100, interpolated
+     * between its floor and ceiling neighbours. */
+    double h = (double)(n - 1) * (q / 100.0);
+    size_t lo = (size_t)floor(h);
+    double frac = h - (double)lo;
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    /* NumPy's _lerp: a + (b - a) * t, switching to b - (b - a) * (1 - t) for t >= 0.5 so that the
+     * result is exact at both ends; this keeps our last bits equal to NumPy's. */
+    double a = sorted[lo], b = sorted[lo + 1], diff = b - a;
+    return frac >= 0.5 ? b - diff * (1.0 - frac) : a + diff * frac;
+}
+
+static int compare_doubles(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+bool sr_summarize(const double *values, size_t n, double *scratch, sr_summary *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->count = n;
+    if (n == 0) {
+        out->mean = out->p50 = out->p90 = out->p95 = out->p99 = out->min = out->max = NAN;
+        return true;
+    }
+    double *sorted = scratch ? scratch : malloc(n * sizeof(double));
+    if (!sorted)
+        return false;
+    memcpy(sorted, values, n * sizeof(double));
+    qsort(sorted, n, sizeof(double), compare_doubles);
+
+    /* Summed in the original order. NumPy's mean sums pairwise in blocks of 8; the two agree to an
+     * ulp or two, far below the resolution of a timer. */
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += values[i];
+    out->mean = sum / (double)n;
+    out->p50 = sr_percentile_sorted(sorted, n, 50);
+    out->p90 = sr_percentile_sorted(sorted, n, 90);
+    out->p95 = sr_percentile_sorted(sorted, n, 95);
+    out->p99 = sr_percentile_sorted(sorted, n, 99);
+    out->min = sorted[0];
+    out->max = sorted[n - 1];
+    if (!scratch)
+        free(sorted);
+    return true;
+}
+
+double sr_speedup_percent(double p50_baseline, double p50_variant)
+{
+    return (p50_baseline / p50_variant - 1.0) * 100.0;
+}
+
+double sr_t_quantile_975(unsigned dof)
+{
+    /* Exact values (to 9 decimals) for small dof, where the normal approximation is poor. */
+    static const double table[] = {
+        NAN,         12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836,
+        2.446911851, 2.364624252,  2.306004135, 2.262157163, 2.228138852, 2.200985160,
+        2.178812830, 2.160368656,  2.144786688, 2.131449546, 2.119905299, 2.109815578,
+        2.100922040, 2.093024054,  2.085963447, 2.079613845, 2.073873068, 2.068657610,
+        2.063898562, 2.059538553,  2.055529439, 2.051830516, 2.048407142, 2.045229642,
+        2.042272456,
+    };
+    if (dof == 0)
+        return NAN;
+    if (dof < sizeof(table) / sizeof(table[0]))
+        return table[dof];
+    /* Beyond 30 dof: the Cornish-Fisher expansion of t in powers of 1/dof around the normal
+     * quantile (Abramowitz & Stegun 26.7.5); its error is below 1e-6 from dof 30 on. */
+    const double z = 1.959963984540054; /* the normal 0.975 quantile */
+    double z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2;
+    double v = (double)dof;
+    double g1 = (z3 + z) / 4.0;
+    double g2 = (5 * z5 + 16 * z3 + 3 * z) / 96.0;
+    double g3 = (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / 384.0;
+    double g4 = (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / 92160.0;
+    return z + g1 / v + g2 / (v * v) + g3 / (v * v * v) + g4 / (v * v * v * v);
+}
+
+sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
+                                       size_t rounds)
+{
+    /* Each round r gives one paired observation d_r = ln(baseline_r / variant_r): both variants
+     * ran in the same round, so drift between rounds (clocks, temperature) cancels in the ratio,
+     * and the log makes "2x faster" and "2x slower" symmetric. With R rounds, mean d and sample
+     * standard deviation s (R-1 in the denominator), the 95% interval of the mean log-ratio is
+     * d +- t(0.975, R-1) * s / sqrt(R) (Student's t: the rounds are few and s is estimated). The
+     * interval in percent is (exp(bound) - 1) * 100, the same convention as the seed's speedup. */
+    sr_interval iv = {0};
+    if (rounds < 2)
+        return iv;
+    double sum = 0;
+    for (size_t r = 0; r < rounds; r++) {
+        if (!(baseline[r] > 0) || !(variant[r] > 0) || !isfinite(baseline[r]) ||
+            !isfinite(variant[r]))
+            return iv;
+        sum += log(baseline[r] / variant[r]);
+    }
+    double mean = sum / (double)rounds;
+    double ss = 0;
+    for (size_t r = 0; r < rounds; r++) {
+        double d = log(baseline[r] / variant[r]) - mean;
+        ss += d * d;
+    }
+    double sd = sqrt(ss / (double)(rounds - 1));
+    iv.dof = (unsigned)(rounds - 1);
+    double half = sr_t_quantile_975(iv.dof) * sd / sqrt((double)rounds);
+    iv.estimate = expm1(mean) * 100.0;
+    iv.low = expm1(mean - half) * 100.0;
+    iv.high = expm1(mean + half) * 100.0;
+    iv.valid = true;
+    return iv;
+}
+
+sr_verdict sr_verdict_of(const sr_interval *interval, double threshold_percent)
+{
+    if (!interval->valid || !(threshold_percent >= 0))
+        return SR_VERDICT_AMBIGUOUS;
+    if (interval->low > threshold_percent)
+        return SR_VERDICT_FASTER;
+    if (interval->high < -threshold_percent)
+        return SR_VERDICT_SLOWER;
+    if (interval->low >= -threshold_percent && interval->high <= threshold_percent)
+        return SR_VERDICT_SAME;
+    return SR_VERDICT_AMBIGUOUS;
+}
+
+static const char *const verdict_names[] = {
+    [SR_VERDICT_FASTER] = "faster",
+    [SR_VERDICT_SLOWER] = "slower",
+    [SR_VERDICT_SAME] = "same",
+    [SR_VERDICT_AMBIGUOUS] = "ambiguous",
+};
+
+const char *sr_verdict_name(int verdict)
+{
+    if (verdict <= SR_VERDICT_NONE || verdict > SR_VERDICT_AMBIGUOUS)
+        return NULL;
+    return verdict_names[verdict];
+}
+
+sr_verdict sr_verdict_parse(const char *name)
+{
+    for (int v = SR_VERDICT_FASTER; name && v <= SR_VERDICT_AMBIGUOUS; v++)
+        if (strcmp(name, verdict_names[v]) == 0)
+            return (sr_verdict)v;
+    return SR_VERDICT_NONE;
+}

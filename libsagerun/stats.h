@@ -1,0 +1,64 @@
+/* Timing statistics of a comparison: pure functions, no I/O, no allocation beyond what is said.
+ *
+ * Percentiles follow NumPy's default ("linear": interpolation between the closest ranks), which is
+ * what the seed report's numbers are consistent with. Speedups follow the seed's formula
+ * (p50_baseline / p50_variant - 1) * 100, in percent; positive means the variant is faster. */
+#ifndef SAGERUN_STATS_H
+#define SAGERUN_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The seed report's "timing" object (seconds). */
+typedef struct sr_summary {
+    uint64_t count;
+    double mean, p50, p90, p95, p99, min, max;
+} sr_summary;
+
+/* The q-th percentile (0 <= q <= 100) of n >= 1 values sorted ascending; NaN when n == 0. */
+double sr_percentile_sorted(const double *sorted, size_t n, double q);
+
+/* Summary of n values (any order). scratch must hold n doubles (it receives the sorted values); it
+ * may be NULL, then a copy is allocated (false on allocation failure). n == 0 gives count 0 and NaN
+ * everywhere else. */
+bool sr_summarize(const double *values, size_t n, double *scratch, sr_summary *out);
+
+/* (p50_baseline / p50_variant - 1) * 100, exactly as the seed computes it. */
+double sr_speedup_percent(double p50_baseline, double p50_variant);
+
+/* The 0.975 quantile of Student's t distribution with dof degrees of freedom (dof >= 1): the
+ * multiplier of a two-sided 95% interval. */
+double sr_t_quantile_975(unsigned dof);
+
+/* A 95% confidence interval of the speedup, in percent (same sign convention as
+ * sr_speedup_percent). valid is false when fewer than two rounds or a non-positive time. */
+typedef struct sr_interval {
+    bool valid;
+    double estimate; /* exp(mean log-ratio) - 1, in percent: the geometric-mean paired speedup */
+    double low, high;
+    unsigned dof;
+} sr_interval;
+
+/* Interval from per-round paired times: baseline[r] and variant[r] are the two variants' p50 in
+ * round r (the same round, so drift within a round hits both alike). */
+sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
+                                       size_t rounds);
+
+typedef enum sr_verdict {
+    SR_VERDICT_NONE = 0, /* the baseline itself, or nothing measured */
+    SR_VERDICT_FASTER = 1,
+    SR_VERDICT_SLOWER = 2,
+    SR_VERDICT_SAME = 3,
+    SR_VERDICT_AMBIGUOUS = 4
+} sr_verdict;
+
+/* faster / slower when the whole interval lies beyond +threshold / -threshold (percent), same when
+ * it lies within [-threshold, +threshold], ambiguous otherwise (and for an invalid interval). */
+sr_verdict sr_verdict_of(const sr_interval *interval, double threshold_percent);
+/* "faster", "slower", "same", "ambiguous"; NULL for SR_VERDICT_NONE or an unknown value. */
+const char *sr_verdict_name(int verdict);
+/* The inverse of sr_verdict_name; SR_VERDICT_NONE for an unknown name. */
+sr_verdict sr_verdict_parse(const char *name);
+
+#endif

@@ -1,0 +1,421 @@
+/* Reports: our JSON has every key of the seed report with the same JSON type (recursively), the
+ * seed file reads back and renders, malformed reports give errors naming file and key, files are
+ * written atomically, and diff finds regressions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#ifndef SAGERUN_SOURCE_DIR
+#define SAGERUN_SOURCE_DIR "."
+#endif
+#define SEED_REPORT SAGERUN_SOURCE_DIR "/test/data/seed-report.json"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sagerun-test-report-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    char path[512];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+            unlink(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(tmpdir);
+    return 0;
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return path;
+}
+
+static json_t *load_json(const char *path)
+{
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    if (!j)
+        fail_msg("%s: %s", path, jerr.text);
+    return j;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A report as a comparison fills it: two variants, every extension present. */
+static void make_report(sr_report *r)
+{
+    memset(r, 0, sizeof *r);
+    r->metadata = json_pack("{s:i, s:s}", "seed", 440420, "attention", "sage2");
+    r->source_commit = strdup("0123456789ab");
+    r->reference_sha256 = strdup("4c666c20f5f8f651158a2ced33ccff08f3bada07665c595b99008d171db30574");
+    r->q_shape_len = 4;
+    r->q_shape[0] = 1, r->q_shape[1] = 256, r->q_shape[2] = 2, r->q_shape[3] = 128;
+    r->has_scheduler = true;
+    r->scheduler = (sagerun_launch_geometry){sizeof(sagerun_launch_geometry), 128, 64, 32, 64,
+                                             128, 32768, 4};
+    r->rounds = 2, r->warmup = 3, r->iterations = 3;
+    r->has_ext = true;
+    r->schema_version = SAGERUN_REPORT_SCHEMA_VERSION;
+    r->tool_version = strdup("0.1.0");
+    r->tool_commit = strdup("0123456789ab");
+    r->created_utc = strdup("2025-01-01T00:00:00Z");
+    r->device_name = strdup("host");
+    r->backend = strdup("host");
+    r->compute_capability = 0, r->driver_version = 0, r->multiprocessors = 2;
+    r->has_problem = true;
+    r->problem = sagerun_problem_make(1, 256, 2, 2, 128);
+    r->problem.sm_scale = sagerun_problem_sm_scale(&r->problem);
+    r->noise_threshold_percent = 1.0;
+    r->clock_source = strdup("nvml");
+    r->max_sm_clock_mhz = 1980;
+    r->clock_round_count = 2;
+    r->clock_rounds = calloc(2, sizeof *r->clock_rounds);
+    r->clock_rounds[0] = (sr_clock_sample){1980, 45, true, 0x0};
+    r->clock_rounds[1] = (sr_clock_sample){1755, 61, true, 0x24}; /* sw power cap + thermal */
+    sr_report_add_warning(r, "the GPU was throttling");
+    r->variant_count = 2;
+    r->variants = calloc(2, sizeof *r->variants);
+    const double samples[2][6] = {{1.0, 1.1, 1.2, 1.0, 1.05, 1.1}, {0.5, 0.6, 0.55, 0.5, 0.52, 0.6}};
+    for (int i = 0; i < 2; i++) {
+        sr_report_variant *v = &r->variants[i];
+        v->name = strdup(i ? "fast" : "baseline");
+        v->label = strdup(v->name);
+        v->path = strdup(i ? "/p/fast.so" : "/p/baseline.so");
+        v->version = strdup("1.0.0");
+        v->backend = strdup("host");
+        v->plugin_sha256 = strdup("aa");
+        v->is_baseline = i == 0;
+        v->output_sha256 = strdup(r->reference_sha256);
+        v->last_output_sha256 = strdup(r->reference_sha256);
+        v->byte_exact = i == 0;
+        v->deterministic = 1;
+        sr_summarize(samples[i], 6, NULL, &v->timing);
+        v->round_count = 2;
+        v->rounds = calloc(2, sizeof *v->rounds);
+        sr_summarize(samples[i], 3, NULL, &v->rounds[0]);
+        sr_summarize(samples[i] + 3, 3, NULL, &v->rounds[1]);
+        v->speedup_percent = i ? sr_speedup_percent(r->variants[0].timing.p50, v->timing.p50) : 0.0;
+        v->has_scheduler = true;
+        v->scheduler = r->scheduler;
+        v->prepare_s = 0.001;
+        v->tops = 1.5;
+        v->accuracy = (sr_accuracy){true, 512, 65536, 0, 0.9993, 0.037, 1e-3, 2e-2, "fp64-host"};
+        if (i) {
+            const double b[] = {r->variants[0].rounds[0].p50, r->variants[0].rounds[1].p50};
+            const double x[] = {v->rounds[0].p50, v->rounds[1].p50};
+            v->interval = sr_paired_speedup_interval(b, x, 2);
+            v->verdict = sr_verdict_of(&v->interval, 1.0);
+            v->byte_diff = (sr_byte_diff){true, 65536, 12, 7, 3, 0.0009765625};
+        }
+    }
+}
+
+/* Every key of `seed` is in `ours` with the same JSON type; arrays of objects are checked
+ * element by element against the seed's first element. */
+static void check_schema(json_t *seed, json_t *ours, const char *path)
+{
+    if (json_typeof(seed) != json_typeof(ours) && !(json_is_boolean(seed) && json_is_boolean(ours)))
+        fail_msg("%s: seed has JSON type %d, ours %d", path, json_typeof(seed), json_typeof(ours));
+    char sub[256];
+    if (json_is_object(seed)) {
+        if (strcmp(path, "metadata") == 0)
+            return; /* the workload's own object: free-form */
+        const char *key;
+        json_t *value;
+        json_object_foreach(seed, key, value) {
+            snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", key);
+            json_t *mine = json_object_get(ours, key);
+            if (!mine)
+                fail_msg("%s: missing from our report", sub);
+            check_schema(value, mine, sub);
+        }
+    } else if (json_is_array(seed) && json_array_size(seed) > 0) {
+        assert_true(json_array_size(ours) > 0);
+        for (size_t i = 0; i < json_array_size(ours); i++) {
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            check_schema(json_array_get(seed, 0), json_array_get(ours, i), sub);
+        }
+    }
+}
+
+static void test_schema_matches_seed(void **state)
+{
+    (void)state;
+    sr_report r;
+    make_report(&r);
+    json_t *ours = sr_report_to_json(&r);
+    assert_non_null(ours);
+    json_t *seed = load_json(SEED_REPORT);
+    check_schema(seed, ours, "");
+    /* the seed's keys come first, in its order, then ours */
+    const char *seed_order[] = {"metadata", "source_commit", "reference_output_sha256", "q_shape",
+                                "scheduler", "rounds", "warmup", "iterations_per_round",
+                                "variants"};
+    void *it = json_object_iter(ours);
+    for (size_t i = 0; i < sizeof seed_order / sizeof seed_order[0]; i++) {
+        assert_non_null(it);
+        assert_string_equal(json_object_iter_key(it), seed_order[i]);
+        it = json_object_iter_next(ours, it);
+    }
+    assert_string_equal(json_object_iter_key(it), "schema_version");
+    json_decref(seed);
+    json_decref(ours);
+    sr_report_clear(&r);
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    sr_report r, back;
+    make_report(&r);
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_write_json(&r, tmp_path("r.json"), &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(tmp_path("r.json"), &back, &err), SAGERUN_OK);
+    assert_true(back.has_ext);
+    assert_int_equal(back.variant_count, 2);
+    assert_true(back.variants[0].is_baseline && !back.variants[1].is_baseline);
+    assert_true(back.variants[1].timing.p50 == r.variants[1].timing.p50);
+    assert_true(back.variants[1].rounds[1].p99 == r.variants[1].rounds[1].p99);
+    assert_true(back.variants[1].speedup_percent == r.variants[1].speedup_percent);
+    assert_true(back.variants[1].interval.valid);
+    assert_true(back.variants[1].interval.low == r.variants[1].interval.low);
+    assert_int_equal(back.variants[1].verdict, r.variants[1].verdict);
+    assert_int_equal(back.variants[1].byte_exact, 0);
+    assert_int_equal(back.variants[1].byte_diff.differing, 12);
+    assert_int_equal(back.variants[1].byte_diff.max_ulp, 3);
+    assert_true(back.variants[0].accuracy.present);
+    assert_true(back.variants[0].accuracy.cosine == 0.9993);
+    assert_int_equal(back.clock_round_count, 2);
+    assert_int_equal(back.clock_rounds[1].sm_clock_mhz, 1755);
+    assert_int_equal(back.clock_rounds[1].throttle_reasons, 0x24);
+    assert_int_equal(back.warning_count, 1);
+    assert_int_equal(back.problem.head_dim, 128);
+    assert_true(json_equal(back.metadata, r.metadata));
+    /* written and read again: the same JSON */
+    json_t *a = sr_report_to_json(&r), *b = sr_report_to_json(&back);
+    assert_true(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+    sr_report_clear(&back);
+    sr_report_clear(&r);
+    /* no temporary file left behind */
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        assert_null(strstr(e->d_name, ".tmp."));
+    closedir(d);
+}
+
+/* The seed file reads back, and written out again (no extensions) it is the same JSON. */
+static void test_seed_reads_and_renders(void **state)
+{
+    (void)state;
+    sr_report r;
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(SEED_REPORT, &r, &err), SAGERUN_OK);
+    assert_false(r.has_ext);
+    assert_int_equal(r.variant_count, 2);
+    assert_string_equal(r.variants[1].name, "interleave-softmax");
+    assert_true(r.variants[0].is_baseline);
+    assert_int_equal(r.variants[1].round_count, 5);
+    assert_true(r.variants[1].speedup_percent == -0.015880643112875514);
+    assert_int_equal(r.scheduler.grid_ctas, 16576);
+    json_t *seed = load_json(SEED_REPORT), *again = sr_report_to_json(&r);
+    assert_true(json_equal(seed, again));
+    json_decref(seed);
+    json_decref(again);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sr_report_print_table(&r, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "interleave-softmax"));
+    assert_non_null(strstr(buf, "243.919 ms"));
+    assert_non_null(strstr(buf, "-0.02%"));
+    assert_non_null(strstr(buf, "(baseline)"));
+    free(buf);
+    f = open_memstream(&buf, &len);
+    sr_report_print_markdown(&r, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "| interleave-softmax |"));
+    free(buf);
+    sr_report_clear(&r);
+}
+
+/* Malformed reports: the error names the file and the key. */
+static void expect_error(const char *text, int status, const char *needle)
+{
+    const char *path = tmp_path("bad.json");
+    write_text(path, text);
+    sr_report r;
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(path, &r, &err), status);
+    assert_int_equal(err.status, status);
+    if (!strstr(err.message, path) || !strstr(err.message, needle))
+        fail_msg("error \"%s\" should name %s and say \"%s\"", err.message, path, needle);
+    assert_null(r.variants);
+}
+
+static char *seed_with(const char *key_path, json_t *value)
+{
+    json_t *seed = load_json(SEED_REPORT);
+    json_t *obj = seed;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", key_path);
+    char *save = NULL, *tok = strtok_r(buf, ".", &save), *next;
+    for (; (next = strtok_r(NULL, ".", &save)); tok = next) {
+        char *br = strchr(tok, '[');
+        if (br) {
+            *br = '\0';
+            obj = json_array_get(json_object_get(obj, tok), strtoul(br + 1, NULL, 10));
+        } else {
+            obj = json_object_get(obj, tok);
+        }
+    }
+    if (value)
+        json_object_set_new(obj, tok, value);
+    else
+        json_object_del(obj, tok);
+    char *text = json_dumps(seed, 0);
+    json_decref(seed);
+    return text;
+}
+
+static void test_malformed_reports(void **state)
+{
+    (void)state;
+    expect_error("{\"metadata\": ", SAGERUN_FORMAT, "not valid JSON");
+    expect_error("[1, 2]", SAGERUN_FORMAT, "expected a JSON object");
+    char *t;
+    t = seed_with("variants", NULL);
+    expect_error(t, SAGERUN_FORMAT, "variants: missing");
+    free(t);
+    t = seed_with("variants[1].timing.p50_s", json_string("fast"));
+    expect_error(t, SAGERUN_FORMAT, "variants[1].timing.p50_s: expected a number");
+    free(t);
+    t = seed_with("variants[0].rounds", json_object());
+    expect_error(t, SAGERUN_FORMAT, "variants[0].rounds: expected an array");
+    free(t);
+    t = seed_with("variants[0].byte_exact", json_integer(1));
+    expect_error(t, SAGERUN_FORMAT, "variants[0].byte_exact: expected a boolean");
+    free(t);
+    t = seed_with("scheduler.grid_ctas", json_integer(-1));
+    expect_error(t, SAGERUN_FORMAT, "scheduler.grid_ctas: expected a non-negative integer");
+    free(t);
+    t = seed_with("warmup", json_real(3.5));
+    expect_error(t, SAGERUN_FORMAT, "warmup: expected a non-negative integer");
+    free(t);
+
+    sr_report r;
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(tmp_path("does-not-exist.json"), &r, &err), SAGERUN_IO);
+    assert_non_null(strstr(err.message, "does-not-exist.json"));
+}
+
+static void test_bad_extension_named(void **state)
+{
+    (void)state;
+    sr_report r;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r);
+    json_object_set_new(json_array_get(json_object_get(j, "variants"), 1), "verdict",
+                        json_string("quicker"));
+    json_dump_file(j, tmp_path("ext.json"), 0);
+    json_decref(j);
+    sr_report_clear(&r);
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(tmp_path("ext.json"), &r, &err), SAGERUN_FORMAT);
+    assert_non_null(strstr(err.message, "variants[1].verdict: unknown verdict \"quicker\""));
+}
+
+static void test_atomic_write_failure(void **state)
+{
+    (void)state;
+    sr_report r;
+    make_report(&r);
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_write_json(&r, "/nonexistent-dir/r.json", &err), SAGERUN_IO);
+    assert_non_null(strstr(err.message, "/nonexistent-dir/r.json"));
+    assert_int_equal(sr_report_write_markdown(&r, tmp_path("r.md"), &err), SAGERUN_OK);
+    sr_report_clear(&r);
+}
+
+static void test_diff(void **state)
+{
+    (void)state;
+    sr_report a, b;
+    sagerun_error err = {0};
+    unsigned findings = 99;
+    FILE *devnull = fopen("/dev/null", "w");
+    assert_int_equal(sr_report_read(SEED_REPORT, &a, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(SEED_REPORT, &b, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, 0);
+    /* 10% slower: a regression at 2%, not at 20% */
+    b.variants[1].timing.p50 *= 1.10;
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
+    assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, 0);
+    /* byte-exactness lost */
+    b.variants[1].byte_exact = 0;
+    assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, SAGERUN_DIFF_LOST_BYTE_EXACT);
+    /* a variant gone */
+    b.variant_count = 1;
+    assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, SAGERUN_DIFF_MISSING);
+    b.variant_count = 2;
+    /* another workload */
+    b.q_shape[1] = 1000;
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err),
+                     SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "not the same workload"));
+    fclose(devnull);
+    sr_report_clear(&a);
+    sr_report_clear(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schema_matches_seed),
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_seed_reads_and_renders),
+        cmocka_unit_test(test_malformed_reports),
+        cmocka_unit_test(test_bad_extension_named),
+        cmocka_unit_test(test_atomic_write_failure),
+        cmocka_unit_test(test_diff),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,251 @@
+/* Timing statistics: percentiles (NumPy linear), summaries, the seed's speedup, the paired
+ * interval and the verdict, against hand-computed values and the seed report's own numbers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "stats.h"
+
+#ifndef SAGERUN_SOURCE_DIR
+#define SAGERUN_SOURCE_DIR "."
+#endif
+#define SEED_REPORT SAGERUN_SOURCE_DIR "/test/data/seed-report.json"
+
+static void assert_close(double got, double want, double rel)
+{
+    double tol = rel * fmax(fabs(want), 1e-300);
+    if (!(fabs(got - want) <= tol))
+        fail_msg("got %.17g, want %.17g (relative tolerance %g)", got, want, rel);
+}
+
+static json_t *load_seed(void)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(SEED_REPORT, 0, &jerr);
+    if (!root)
+        fail_msg("cannot load %s: %s", SEED_REPORT, jerr.text);
+    return root;
+}
+
+static double seed_number(json_t *obj, const char *key)
+{
+    json_t *j = json_object_get(obj, key);
+    assert_non_null(j);
+    assert_true(json_is_number(j));
+    return json_number_value(j);
+}
+
+/* ---- percentiles ---- */
+
+static void test_percentile_hand_values(void **state)
+{
+    (void)state;
+    const double four[] = {1, 2, 3, 4};
+    /* virtual index (n-1)*q/100: 1.5 -> 2.5; 2.7 -> 3.7; 0 -> 1; 3 -> 4 */
+    assert_close(sr_percentile_sorted(four, 4, 50), 2.5, 1e-15);
+    assert_close(sr_percentile_sorted(four, 4, 90), 3.7, 1e-15);
+    assert_close(sr_percentile_sorted(four, 4, 0), 1, 0);
+    assert_close(sr_percentile_sorted(four, 4, 100), 4, 0);
+    const double one[] = {7.5};
+    assert_close(sr_percentile_sorted(one, 1, 50), 7.5, 0);
+    assert_close(sr_percentile_sorted(one, 1, 99), 7.5, 0);
+    assert_true(isnan(sr_percentile_sorted(one, 0, 50)));
+}
+
+static void test_summary_hand_values(void **state)
+{
+    (void)state;
+    /* 1..10 in a shuffled order: mean 5.5; p50 (index 4.5) 5.5; p90 (8.1) 9.1; p95 (8.55) 9.55;
+     * p99 (8.91) 9.91 */
+    const double x[] = {7, 3, 10, 1, 5, 9, 2, 8, 6, 4};
+    sr_summary s;
+    assert_true(sr_summarize(x, 10, NULL, &s));
+    assert_int_equal(s.count, 10);
+    assert_close(s.mean, 5.5, 1e-15);
+    assert_close(s.p50, 5.5, 1e-15);
+    assert_close(s.p90, 9.1, 1e-15);
+    assert_close(s.p95, 9.55, 1e-15);
+    assert_close(s.p99, 9.91, 1e-15);
+    assert_close(s.min, 1, 0);
+    assert_close(s.max, 10, 0);
+    /* the input is left as it was; scratch receives the sorted copy */
+    assert_close(x[0], 7, 0);
+    double scratch[3];
+    const double y[] = {3, 1, 2};
+    assert_true(sr_summarize(y, 3, scratch, &s));
+    assert_close(scratch[0], 1, 0);
+    assert_close(s.p90, 2.8, 1e-15);
+    assert_close(s.p99, 2.98, 1e-15);
+    /* nothing measured */
+    assert_true(sr_summarize(NULL, 0, NULL, &s));
+    assert_int_equal(s.count, 0);
+    assert_true(isnan(s.p50) && isnan(s.mean));
+}
+
+/* The seed's per-round numbers come from 10 samples: p95 (virtual index 8.55) and max fix the
+ * two largest samples x8, x9; p90 (8.1) and p99 (8.91) then follow from our interpolation. Ten
+ * samples built from (min, p50, x8, max) must give the seed's six statistics. */
+static void test_seed_rounds_are_numpy_linear(void **state)
+{
+    (void)state;
+    json_t *root = load_seed();
+    json_t *variants = json_object_get(root, "variants");
+    size_t checked = 0;
+    for (size_t v = 0; v < json_array_size(variants); v++) {
+        json_t *rounds = json_object_get(json_array_get(variants, v), "rounds");
+        for (size_t r = 0; r < json_array_size(rounds); r++) {
+            json_t *ro = json_array_get(rounds, r);
+            double mn = seed_number(ro, "min_s"), mx = seed_number(ro, "max_s");
+            double p50 = seed_number(ro, "p50_s"), p95 = seed_number(ro, "p95_s");
+            double x8 = mx - (mx - p95) / 0.45; /* p95 = x9 - 0.45 (x9 - x8) */
+            double x[10] = {mn, mn, mn, mn, p50, p50, p50, p50, x8, mx};
+            sr_summary s;
+            assert_true(sr_summarize(x, 10, NULL, &s));
+            assert_close(s.p50, p50, 1e-15);
+            assert_close(s.p90, seed_number(ro, "p90_s"), 1e-14);
+            assert_close(s.p95, p95, 1e-14);
+            assert_close(s.p99, seed_number(ro, "p99_s"), 1e-14);
+            assert_close(s.min, mn, 0);
+            assert_close(s.max, mx, 0);
+            checked++;
+        }
+    }
+    assert_int_equal(checked, 10);
+    json_decref(root);
+}
+
+/* ---- speedup ---- */
+
+static void test_seed_speedup_reproduced(void **state)
+{
+    (void)state;
+    json_t *root = load_seed();
+    json_t *variants = json_object_get(root, "variants");
+    double base = seed_number(json_object_get(json_array_get(variants, 0), "timing"), "p50_s");
+    for (size_t v = 0; v < json_array_size(variants); v++) {
+        json_t *vo = json_array_get(variants, v);
+        double p50 = seed_number(json_object_get(vo, "timing"), "p50_s");
+        double want = seed_number(vo, "speedup_vs_baseline_percent");
+        /* exactly, to the last bit: the same formula in the same order */
+        assert_true(sr_speedup_percent(base, p50) == want);
+    }
+    assert_true(sr_speedup_percent(0.24391904449462892, 0.2439577865600586) ==
+                -0.015880643112875514);
+    json_decref(root);
+}
+
+static void test_t_quantiles(void **state)
+{
+    (void)state;
+    assert_close(sr_t_quantile_975(1), 12.706204736, 1e-9);
+    assert_close(sr_t_quantile_975(4), 2.776445105, 1e-9);
+    assert_close(sr_t_quantile_975(30), 2.042272456, 1e-9);
+    /* beyond the table: the expansion, against published values */
+    assert_close(sr_t_quantile_975(31), 2.039513446, 1e-6);
+    assert_close(sr_t_quantile_975(60), 2.000297822, 1e-6);
+    assert_close(sr_t_quantile_975(120), 1.979930405, 1e-6);
+    assert_close(sr_t_quantile_975(100000), 1.959987708, 1e-6);
+    assert_true(isnan(sr_t_quantile_975(0)));
+}
+
+static void test_interval_hand_values(void **state)
+{
+    (void)state;
+    /* log-ratios 0.01, 0.02, 0.03: mean 0.02, sd 0.01, t(0.975, 2) = 4.302652730;
+     * bounds expm1(0.02 -+ 4.302652730 * 0.01 / sqrt(3)) * 100 */
+    const double base[] = {exp(0.01), exp(0.02), exp(0.03)};
+    const double var[] = {1, 1, 1};
+    sr_interval iv = sr_paired_speedup_interval(base, var, 3);
+    assert_true(iv.valid);
+    assert_int_equal(iv.dof, 2);
+    assert_close(iv.estimate, 2.020134002675581, 1e-12);
+    assert_close(iv.low, -0.4829676542662177, 1e-9);
+    assert_close(iv.high, 4.586194911489136, 1e-9);
+    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
+    assert_int_equal(sr_verdict_of(&iv, 5.0), SR_VERDICT_SAME);
+
+    /* twice as fast in every round: exactly +100%, zero width */
+    const double half[] = {0.5, 0.5, 0.5, 0.5, 0.5};
+    const double ones[] = {1, 1, 1, 1, 1};
+    iv = sr_paired_speedup_interval(ones, half, 5);
+    assert_close(iv.low, 100, 1e-12);
+    assert_close(iv.high, 100, 1e-12);
+    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_FASTER);
+    const double twice[] = {2, 2, 2, 2, 2};
+    iv = sr_paired_speedup_interval(ones, twice, 5);
+    assert_close(iv.high, -50, 1e-12);
+    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_SLOWER);
+
+    /* fewer than two rounds, or a non-positive time: no interval, ambiguous */
+    iv = sr_paired_speedup_interval(ones, half, 1);
+    assert_false(iv.valid);
+    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
+    const double bad[] = {1, 0, 1};
+    iv = sr_paired_speedup_interval(ones, bad, 3);
+    assert_false(iv.valid);
+}
+
+/* A/A: the same per-round times for both sides must say "same", at any threshold. */
+static void test_a_a_is_same(void **state)
+{
+    (void)state;
+    const double rounds[] = {0.2411, 0.2420, 0.2436, 0.2452, 0.2475};
+    sr_interval iv = sr_paired_speedup_interval(rounds, rounds, 5);
+    assert_true(iv.valid);
+    assert_true(iv.low == 0 && iv.high == 0);
+    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_SAME);
+    assert_int_equal(sr_verdict_of(&iv, 0.0), SR_VERDICT_SAME);
+    /* drift across rounds that hits both sides alike cancels: the seed's own per-round p50s */
+    const double seed_base[] = {0.24101924896240234, 0.2419222717285156, 0.2436042709350586,
+                                0.24513208007812498, 0.24709844970703126};
+    const double seed_var[] = {0.24122242736816407, 0.24199546813964845, 0.2437736587524414,
+                               0.2453832778930664, 0.24736494445800783};
+    iv = sr_paired_speedup_interval(seed_base, seed_var, 5);
+    assert_true(iv.low > -1 && iv.high < 1);
+    assert_true(iv.high < 0); /* interleave-softmax was a little slower in every round */
+    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_SAME);
+}
+
+static void test_verdict_rules(void **state)
+{
+    (void)state;
+    sr_interval iv = {.valid = true};
+    iv.low = 1.5, iv.high = 3;
+    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_FASTER);
+    iv.low = 1.0, iv.high = 3; /* touching the threshold does not clear it */
+    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_AMBIGUOUS);
+    iv.low = -3, iv.high = -1.5;
+    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_SLOWER);
+    iv.low = -1, iv.high = 1; /* inside, bounds included */
+    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_SAME);
+    iv.low = -0.5, iv.high = 1.5;
+    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_AMBIGUOUS);
+    iv.low = -2, iv.high = 2;
+    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_AMBIGUOUS);
+    assert_string_equal(sr_verdict_name(SR_VERDICT_SAME), "same");
+    assert_null(sr_verdict_name(SR_VERDICT_NONE));
+    assert_null(sr_verdict_name(42));
+    for (int v = SR_VERDICT_FASTER; v <= SR_VERDICT_AMBIGUOUS; v++)
+        assert_int_equal(sr_verdict_parse(sr_verdict_name(v)), v);
+    assert_int_equal(sr_verdict_parse("quicker"), SR_VERDICT_NONE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_percentile_hand_values),
+        cmocka_unit_test(test_summary_hand_values),
+        cmocka_unit_test(test_seed_rounds_are_numpy_linear),
+        cmocka_unit_test(test_seed_speedup_reproduced),
+        cmocka_unit_test(test_t_quantiles),
+        cmocka_unit_test(test_interval_hand_values),
+        cmocka_unit_test(test_a_a_is_same),
+        cmocka_unit_test(test_verdict_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
