@@ -73,6 +73,21 @@ sagerun_status sr_sage2_quantize_into(sagerun_context *ctx, const sagerun_proble
                                       sagerun_sage2_tensors *out, const sr_sage2_workspace *ws,
                                       sagerun_error *err);
 
+/* The CUDA kernels one by one, for timing them (the host ignores stages and does everything);
+ * only the full sequence produces valid outputs. */
+enum {
+    SR_SAGE2_STAGE_COLUMNS = 1,  /* K partial sums, V partial max */
+    SR_SAGE2_STAGE_FINALIZE = 2, /* k_mean, v_scale, V multipliers */
+    SR_SAGE2_STAGE_Q = 4,
+    SR_SAGE2_STAGE_K = 8,
+    SR_SAGE2_STAGE_V = 16,
+    SR_SAGE2_STAGE_ALL = 31
+};
+sagerun_status sr_sage2_quantize_stages(sagerun_context *ctx, const sagerun_problem *problem,
+                                        uint64_t q, uint64_t k, uint64_t v, uint64_t given_k_mean,
+                                        sagerun_sage2_tensors *out, const sr_sage2_workspace *ws,
+                                        unsigned stages, sagerun_error *err);
+
 /* Allocates out and quantizes, synchronously; *zero_v_channels (when not NULL) receives the count
  * of all-zero V channels. On failure nothing stays allocated.
  * sr_sage2_quantize_inputs (internal.h) is this with given_k_mean 0 and no count. */

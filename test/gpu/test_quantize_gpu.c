@@ -334,6 +334,16 @@ static void test_seed_workload_timing(void **state)
         if (i)
             t_quant[i - 1] = s;
     }
+    static const char *const stage_names[5] = {"K sum + V max", "finalize", "Q int8", "K int8",
+                                               "V fp8"};
+    double t_stage[5][REPS];
+    for (int st = 0; st < 5; st++)
+        for (int i = 0; i < REPS; i++) {
+            assert_int_equal(sr_timer_start(&timer, &err), SAGERUN_OK);
+            assert_int_equal(sr_sage2_quantize_stages(ctx, p, dq, dk, dv, 0, &t, &ws, 1u << st, &err),
+                             SAGERUN_OK);
+            assert_int_equal(sr_timer_stop(&timer, &t_stage[st][i], &err), SAGERUN_OK);
+        }
     uint64_t zero;
     assert_int_equal(sr_sage2_count_zero_v_channels(ctx, p, &t, &zero, &err), SAGERUN_OK);
     sr_sage2_workspace_free(ctx, &ws);
@@ -363,6 +373,8 @@ static void test_seed_workload_timing(void **state)
            q * 1e3, in / 1e9, out / 1e9, (in + out) / q / 1e9, t_quant[0] * 1e3,
            t_quant[REPS - 1] * 1e3);
     printf("  copy same bytes  %8.3f ms  (%.0f GB/s read+write)\n", c * 1e3, 2 * in / c / 1e9);
+    for (int st = 0; st < 5; st++)
+        printf("    stage %-14s %8.3f ms\n", stage_names[st], median(t_stage[st], REPS) * 1e3);
     printf("  zero V channels: %llu\n", (unsigned long long)zero);
     sagerun_mem_free(ctx, dst);
     sagerun_mem_free(ctx, dq);

@@ -1,0 +1,467 @@
+/* Workloads: the built-in default, JSON workload files, safetensors input files. */
+#include "workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "safetensors.h"
+
+/* From ../shared/fixtures/seed-report.json, "metadata": the call the seed report measured. */
+const char sr_workload_seed_metadata[] =
+    "{\"width\": 1344, \"height\": 768, \"frames\": 124, \"steps\": 12, \"sampler_step\": 1,"
+    " \"seed\": 440420, \"text_tokens\": 100, \"block_index\": 24, \"attention\": \"sage2\","
+    " \"hidden_shape\": [37810, 5376], \"h_msa_shape\": [37810, 5376],"
+    " \"segments\": [[0, 100, 1], [100, 514, 2], [514, 37810, 0]]}";
+
+static const char *const top_keys[] = {"name",   "shape",    "heads_kv", "layout",  "dtype",
+                                       "causal", "sm_scale", "input",    "metadata"};
+static const char *const synthetic_keys[] = {"source", "seed",   "q_std",           "k_std",
+                                             "v_std",  "k_bias", "outlier_channels", "outlier_scale"};
+static const char *const file_keys[] = {"source", "path"};
+
+void sr_workload_free(sr_workload *w)
+{
+    if (!w)
+        return;
+    free(w->name);
+    free(w->origin);
+    free(w->input_path);
+    json_decref(w->metadata);
+    memset(w, 0, sizeof *w);
+}
+
+static void workload_init(sr_workload *w)
+{
+    memset(w, 0, sizeof *w);
+    w->problem = sagerun_problem_make(1, 37810, 56, 56, 128);
+    w->source = SR_WORKLOAD_SYNTHETIC;
+    sr_synthetic_default(&w->synthetic, SR_WORKLOAD_DEFAULT_SEED);
+}
+
+sagerun_status sr_workload_default(sr_workload *w, sagerun_error *err)
+{
+    workload_init(w);
+    w->name = strdup("seed");
+    w->origin = strdup("built-in");
+    w->metadata = json_loads(sr_workload_seed_metadata, JSON_REJECT_DUPLICATES, NULL);
+    if (!w->name || !w->origin || !w->metadata) {
+        sr_workload_free(w);
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "default workload: out of memory");
+    }
+    return SAGERUN_OK;
+}
+
+/* ---- strict JSON helpers: every error names the origin and the key ---- */
+
+static sagerun_status check_keys(const char *origin, const char *where, json_t *obj,
+                                 const char *const *known, size_t n, sagerun_error *err)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val)
+    {
+        bool ok = false;
+        for (size_t i = 0; i < n && !ok; i++)
+            ok = strcmp(key, known[i]) == 0;
+        if (!ok)
+            return sr_error_set(err, SAGERUN_FORMAT, "%s: unknown key '%s%s'", origin, where,
+                                key);
+    }
+    return SAGERUN_OK;
+}
+
+static sagerun_status wrong_type(const char *origin, const char *key, const char *expected,
+                                 sagerun_error *err)
+{
+    return sr_error_set(err, SAGERUN_FORMAT, "%s: key '%s' must be %s", origin, key, expected);
+}
+
+static sagerun_status get_u32(const char *origin, const char *key, json_t *j, uint32_t min,
+                              uint32_t *out, sagerun_error *err)
+{
+    if (!json_is_integer(j) || json_integer_value(j) < (json_int_t)min ||
+        json_integer_value(j) > (json_int_t)UINT32_MAX) {
+        char what[64];
+        snprintf(what, sizeof what, "an integer in [%u, %u]", min, UINT32_MAX);
+        return wrong_type(origin, key, what, err);
+    }
+    *out = (uint32_t)json_integer_value(j);
+    return SAGERUN_OK;
+}
+
+static sagerun_status get_real(const char *origin, const char *key, json_t *j, double *out,
+                               sagerun_error *err)
+{
+    if (!json_is_number(j))
+        return wrong_type(origin, key, "a number", err);
+    *out = json_number_value(j);
+    return SAGERUN_OK;
+}
+
+static char *join_path(const char *base_dir, const char *path)
+{
+    char *out = NULL;
+    if (path[0] == '/' || !base_dir || !base_dir[0])
+        return strdup(path);
+    if (asprintf(&out, "%s/%s", base_dir, path) < 0)
+        return NULL;
+    return out;
+}
+
+static sagerun_status parse_input(const char *origin, const char *base_dir, json_t *in,
+                                  sr_workload *w, sagerun_error *err)
+{
+    if (!json_is_object(in))
+        return wrong_type(origin, "input", "an object", err);
+    json_t *src = json_object_get(in, "source");
+    const char *source = src ? json_string_value(src) : "synthetic";
+    if (!source)
+        return wrong_type(origin, "input.source", "a string (\"synthetic\" or \"safetensors\")",
+                          err);
+    sagerun_status st;
+    if (strcmp(source, "safetensors") == 0) {
+        if ((st = check_keys(origin, "input.", in, file_keys, SR_ARRAY_LEN(file_keys), err)))
+            return st;
+        json_t *p = json_object_get(in, "path");
+        if (!json_is_string(p) || !json_string_value(p)[0])
+            return wrong_type(origin, "input.path", "a non-empty string", err);
+        w->source = SR_WORKLOAD_SAFETENSORS;
+        if (!(w->input_path = join_path(base_dir, json_string_value(p))))
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", origin);
+        return SAGERUN_OK;
+    }
+    if (strcmp(source, "synthetic") != 0)
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "%s: key 'input.source': unknown source '%s' (\"synthetic\" or "
+                            "\"safetensors\")",
+                            origin, source);
+    if ((st = check_keys(origin, "input.", in, synthetic_keys, SR_ARRAY_LEN(synthetic_keys), err)))
+        return st;
+    sr_synthetic *s = &w->synthetic;
+    json_t *j;
+    if ((j = json_object_get(in, "seed"))) {
+        if (!json_is_integer(j) || json_integer_value(j) < 0)
+            return wrong_type(origin, "input.seed", "a non-negative integer", err);
+        s->seed = (uint64_t)json_integer_value(j);
+    }
+    struct {
+        const char *key, *path;
+        double *dst;
+    } reals[] = {{"q_std", "input.q_std", &s->q_std},
+                 {"k_std", "input.k_std", &s->k_std},
+                 {"v_std", "input.v_std", &s->v_std},
+                 {"k_bias", "input.k_bias", &s->k_bias},
+                 {"outlier_scale", "input.outlier_scale", &s->outlier_scale}};
+    for (size_t i = 0; i < SR_ARRAY_LEN(reals); i++)
+        if ((j = json_object_get(in, reals[i].key)) &&
+            (st = get_real(origin, reals[i].path, j, reals[i].dst, err)))
+            return st;
+    if ((j = json_object_get(in, "outlier_channels")) &&
+        (st = get_u32(origin, "input.outlier_channels", j, 0, &s->outlier_channels, err)))
+        return st;
+    if ((st = sr_synthetic_check(s, &w->problem, err)))
+        return sr_error_prefix(err, "%s: key 'input'", origin);
+    return SAGERUN_OK;
+}
+
+static char *name_from_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    return strndup(base, len);
+}
+
+static sagerun_status parse_root(json_t *root, const char *origin, const char *base_dir,
+                                 sr_workload *w, sagerun_error *err)
+{
+    sagerun_status st;
+    if (!json_is_object(root))
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: a workload must be a JSON object", origin);
+    if ((st = check_keys(origin, "", root, top_keys, SR_ARRAY_LEN(top_keys), err)))
+        return st;
+    sagerun_problem *p = &w->problem;
+    json_t *j = json_object_get(root, "shape");
+    if (!j)
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: key 'shape' ([B, N, Hq, D]) is missing",
+                            origin);
+    if (!json_is_array(j) || json_array_size(j) != 4)
+        return wrong_type(origin, "shape", "an array of 4 positive integers [B, N, Hq, D]", err);
+    static const char *const dims[] = {"shape[0] (B)", "shape[1] (N)", "shape[2] (Hq)",
+                                       "shape[3] (D)"};
+    uint32_t shape[4];
+    for (int i = 0; i < 4; i++)
+        if ((st = get_u32(origin, dims[i], json_array_get(j, (size_t)i), 1, &shape[i], err)))
+            return st;
+    *p = sagerun_problem_make(shape[0], shape[1], shape[2], shape[2], shape[3]);
+    if ((j = json_object_get(root, "heads_kv")) &&
+        (st = get_u32(origin, "heads_kv", j, 1, &p->heads_kv, err)))
+        return st;
+    if (p->heads_q % p->heads_kv != 0)
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "%s: key 'heads_kv': Hq = %u is not a multiple of heads_kv = %u",
+                            origin, p->heads_q, p->heads_kv);
+    if ((j = json_object_get(root, "layout"))) {
+        const char *s = json_string_value(j);
+        if (!s)
+            return wrong_type(origin, "layout", "a string (\"NHD\" or \"HND\")", err);
+        if (strcmp(s, "NHD") == 0)
+            p->layout = SAGERUN_LAYOUT_NHD;
+        else if (strcmp(s, "HND") == 0)
+            p->layout = SAGERUN_LAYOUT_HND;
+        else
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: key 'layout': unknown layout '%s' (\"NHD\" or \"HND\")",
+                                origin, s);
+    }
+    if ((j = json_object_get(root, "dtype"))) {
+        const char *s = json_string_value(j);
+        if (!s)
+            return wrong_type(origin, "dtype", "a string (\"fp16\" or \"bf16\")", err);
+        if (strcmp(s, "fp16") == 0 || strcmp(s, "F16") == 0)
+            p->dtype = SAGERUN_DTYPE_F16;
+        else if (strcmp(s, "bf16") == 0 || strcmp(s, "BF16") == 0)
+            p->dtype = SAGERUN_DTYPE_BF16;
+        else
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: key 'dtype': unsupported dtype '%s' (\"fp16\" or \"bf16\")",
+                                origin, s);
+    }
+    if ((j = json_object_get(root, "causal"))) {
+        if (!json_is_boolean(j))
+            return wrong_type(origin, "causal", "a boolean", err);
+        if (json_is_true(j))
+            return sr_error_set(err, SAGERUN_UNSUPPORTED,
+                                "%s: key 'causal': causal attention is not supported yet "
+                                "(only false)",
+                                origin);
+    }
+    if ((j = json_object_get(root, "sm_scale"))) {
+        double v = 0.0;
+        if ((st = get_real(origin, "sm_scale", j, &v, err)))
+            return st;
+        if (!(v > 0.0) || !isfinite((float)v))
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: key 'sm_scale': %g must be a positive finite number", origin,
+                                v);
+        p->sm_scale = (float)v;
+    }
+    if ((st = sagerun_problem_check(p, err)))
+        return sr_error_prefix(err, "%s", origin);
+    if ((j = json_object_get(root, "input")) && (st = parse_input(origin, base_dir, j, w, err)))
+        return st;
+    j = json_object_get(root, "metadata");
+    if (j && !json_is_object(j))
+        return wrong_type(origin, "metadata", "an object", err);
+    w->metadata = j ? json_deep_copy(j) : json_object();
+    j = json_object_get(root, "name");
+    if (j && (!json_is_string(j) || !json_string_value(j)[0]))
+        return wrong_type(origin, "name", "a non-empty string", err);
+    w->name = j ? strdup(json_string_value(j)) : name_from_path(origin);
+    w->origin = strdup(origin);
+    if (!w->metadata || !w->name || !w->origin)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", origin);
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_workload_parse(const char *text, const char *origin, const char *base_dir,
+                                 sr_workload *w, sagerun_error *err)
+{
+    workload_init(w);
+    json_error_t jerr;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: not valid JSON: %s (line %d, column %d)",
+                            origin, jerr.text, jerr.line, jerr.column);
+    sagerun_status st = parse_root(root, origin, base_dir, w, err);
+    json_decref(root);
+    if (st != SAGERUN_OK)
+        sr_workload_free(w);
+    return st;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error *err)
+{
+    if (ends_with(path, ".safetensors"))
+        return sr_workload_from_safetensors(path, w, err);
+    workload_init(w);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sr_error_set(err, errno == ENOENT ? SAGERUN_NOT_FOUND : SAGERUN_IO, "%s: %s",
+                            path, strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *t = cap > (16u << 20) ? NULL : realloc(text, cap);
+            if (!t) {
+                free(text);
+                fclose(f);
+                return sr_error_set(err, SAGERUN_FORMAT, "%s: too large for a workload file",
+                                    path);
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(text);
+        return sr_error_set(err, SAGERUN_IO, "%s: read error", path);
+    }
+    text[len] = '\0';
+    if (memchr(text, '\0', len)) {
+        free(text);
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: not valid JSON: contains a NUL byte", path);
+    }
+    char *dir = NULL;
+    const char *slash = strrchr(path, '/');
+    if (slash)
+        dir = strndup(path, (size_t)(slash - path) ? (size_t)(slash - path) : 1);
+    sagerun_status st = sr_workload_parse(text, path, dir, w, err);
+    free(dir);
+    free(text);
+    return st;
+}
+
+sagerun_status sr_workload_from_safetensors(const char *path, sr_workload *w,
+                                            sagerun_error *err)
+{
+    workload_init(w);
+    sr_safetensors *f;
+    sagerun_status st = sr_safetensors_open(path, &f, err);
+    if (st != SAGERUN_OK)
+        return st;
+    const sr_st_tensor *t[3];
+    static const char *const names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++) {
+        if ((st = sr_safetensors_expect(f, names[i], -1, 0, NULL, &t[i], err)))
+            goto done;
+        if (t[i]->rank != 4 || (t[i]->dtype != SAGERUN_DTYPE_F16 &&
+                                t[i]->dtype != SAGERUN_DTYPE_BF16)) {
+            st = sr_error_set(err, SAGERUN_FORMAT,
+                              "%s: tensor '%s' must be a 4-dimensional F16 or BF16 tensor "
+                              "(it is %uD %s)",
+                              path, names[i], t[i]->rank, t[i]->dtype_name);
+            goto done;
+        }
+    }
+    int layout = SAGERUN_LAYOUT_NHD;
+    const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
+    if (ls && strcmp(ls, "HND") == 0)
+        layout = SAGERUN_LAYOUT_HND;
+    else if (ls && strcmp(ls, "NHD") != 0) {
+        st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'layout' is '%s' (NHD or HND)",
+                          path, ls);
+        goto done;
+    }
+    const uint64_t *qs = t[0]->shape, *ks = t[1]->shape;
+    int ax_n = layout == SAGERUN_LAYOUT_NHD ? 1 : 2, ax_h = 3 - ax_n;
+    for (int d = 0; d < 4; d++)
+        if (qs[d] > UINT32_MAX || ks[d] > UINT32_MAX || (d != ax_h && qs[d] != ks[d]) ||
+            memcmp(t[1]->shape, t[2]->shape, sizeof t[1]->shape) != 0 ||
+            t[0]->dtype != t[1]->dtype || t[1]->dtype != t[2]->dtype) {
+            st = sr_error_set(err, SAGERUN_FORMAT,
+                              "%s: tensors 'q', 'k', 'v' have inconsistent shapes or dtypes",
+                              path);
+            goto done;
+        }
+    w->problem = sagerun_problem_make((uint32_t)qs[0], (uint32_t)qs[ax_n], (uint32_t)qs[ax_h],
+                                      (uint32_t)ks[ax_h], (uint32_t)qs[3]);
+    w->problem.layout = (uint32_t)layout;
+    w->problem.dtype = (uint32_t)t[0]->dtype;
+    const char *sm = f->metadata ? json_string_value(json_object_get(f->metadata, "sm_scale"))
+                                 : NULL;
+    if (sm) {
+        char *end;
+        double v = strtod(sm, &end);
+        if (*end || !(v > 0.0)) {
+            st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'sm_scale' is '%s'", path,
+                              sm);
+            goto done;
+        }
+        w->problem.sm_scale = (float)v;
+    }
+    if ((st = sagerun_problem_check(&w->problem, err))) {
+        sr_error_prefix(err, "%s", path);
+        goto done;
+    }
+    w->source = SR_WORKLOAD_SAFETENSORS;
+    w->input_path = strdup(path);
+    w->origin = strdup(path);
+    w->name = name_from_path(path);
+    w->metadata = f->metadata ? json_deep_copy(f->metadata) : json_object();
+    if (!w->input_path || !w->origin || !w->name || !w->metadata)
+        st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
+done:
+    sr_safetensors_close(f);
+    if (st != SAGERUN_OK)
+        sr_workload_free(w);
+    return st;
+}
+
+json_t *sr_workload_to_json(const sr_workload *w)
+{
+    const sagerun_problem *p = &w->problem;
+    float sm = p->sm_scale > 0.0f ? p->sm_scale : (float)(1.0 / sqrt((double)p->head_dim));
+    json_t *input;
+    if (w->source == SR_WORKLOAD_SAFETENSORS) {
+        input = json_pack("{s:s, s:s}", "source", "safetensors", "path",
+                          w->input_path ? w->input_path : "");
+    } else {
+        const sr_synthetic *s = &w->synthetic;
+        input = json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:f}", "source", "synthetic",
+                          "seed", (json_int_t)s->seed, "q_std", s->q_std, "k_std", s->k_std,
+                          "v_std", s->v_std, "k_bias", s->k_bias, "outlier_channels",
+                          (json_int_t)s->outlier_channels, "outlier_scale", s->outlier_scale);
+    }
+    return json_pack("{s:s, s:[I, I, I, I], s:I, s:s, s:s, s:b, s:f, s:o, s:o}", "name",
+                     w->name ? w->name : "", "shape", (json_int_t)p->batch,
+                     (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
+                     "heads_kv", (json_int_t)p->heads_kv, "layout",
+                     p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", "dtype",
+                     p->dtype == SAGERUN_DTYPE_BF16 ? "bf16" : "fp16", "causal", (int)p->causal,
+                     "sm_scale", (double)sm, "input", input, "metadata",
+                     w->metadata ? json_incref(w->metadata) : json_object());
+}
+
+sagerun_status sr_workload_fill_inputs(sagerun_context *ctx, const sr_workload *w, uint64_t q,
+                                       uint64_t k, uint64_t v, sagerun_error *err)
+{
+    const sagerun_problem *p = &w->problem;
+    if (w->source == SR_WORKLOAD_SYNTHETIC)
+        return sr_generate_inputs(ctx, p, &w->synthetic, q, k, v, err);
+    sr_safetensors *f;
+    sagerun_status st = sr_safetensors_open(w->input_path, &f, err);
+    if (st != SAGERUN_OK)
+        return st;
+    uint64_t n = p->seq_len, d = p->head_dim;
+    bool nhd = p->layout == SAGERUN_LAYOUT_NHD;
+    uint64_t qshape[4] = {p->batch, nhd ? n : p->heads_q, nhd ? p->heads_q : n, d};
+    uint64_t kshape[4] = {p->batch, nhd ? n : p->heads_kv, nhd ? p->heads_kv : n, d};
+    const char *const names[3] = {"q", "k", "v"};
+    const uint64_t addrs[3] = {q, k, v};
+    for (int i = 0; i < 3 && st == SAGERUN_OK; i++) {
+        const sr_st_tensor *t;
+        st = sr_safetensors_expect(f, names[i], (int)p->dtype, 4, i == 0 ? qshape : kshape, &t,
+                                   err);
+        if (st == SAGERUN_OK)
+            st = sr_safetensors_upload_tensor(f, t, ctx, addrs[i], err);
+    }
+    sr_safetensors_close(f);
+    return st;
+}

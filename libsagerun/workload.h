@@ -1,0 +1,78 @@
+/* Workloads: the problem of one attention call, where its inputs come from, and free-form
+ * metadata copied verbatim into reports.
+ *
+ * A workload file is a JSON object; every key is optional except "shape":
+ *   {
+ *     "name": "seed",                       default: the file name without extension
+ *     "shape": [B, N, Hq, D],               positive integers
+ *     "heads_kv": Hkv,                      default Hq; Hq must be a multiple of it
+ *     "layout": "NHD" | "HND",              default "NHD"
+ *     "dtype": "fp16" | "bf16",             default "fp16"
+ *     "causal": false,                      true is rejected (not supported yet)
+ *     "sm_scale": 0.088388,                 default D^-0.5
+ *     "input": {"source": "synthetic", "seed": 440420, "q_std": 1, "k_std": 1, "v_std": 1,
+ *               "k_bias": 2, "outlier_channels": 0, "outlier_scale": 8}
+ *            | {"source": "safetensors", "path": "qkv.safetensors"},  relative to the file
+ *     "metadata": { ... }                   any JSON object, copied into reports
+ *   }
+ * Unknown keys and wrong types are errors naming the file and the key. */
+#ifndef SAGERUN_WORKLOAD_H
+#define SAGERUN_WORKLOAD_H
+
+#include <jansson.h>
+
+#include "generate.h"
+#include "internal.h"
+
+typedef enum sr_workload_source {
+    SR_WORKLOAD_SYNTHETIC = 0,
+    SR_WORKLOAD_SAFETENSORS = 1
+} sr_workload_source;
+
+typedef struct sr_workload {
+    char *name;
+    char *origin; /* the file it came from, or "built-in" */
+    sagerun_problem problem;
+    int source;            /* sr_workload_source */
+    sr_synthetic synthetic; /* SR_WORKLOAD_SYNTHETIC */
+    char *input_path;       /* SR_WORKLOAD_SAFETENSORS: resolved path */
+    json_t *metadata;       /* a JSON object, owned (empty when none was given) */
+} sr_workload;
+
+#define SR_WORKLOAD_DEFAULT_SEED 440420u
+
+/* The seed's call: [1, 37810, 56, 128], Hkv 56, NHD, fp16, non-causal, synthetic inputs with
+ * seed 440420, the seed report's metadata. */
+sagerun_status sr_workload_default(sr_workload *w, sagerun_error *err);
+
+/* Reads a workload file (JSON as above). A path ending in ".safetensors" is taken as an input
+ * file instead: see sr_workload_from_safetensors. */
+sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error *err);
+
+/* Parses a workload from JSON text; origin names it in errors, base_dir resolves relative input
+ * paths (NULL: the current directory). */
+sagerun_status sr_workload_parse(const char *text, const char *origin, const char *base_dir,
+                                 sr_workload *w, sagerun_error *err);
+
+/* A workload whose inputs are a safetensors file's q, k, v ([B, N, H, D] tensors, F16 or BF16;
+ * layout from the file's __metadata__ "layout" when present, else NHD; metadata = the file's
+ * __metadata__). */
+sagerun_status sr_workload_from_safetensors(const char *path, sr_workload *w,
+                                            sagerun_error *err);
+
+/* The workload as JSON in the file format above, every default made explicit (sm_scale as the
+ * value used). New reference; NULL only when out of memory. */
+json_t *sr_workload_to_json(const sr_workload *w);
+
+void sr_workload_free(sr_workload *w);
+
+/* Fills Q, K, V (allocated in ctx for w->problem) from the workload's source: the generator, or
+ * the safetensors file (shapes and dtypes checked against the problem). Asynchronous on CUDA for
+ * synthetic inputs. */
+sagerun_status sr_workload_fill_inputs(sagerun_context *ctx, const sr_workload *w, uint64_t q,
+                                       uint64_t k, uint64_t v, sagerun_error *err);
+
+/* The seed report's metadata object, as JSON text. */
+extern const char sr_workload_seed_metadata[];
+
+#endif

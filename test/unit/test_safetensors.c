@@ -1,0 +1,285 @@
+/* safetensors: round trip, chunked reads, and every kind of malformed file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "safetensors.h"
+
+static char dir[256];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/sagerun-st-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes a raw file: 8-byte length (header_len_override when not ~0), header text, data_bytes
+ * of data. Returns the path (static buffer). */
+static const char *raw_file(const char *name, uint64_t header_len_override, const char *header,
+                            uint64_t data_bytes)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint64_t len = header_len_override != ~0ull ? header_len_override : strlen(header);
+    for (int i = 0; i < 8; i++)
+        fputc((int)((len >> (8 * i)) & 0xFF), f);
+    fputs(header, f);
+    for (uint64_t i = 0; i < data_bytes; i++)
+        fputc((int)(i & 0xFF), f);
+    fclose(f);
+    return path;
+}
+
+/* Opening must fail with `status` and a message containing every one of the words. */
+static void expect_open_error(const char *path, int status, const char *w1, const char *w2)
+{
+    sr_safetensors *f = NULL;
+    sagerun_error err = {0};
+    int st = sr_safetensors_open(path, &f, &err);
+    if (st != status)
+        fail_msg("%s: status %d, expected %d (%s)", path, st, status, err.message);
+    assert_null(f);
+    if (!strstr(err.message, path))
+        fail_msg("message does not name the file: %s", err.message);
+    if (w1 && !strstr(err.message, w1))
+        fail_msg("message lacks '%s': %s", w1, err.message);
+    if (w2 && !strstr(err.message, w2))
+        fail_msg("message lacks '%s': %s", w2, err.message);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/rt.safetensors", dir);
+    uint16_t q[2 * 3 * 4];
+    float s[5];
+    int8_t i8[7];
+    for (int i = 0; i < 24; i++)
+        q[i] = (uint16_t)(i * 1000);
+    for (int i = 0; i < 5; i++)
+        s[i] = (float)i / 3;
+    for (int i = 0; i < 7; i++)
+        i8[i] = (int8_t)(i - 3);
+    sr_st_write_tensor t[3] = {
+        {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 3, .shape = {2, 3, 4}, .data = q},
+        {.name = "scale", .dtype = SAGERUN_DTYPE_F32, .rank = 1, .shape = {5}, .data = s},
+        {.name = "codes", .dtype = SAGERUN_DTYPE_I8, .rank = 1, .shape = {7}, .data = i8},
+    };
+    json_t *meta = json_pack("{s:s, s:s}", "layout", "NHD", "note", "hello");
+    sagerun_error err = {0};
+    assert_int_equal(sr_safetensors_write(path, t, 3, meta, &err), SAGERUN_OK);
+    json_decref(meta);
+    /* no temporary file left behind */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
+    assert_int_not_equal(system(cmd), 0);
+
+    sr_safetensors *f;
+    assert_int_equal(sr_safetensors_open(path, &f, &err), SAGERUN_OK);
+    assert_int_equal(f->count, 3);
+    assert_int_equal(f->data_start % 8, 0);
+    assert_string_equal(json_string_value(json_object_get(f->metadata, "note")), "hello");
+    const sr_st_tensor *tq;
+    uint64_t shape[3] = {2, 3, 4};
+    assert_int_equal(sr_safetensors_expect(f, "q", SAGERUN_DTYPE_F16, 3, shape, &tq, &err),
+                     SAGERUN_OK);
+    assert_int_equal(tq->bytes, 48);
+    uint16_t q2[24];
+    assert_int_equal(sr_safetensors_read_tensor(f, "q", q2, sizeof q2, &err), SAGERUN_OK);
+    assert_memory_equal(q, q2, sizeof q);
+    float s2[2];
+    assert_int_equal(sr_safetensors_read_range(f, sr_safetensors_find(f, "scale"), 8, s2, 8, &err),
+                     SAGERUN_OK);
+    assert_memory_equal(s + 2, s2, 8);
+    /* reads beyond a tensor, wrong sizes, wrong expectations */
+    assert_int_equal(sr_safetensors_read_range(f, tq, 40, q2, 16, &err), SAGERUN_INVALID_ARGUMENT);
+    assert_int_equal(sr_safetensors_read_tensor(f, "q", q2, 10, &err), SAGERUN_INVALID_ARGUMENT);
+    assert_int_equal(sr_safetensors_read_tensor(f, "nope", q2, 10, &err), SAGERUN_NOT_FOUND);
+    assert_non_null(strstr(err.message, "'nope'"));
+    shape[2] = 5;
+    assert_int_equal(sr_safetensors_expect(f, "q", SAGERUN_DTYPE_F16, 3, shape, &tq, &err),
+                     SAGERUN_FORMAT);
+    assert_non_null(strstr(err.message, "[2, 3, 4]"));
+    assert_int_equal(sr_safetensors_expect(f, "q", SAGERUN_DTYPE_BF16, 0, NULL, &tq, &err),
+                     SAGERUN_FORMAT);
+    assert_non_null(strstr(err.message, "BF16"));
+    sr_safetensors_close(f);
+
+    /* host-context upload goes straight into the destination */
+    sagerun_context *ctx;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    assert_int_equal(sr_safetensors_open(path, &f, &err), SAGERUN_OK);
+    uint64_t addr;
+    assert_int_equal(sagerun_mem_alloc(ctx, 48, &addr, &err), SAGERUN_OK);
+    assert_int_equal(sr_safetensors_upload_tensor(f, sr_safetensors_find(f, "q"), ctx, addr, &err),
+                     SAGERUN_OK);
+    assert_memory_equal((void *)(uintptr_t)addr, q, 48);
+    /* writing from a context's memory */
+    char path2[512];
+    snprintf(path2, sizeof path2, "%s/rt2.safetensors", dir);
+    sr_st_write_tensor t2 = {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 3,
+                             .shape = {2, 3, 4}, .ctx = ctx, .addr = addr};
+    assert_int_equal(sr_safetensors_write(path2, &t2, 1, NULL, &err), SAGERUN_OK);
+    sagerun_mem_free(ctx, addr);
+    sagerun_context_destroy(ctx);
+    sr_safetensors_close(f);
+    assert_int_equal(sr_safetensors_open(path2, &f, &err), SAGERUN_OK);
+    assert_int_equal(sr_safetensors_read_tensor(f, "q", q2, 48, &err), SAGERUN_OK);
+    assert_memory_equal(q, q2, 48);
+    assert_null(f->metadata);
+    sr_safetensors_close(f);
+}
+
+static void test_write_rejects(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.safetensors", dir);
+    uint8_t d[4] = {0};
+    sr_st_write_tensor t[2] = {
+        {.name = "a", .dtype = SAGERUN_DTYPE_I8, .rank = 1, .shape = {4}, .data = d},
+        {.name = "a", .dtype = SAGERUN_DTYPE_I8, .rank = 1, .shape = {4}, .data = d},
+    };
+    sagerun_error err = {0};
+    assert_int_equal(sr_safetensors_write(path, t, 2, NULL, &err), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "duplicate"));
+    json_t *meta = json_pack("{s:i}", "n", 3);
+    assert_int_equal(sr_safetensors_write(path, t, 1, meta, &err), SAGERUN_FORMAT);
+    assert_non_null(strstr(err.message, "'n'"));
+    json_decref(meta);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof path, "%s/no/such/dir/x.safetensors", dir);
+    assert_int_equal(sr_safetensors_write(path, t, 1, NULL, &err), SAGERUN_IO);
+}
+
+#define T_OK "\"t\":{\"dtype\":\"F16\",\"shape\":[2,2],\"data_offsets\":[0,8]}"
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    /* a good one first, to make sure the helpers are right */
+    sr_safetensors *f;
+    sagerun_error err = {0};
+    assert_int_equal(sr_safetensors_open(raw_file("good", ~0ull, "{" T_OK "}", 8), &f, &err),
+                     SAGERUN_OK);
+    sr_safetensors_close(f);
+
+    assert_int_equal(sr_safetensors_open(raw_file("empty", ~0ull, "{}", 0), &f, &err), SAGERUN_OK);
+    assert_int_equal(f->count, 0);
+    sr_safetensors_close(f);
+    char path[512];
+    snprintf(path, sizeof path, "%s/short", dir);
+    FILE *fp = fopen(path, "wb");
+    fputs("abc", fp);
+    fclose(fp);
+    expect_open_error(path, SAGERUN_FORMAT, "too short", NULL);
+    expect_open_error(raw_file("hdr_too_long", 4096, "{" T_OK "}", 8), SAGERUN_FORMAT,
+                      "header length 4096", "exceeds");
+    expect_open_error(raw_file("truncated_data", ~0ull, "{" T_OK "}", 5), SAGERUN_FORMAT, "'t'",
+                      "out of bounds");
+    expect_open_error(raw_file("bad_json", ~0ull, "{\"t\":{\"dtype\":\"F16\",", 8), SAGERUN_FORMAT,
+                      "not valid JSON", NULL);
+    expect_open_error(raw_file("not_object", ~0ull, "[1,2]", 0), SAGERUN_FORMAT,
+                      "not a JSON object", NULL);
+    expect_open_error(raw_file("dup_key", ~0ull, "{" T_OK "," T_OK "}", 8), SAGERUN_FORMAT,
+                      "not valid JSON", "duplicate");
+    expect_open_error(
+        raw_file("unknown_dtype", ~0ull,
+                 "{\"t\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4),
+        SAGERUN_FORMAT, "'t'", "unknown dtype 'F12'");
+    expect_open_error(
+        raw_file("shape_mismatch", ~0ull,
+                 "{\"t\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8),
+        SAGERUN_FORMAT, "'t'", "shape mismatch");
+    expect_open_error(
+        raw_file("overlap", ~0ull,
+                 "{\"a\":{\"dtype\":\"I8\",\"shape\":[6],\"data_offsets\":[0,6]},"
+                 "\"b\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[4,8]}}",
+                 8),
+        SAGERUN_FORMAT, "'a'", "overlap");
+    expect_open_error(
+        raw_file("out_of_bounds", ~0ull,
+                 "{\"t\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[100,104]}}", 8),
+        SAGERUN_FORMAT, "'t'", "out of bounds");
+    expect_open_error(
+        raw_file("end_before_begin", ~0ull,
+                 "{\"t\":{\"dtype\":\"I8\",\"shape\":[0],\"data_offsets\":[4,2]}}", 8),
+        SAGERUN_FORMAT, "'t'", "end before begin");
+    expect_open_error(raw_file("overflow_shape", ~0ull,
+                               "{\"t\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],"
+                               "\"data_offsets\":[0,8]}}",
+                               8),
+                      SAGERUN_FORMAT, "'t'", "overflow");
+    expect_open_error(raw_file("overflow_bytes", ~0ull,
+                               "{\"t\":{\"dtype\":\"F64\",\"shape\":[4611686018427387904],"
+                               "\"data_offsets\":[0,8]}}",
+                               8),
+                      SAGERUN_FORMAT, "'t'", "overflow");
+    expect_open_error(
+        raw_file("negative", ~0ull,
+                 "{\"t\":{\"dtype\":\"I8\",\"shape\":[-1],\"data_offsets\":[0,8]}}", 8),
+        SAGERUN_FORMAT, "'t'", "shape[0]");
+    expect_open_error(raw_file("bad_offsets", ~0ull,
+                               "{\"t\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[0]}}", 8),
+                      SAGERUN_FORMAT, "'t'", "data_offsets");
+    expect_open_error(
+        raw_file("extra_field", ~0ull,
+                 "{\"t\":{\"dtype\":\"I8\",\"shape\":[4],\"data_offsets\":[0,4],\"x\":1}}", 4),
+        SAGERUN_FORMAT, "'t'", "unknown field 'x'");
+    expect_open_error(raw_file("missing_dtype", ~0ull,
+                               "{\"t\":{\"shape\":[4],\"data_offsets\":[0,4]}}", 4),
+                      SAGERUN_FORMAT, "'t'", "'dtype'");
+    expect_open_error(raw_file("bad_meta", ~0ull, "{\"__metadata__\":{\"a\":1}," T_OK "}", 8),
+                      SAGERUN_FORMAT, "__metadata__", "'a'");
+    expect_open_error(raw_file("rank9", ~0ull,
+                               "{\"t\":{\"dtype\":\"I8\",\"shape\":[1,1,1,1,1,1,1,1,1],"
+                               "\"data_offsets\":[0,1]}}",
+                               1),
+                      SAGERUN_FORMAT, "'t'", "dimensions");
+    snprintf(path, sizeof path, "%s/does-not-exist", dir);
+    expect_open_error(path, SAGERUN_NOT_FOUND, NULL, NULL);
+}
+
+/* The checked-in test file and the golden files' layout (when present) parse. */
+static void test_data_file(void **state)
+{
+    (void)state;
+    sr_safetensors *f;
+    sagerun_error err = {0};
+    const char *path = SAGERUN_SOURCE_DIR "/test/data/tiny_qkv.safetensors";
+    assert_int_equal(sr_safetensors_open(path, &f, &err), SAGERUN_OK);
+    assert_non_null(sr_safetensors_find(f, "q"));
+    assert_non_null(sr_safetensors_find(f, "k"));
+    assert_non_null(sr_safetensors_find(f, "v"));
+    sr_safetensors_close(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_write_rejects),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_data_file),
+    };
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}

@@ -1,0 +1,209 @@
+/* Workloads: the built-in default, JSON files (good and bad), safetensors inputs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "safetensors.h"
+#include "workload.h"
+
+static void test_default_is_the_seed(void **state)
+{
+    (void)state;
+    sr_workload w;
+    sagerun_error err = {0};
+    assert_int_equal(sr_workload_default(&w, &err), SAGERUN_OK);
+    const sagerun_problem *p = &w.problem;
+    assert_int_equal(p->batch, 1);
+    assert_int_equal(p->seq_len, 37810);
+    assert_int_equal(p->heads_q, 56);
+    assert_int_equal(p->heads_kv, 56);
+    assert_int_equal(p->head_dim, 128);
+    assert_int_equal(p->layout, SAGERUN_LAYOUT_NHD);
+    assert_int_equal(p->dtype, SAGERUN_DTYPE_F16);
+    assert_int_equal(p->causal, 0);
+    assert_int_equal(w.source, SR_WORKLOAD_SYNTHETIC);
+    assert_int_equal(w.synthetic.seed, 440420);
+    /* the metadata equals the seed report's, key for key */
+    json_t *seed = json_load_file(SAGERUN_SOURCE_DIR "/test/data/seed-report.json", 0, NULL);
+    if (!seed)
+        seed = json_load_file(SAGERUN_SOURCE_DIR "/../shared/fixtures/seed-report.json", 0, NULL);
+    assert_non_null(seed);
+    assert_true(json_equal(w.metadata, json_object_get(seed, "metadata")));
+    json_decref(seed);
+    /* to_json makes every default explicit, and parses back to the same workload */
+    json_t *j = sr_workload_to_json(&w);
+    assert_non_null(j);
+    assert_true(fabs(json_real_value(json_object_get(j, "sm_scale")) - 0.0883883461356163) < 1e-12);
+    char *text = json_dumps(j, 0);
+    sr_workload w2;
+    assert_int_equal(sr_workload_parse(text, "round-trip", NULL, &w2, &err), SAGERUN_OK);
+    json_t *j2 = sr_workload_to_json(&w2);
+    assert_true(json_equal(j, j2));
+    free(text);
+    json_decref(j);
+    json_decref(j2);
+    sr_workload_free(&w2);
+    sr_workload_free(&w);
+}
+
+static void test_full_file(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"name\": \"gqa\", \"shape\": [2, 1000, 8, 64], \"heads_kv\": 2, \"layout\": \"HND\","
+        " \"dtype\": \"bf16\", \"causal\": false, \"sm_scale\": 0.1,"
+        " \"input\": {\"source\": \"synthetic\", \"seed\": 7, \"k_bias\": 0, \"q_std\": 2,"
+        " \"outlier_channels\": 4, \"outlier_scale\": 16},"
+        " \"metadata\": {\"model\": \"x\", \"nested\": {\"a\": [1, 2]}}}";
+    sr_workload w;
+    sagerun_error err = {0};
+    assert_int_equal(sr_workload_parse(text, "t.json", NULL, &w, &err), SAGERUN_OK);
+    assert_string_equal(w.name, "gqa");
+    assert_int_equal(w.problem.batch, 2);
+    assert_int_equal(w.problem.heads_kv, 2);
+    assert_int_equal(w.problem.layout, SAGERUN_LAYOUT_HND);
+    assert_int_equal(w.problem.dtype, SAGERUN_DTYPE_BF16);
+    assert_true(w.problem.sm_scale == 0.1f);
+    assert_int_equal(w.synthetic.seed, 7);
+    assert_true(w.synthetic.k_bias == 0.0 && w.synthetic.q_std == 2.0);
+    assert_int_equal(w.synthetic.outlier_channels, 4);
+    assert_non_null(json_object_get(json_object_get(w.metadata, "nested"), "a"));
+    sr_workload_free(&w);
+    /* minimal: only the shape; name from the file name */
+    assert_int_equal(sr_workload_parse("{\"shape\": [1, 10, 2, 64]}", "dir/small.json", NULL, &w,
+                                       &err),
+                     SAGERUN_OK);
+    assert_string_equal(w.name, "small");
+    assert_int_equal(w.problem.heads_kv, 2);
+    assert_int_equal(json_object_size(w.metadata), 0);
+    sr_workload_free(&w);
+}
+
+/* The parse must fail with a message naming the origin and containing `needle`. */
+static void expect_error(const char *text, int status, const char *needle)
+{
+    sr_workload w;
+    sagerun_error err = {0};
+    int st = sr_workload_parse(text, "bad.json", NULL, &w, &err);
+    if (st != status)
+        fail_msg("status %d, expected %d for %s (%s)", st, status, text, err.message);
+    if (!strstr(err.message, "bad.json") || !strstr(err.message, needle))
+        fail_msg("message '%s' lacks the file or '%s'", err.message, needle);
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    expect_error("{\"shape\": [1, 10, 2, 64], \"hedas_kv\": 2}", SAGERUN_FORMAT,
+                 "unknown key 'hedas_kv'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"input\": {\"seed\": 1, \"sed\": 2}}",
+                 SAGERUN_FORMAT, "unknown key 'input.sed'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"heads_kv\": \"2\"}", SAGERUN_FORMAT,
+                 "'heads_kv' must be an integer");
+    expect_error("{\"shape\": [1, 10, 2.5, 64]}", SAGERUN_FORMAT, "shape[2] (Hq)");
+    expect_error("{\"shape\": [1, 10, 2]}", SAGERUN_FORMAT, "'shape'");
+    expect_error("{\"heads_kv\": 2}", SAGERUN_FORMAT, "'shape'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"causal\": true}", SAGERUN_UNSUPPORTED,
+                 "causal attention is not supported");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"causal\": 0}", SAGERUN_FORMAT,
+                 "'causal' must be a boolean");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"layout\": \"NDH\"}", SAGERUN_FORMAT,
+                 "unknown layout 'NDH'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"dtype\": \"fp32\"}", SAGERUN_FORMAT,
+                 "unsupported dtype 'fp32'");
+    expect_error("{\"shape\": [1, 10, 6, 64], \"heads_kv\": 4}", SAGERUN_FORMAT,
+                 "not a multiple of heads_kv");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"sm_scale\": -1}", SAGERUN_FORMAT, "'sm_scale'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"metadata\": [1]}", SAGERUN_FORMAT, "'metadata'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"input\": {\"source\": \"random\"}}",
+                 SAGERUN_FORMAT, "unknown source 'random'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"input\": {\"k_bias\": \"big\"}}", SAGERUN_FORMAT,
+                 "'input.k_bias' must be a number");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"input\": {\"k_bias\": 1000}}",
+                 SAGERUN_INVALID_ARGUMENT, "k_bias");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"input\": {\"source\": \"safetensors\"}}",
+                 SAGERUN_FORMAT, "'input.path'");
+    expect_error("{\"shape\": [1, 10, 2, 64],}", SAGERUN_FORMAT, "not valid JSON");
+    expect_error("[1, 10, 2, 64]", SAGERUN_FORMAT, "JSON object");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"name\": 3}", SAGERUN_FORMAT, "'name'");
+}
+
+static void test_load_file_and_inputs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sagerun-wl-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], cmd[600];
+    snprintf(path, sizeof path, "%s/w.json", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"shape\": [1, 16, 2, 8], \"input\": {\"source\": \"safetensors\", \"path\": "
+               "\"qkv.safetensors\"}, \"metadata\": {\"k\": 1}}");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cp '%s/test/data/tiny_qkv.safetensors' '%s/qkv.safetensors'",
+             SAGERUN_SOURCE_DIR, dir);
+    assert_int_equal(system(cmd), 0);
+    sr_workload w;
+    sagerun_error err = {0};
+    assert_int_equal(sr_workload_load(path, &w, &err), SAGERUN_OK);
+    assert_int_equal(w.source, SR_WORKLOAD_SAFETENSORS);
+    char want[300];
+    snprintf(want, sizeof want, "%s/qkv.safetensors", dir);
+    assert_string_equal(w.input_path, want);
+    /* inputs from the file equal the generator's (the file was written from it, seed 1) */
+    sagerun_context *ctx;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    uint64_t a[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(sagerun_mem_alloc(ctx, 512, &a[i], &err), SAGERUN_OK);
+    assert_int_equal(sr_workload_fill_inputs(ctx, &w, a[0], a[1], a[2], &err), SAGERUN_OK);
+    sr_synthetic syn;
+    sr_synthetic_default(&syn, 1);
+    uint16_t ref[256];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sr_generate_tensor_host(&w.problem, &syn, i, ref, &err), SAGERUN_OK);
+        assert_memory_equal((void *)(uintptr_t)a[i], ref, 512);
+    }
+    /* a workload whose shape disagrees with the file: the error names file and tensor */
+    w.problem.seq_len = 15;
+    assert_int_equal(sr_workload_fill_inputs(ctx, &w, a[0], a[1], a[2], &err), SAGERUN_FORMAT);
+    assert_non_null(strstr(err.message, "qkv.safetensors"));
+    assert_non_null(strstr(err.message, "'q'"));
+    for (int i = 0; i < 3; i++)
+        sagerun_mem_free(ctx, a[i]);
+    sagerun_context_destroy(ctx);
+    sr_workload_free(&w);
+
+    /* the safetensors file itself as a workload */
+    assert_int_equal(sr_workload_load(want, &w, &err), SAGERUN_OK);
+    assert_int_equal(w.problem.seq_len, 16);
+    assert_int_equal(w.problem.heads_q, 2);
+    assert_int_equal(w.problem.head_dim, 8);
+    assert_string_equal(w.name, "qkv");
+    assert_string_equal(json_string_value(json_object_get(w.metadata, "layout")), "NHD");
+    sr_workload_free(&w);
+
+    snprintf(path, sizeof path, "%s/missing.json", dir);
+    assert_int_equal(sr_workload_load(path, &w, &err), SAGERUN_NOT_FOUND);
+    assert_non_null(strstr(err.message, "missing.json"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_is_the_seed),
+        cmocka_unit_test(test_full_file),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_load_file_and_inputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
