@@ -229,4 +229,7 @@ uninstall:
 clean:
 	rm -rf $(B) plugins/*.so
 
+# Fuzzing of the parsers (libFuzzer, clang): `make fuzz`, see test/fuzz/.
+-include test/fuzz/fuzz.mk
+
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
