@@ -10,6 +10,11 @@
 
 #include "sage2_params.h"
 
+/* Dynamic shared memory per CTA; a variant may define its own before including this file. */
+#ifndef SAGE2_SMEM_BYTES
+#define SAGE2_SMEM_BYTES 32768 /* Q 16 KiB int8 + K 8 KiB int8 + V 8 KiB fp8 */
+#endif
+
 /* The launch contract of SAGE2.md section 2 (the seed's "scheduler"). */
 enum {
     SAGE2_CTA_Q = 128,
@@ -17,7 +22,6 @@ enum {
     SAGE2_WARP_Q = 32,
     SAGE2_WARP_K = 64,
     SAGE2_THREADS = 128,
-    SAGE2_SMEM_BYTES = 32768, /* Q 16 KiB int8 + K 8 KiB int8 + V 8 KiB fp8 */
     SAGE2_MIN_CC = 89         /* FP8 mma.sync needs sm_89 */
 };
 

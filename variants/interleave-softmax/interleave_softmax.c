@@ -1,0 +1,7 @@
+/* The `interleave-softmax` variant: baseline's numerics (bit-exact, SAGE2.md §3), with the softmax
+ * free to overlap the tensor-core work. Kernel: interleave_softmax_kernel.cu. */
+#define SAGE2_VARIANT_NAME "interleave-softmax"
+#define SAGE2_VARIANT_DESCRIPTION "sage2 bit-exact with baseline; K/V double-buffered, one barrier per tile (experimental)"
+#define SAGE2_KERNEL_NAME "sage2_attn_interleave_softmax"
+#define SAGE2_SMEM_BYTES 49152 /* Q 16K + K 2x8K + V 2x8K */
+#include "../common/sage2_plugin.h"
