@@ -7,8 +7,10 @@
 
 #include "kernels/quantize_math.h"
 
-#define SR_QUANT_COL_THREADS 128u   /* kColThreads in kernels/quantize.cu */
-#define SR_QUANT_FINAL_THREADS 256u /* kFinalThreads */
+#define SR_QUANT_COL_THREADS 128u   /* kColThreads in kernels/quantize.cu: columns of 8 channels
+                                       per block, each with a K-sum and a V-max thread */
+#define SR_QUANT_FINAL_THREADS 1024u /* kFinalThreads */
+#define SR_QUANT_FINAL_COLUMNS 32u   /* kFinalCols: columns per finalize block */
 #define SR_QUANT_V_THREADS 256u     /* kVThreads */
 
 sagerun_sage2_quant_params sr_sage2_params_sm89(float v_range)
@@ -402,7 +404,7 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
     uint64_t col_chunks = (uint64_t)p->heads_kv * p->head_dim / 8;
     if ((stages & SR_SAGE2_STAGE_COLUMNS) &&
         (st = launch(ctx, "sr_quant_colreduce_kernel", ceil_div(col_chunks, SR_QUANT_COL_THREADS),
-                     s->mean_slices, p->batch, SR_QUANT_COL_THREADS, &cr, err)))
+                     s->mean_slices, p->batch, 2 * SR_QUANT_COL_THREADS, &cr, err)))
         return st;
 
     sr_quant_finalize_params fp = {
@@ -413,7 +415,7 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
         .v_range_inv = 1.0f / qp->v_range};
     if ((stages & SR_SAGE2_STAGE_FINALIZE) &&
         (st = launch(ctx, "sr_quant_finalize_kernel",
-                     ceil_div(s->v_scale_count, SR_QUANT_FINAL_THREADS), 1, 1,
+                     ceil_div(s->v_scale_count, SR_QUANT_FINAL_COLUMNS), 1, 1,
                      SR_QUANT_FINAL_THREADS, &fp, err)))
         return st;
 
@@ -431,9 +433,12 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
             .bf16 = bf16};
         strides_of(p, heads, &rp.stride_b, &rp.stride_n, &rp.stride_h);
         uint64_t per_thread = ceil_div((uint64_t)rows * p->head_dim / 8, SR_QUANT_ROWS_THREADS);
-        const char *name = per_thread <= 4   ? "sr_quant_rows4_kernel"
-                           : per_thread <= 8 ? "sr_quant_rows8_kernel"
-                                             : "sr_quant_rows16_kernel";
+        /* rowsf*: each thread keeps the same 8 channels (needs 128 % (D/8) == 0) */
+        static const char *const names[2][3] = {
+            {"sr_quant_rows4_kernel", "sr_quant_rows8_kernel", "sr_quant_rows16_kernel"},
+            {"sr_quant_rowsf4_kernel", "sr_quant_rowsf8_kernel", "sr_quant_rowsf16_kernel"}};
+        const int fixed = SR_QUANT_ROWS_THREADS % (p->head_dim / 8) == 0;
+        const char *name = names[fixed][per_thread <= 4 ? 0 : per_thread <= 8 ? 1 : 2];
         if ((st = launch(ctx, name, rp.groups_per_head, heads, p->batch, SR_QUANT_ROWS_THREADS,
                          &rp, err)))
             return st;

@@ -17,7 +17,7 @@
 #define SR_QUANT_INT8_EPS 1e-7f
 #define SR_QUANT_INT8_MAX 127.0f
 /* V8 tiles: tokens per tile (a multiple of the 16-token permutation group) and channels. */
-#define SR_QUANT_V_TILE_TOKENS 64u
+#define SR_QUANT_V_TILE_TOKENS 128u
 #define SR_QUANT_V_TILE_CHANNELS 64u
 #define SR_QUANT_PERM_GROUP 16u
 /* Threads of the row-group (Q, K) kernel and the largest number of 16-byte chunks per thread it
