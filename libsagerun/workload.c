@@ -243,10 +243,12 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
         double v = 0.0;
         if ((st = get_real(origin, "sm_scale", j, &v, err)))
             return st;
-        if (!(v > 0.0) || !isfinite((float)v))
+        /* as a float: a value that rounds to 0 would silently mean the default D^-0.5 */
+        if (!(v > 0.0) || !isfinite((float)v) || !((float)v > 0.0f))
             return sr_error_set(err, SAGERUN_FORMAT,
-                                "%s: key 'sm_scale': %g must be a positive finite number", origin,
-                                v);
+                                "%s: key 'sm_scale': %g must be a positive finite number (as a "
+                                "32-bit float)",
+                                origin, v);
         p->sm_scale = (float)v;
     }
     if ((st = sagerun_problem_check(p, err)))
@@ -389,7 +391,7 @@ sagerun_status sr_workload_from_safetensors(const char *path, sr_workload *w,
     if (sm) {
         char *end;
         double v = strtod(sm, &end);
-        if (*end || !(v > 0.0)) {
+        if (*end || !(v > 0.0) || !((float)v > 0.0f)) { /* a float 0 would mean D^-0.5 */
             st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'sm_scale' is '%s'", path,
                               sm);
             goto done;

@@ -122,6 +122,10 @@ static void test_bad_files(void **state)
     expect_error("{\"shape\": [1, 10, 6, 64], \"heads_kv\": 4}", SAGERUN_FORMAT,
                  "not a multiple of heads_kv");
     expect_error("{\"shape\": [1, 10, 2, 64], \"sm_scale\": -1}", SAGERUN_FORMAT, "'sm_scale'");
+    /* found by fuzzing: positive but 0 as a float, it would have meant the default D^-0.5 */
+    expect_error("{\"shape\": [1, 10, 2, 64], \"sm_scale\": 1e-50}", SAGERUN_FORMAT,
+                 "'sm_scale'");
+    expect_error("{\"shape\": [1, 10, 2, 64], \"sm_scale\": 1e39}", SAGERUN_FORMAT, "'sm_scale'");
     expect_error("{\"shape\": [1, 10, 2, 64], \"metadata\": [1]}", SAGERUN_FORMAT, "'metadata'");
     expect_error("{\"shape\": [1, 10, 2, 64], \"input\": {\"source\": \"random\"}}",
                  SAGERUN_FORMAT, "unknown source 'random'");
