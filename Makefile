@@ -167,7 +167,7 @@ $(B)/test-plugins/%_image.o: $(B)/test-plugins/%.fatbin libsagerun/incbin.S
 # A test plugin is test/plugins/NAME.c, plus NAME.cu when it has GPU code.
 $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),$(B)/test-plugins/$$*_image.o)
 	@mkdir -p $(@D)
-	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $^ -lm
+	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(filter %.c %.o,$^) -lm
 	@chmod go-w $@ $(@D)
 
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.

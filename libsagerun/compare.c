@@ -8,6 +8,7 @@
 
 #include "kernels/compare_params.h"
 #include "kernels/quantize_math.h"
+#include "limits.h"
 #include "report.h"
 
 #ifndef SAGERUN_GIT_COMMIT
@@ -36,6 +37,7 @@ typedef struct entry {
     sagerun_instance *inst;
     bool failed;
     char failure[SAGERUN_ERROR_MESSAGE_SIZE];
+    char failure_phase[16]; /* sagerun_compare_call's phase names */
     bool prepared;
     double prepare_s;
     double *samples;
@@ -79,11 +81,83 @@ static bool is_hex64(const char *s)
     return n == 64;
 }
 
-static void entry_fail(entry *e, const sagerun_error *err, const char *what)
+static void entry_fail(entry *e, const sagerun_error *err, const char *what, const char *phase)
 {
     e->failed = true;
     snprintf(e->failure, sizeof(e->failure), "%s: %s", what,
              err->message[0] ? err->message : sagerun_status_message(err->status));
+    snprintf(e->failure_phase, sizeof(e->failure_phase), "%s", phase);
+}
+
+/* ---- hooks (compare.h): calls into variants announced, interruption, entries left out -------- */
+
+static double call_begin(const sagerun_compare_hooks *h, const entry *e, const char *phase,
+                         uint32_t round)
+{
+    if (h->call) {
+        sagerun_compare_call c = {.struct_size = sizeof c, .label = e->label, .phase = phase,
+                                  .round = round};
+        h->call(h->call_user, &c);
+    }
+    return sr_monotonic_seconds();
+}
+
+static void call_end(const sagerun_compare_hooks *h, const entry *e, const char *phase,
+                     uint32_t round, double t0, bool context_lost)
+{
+    if (!h->call)
+        return;
+    sagerun_compare_call c = {.struct_size = sizeof c, .end = 1, .label = e->label,
+                              .phase = phase, .round = round,
+                              .seconds = sr_monotonic_seconds() - t0,
+                              .failure = e->failed ? e->failure : NULL,
+                              .failure_phase = e->failed ? e->failure_phase : NULL,
+                              .context_lost = context_lost};
+    h->call(h->call_user, &c);
+}
+
+static bool interrupted(const sagerun_compare_hooks *h)
+{
+    return h->interrupted && h->interrupted(h->interrupted_user);
+}
+
+/* After a variant failed on the GPU: an illegal address, a trap or a launch failure is sticky:
+ * every later call in this CUDA context fails alike, so no other variant can be measured in this
+ * process. (A supervising process re-runs the comparison without the culprit: sagerun compare.) */
+static bool context_lost(sagerun_context *ctx, const entry *e)
+{
+    if (!e->failed || sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA)
+        return false;
+    return sagerun_context_synchronize(ctx, NULL) != SAGERUN_OK;
+}
+
+static sagerun_status context_lost_error(sagerun_error *err, const entry *e)
+{
+    return sr_error_set(err, SAGERUN_CUDA,
+                        "%s (%s) left the CUDA context unusable, so no other variant can run in "
+                        "this process: %s",
+                        e->label, e->failure_phase, e->failure);
+}
+
+/* Device memory: refuse what cannot fit before allocating outputs and quantized tensors. */
+static sagerun_status check_memory(sagerun_registry *reg, sagerun_context *ctx,
+                                   const sagerun_inputs *in, const entry *es, size_t n,
+                                   uint32_t accuracy_rows, sagerun_error *err)
+{
+    if (sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA)
+        return SAGERUN_OK; /* host: an allocation failure is reported where it happens */
+    sagerun_device_info di = {.struct_size = sizeof di};
+    if (sagerun_context_device_info(ctx, &di, NULL) != SAGERUN_OK)
+        return SAGERUN_OK;
+    const sagerun_variant_descriptor **d = calloc(n ? n : 1, sizeof(*d));
+    if (!d)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        d[i] = es[i].failed ? NULL : sr_registry_descriptor(reg, es[i].index);
+    sr_memory_estimate est;
+    sr_memory_estimate_compare(&in->problem, d, n, false, accuracy_rows, &est);
+    free(d);
+    return sr_memory_check(&est, di.free_memory, err);
 }
 
 /* ---- variants to compare -------------------------------------------------------------------- */
@@ -561,7 +635,7 @@ static void fill_header(sr_report *rep, sagerun_context *ctx, const sagerun_inpu
 }
 
 static void fill_variant(sr_report_variant *v, const entry *e, bool is_baseline,
-                         const sagerun_compare_options *o)
+                         const sagerun_compare_options *o, size_t rounds_done)
 {
     v->name = strdup(e->info.name);
     v->label = strdup(e->label);
@@ -570,14 +644,15 @@ static void fill_variant(sr_report_variant *v, const entry *e, bool is_baseline,
     v->backend = sr_strdup_or_null(sagerun_backend_name(e->info.backend));
     v->plugin_sha256 = e->info.sha256[0] ? strdup(e->info.sha256) : NULL;
     v->failure = e->failed ? strdup(e->failure) : NULL;
+    v->failure_phase = e->failed && e->failure_phase[0] ? strdup(e->failure_phase) : NULL;
     v->is_baseline = is_baseline;
     v->has_scheduler = e->has_geometry;
     v->scheduler = e->geometry;
     v->prepare_s = e->prepared ? e->prepare_s : NAN;
     v->tops = v->speedup_percent = NAN;
     v->byte_exact = v->deterministic = -1;
-    size_t R = o->rounds, I = o->iterations;
-    if (e->failed) {
+    size_t R = rounds_done, I = o->iterations;
+    if (e->failed || R == 0) {
         sr_summarize(NULL, 0, NULL, &v->timing);
         return;
     }
@@ -587,6 +662,11 @@ static void fill_variant(sr_report_variant *v, const entry *e, bool is_baseline,
         v->round_count = R;
         for (size_t r = 0; r < R; r++)
             sr_summarize(e->samples + r * I, I, NULL, &v->rounds[r]);
+    }
+    if ((v->samples = malloc(R * I * sizeof(double)))) {
+        memcpy(v->samples, e->samples, R * I * sizeof(double));
+        v->sample_rounds = R;
+        v->samples_per_round = I;
     }
     v->output_sha256 = strdup(e->first_sha);
     v->last_output_sha256 = strdup(e->last_sha);
@@ -675,6 +755,12 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     sr_nvml *nvml = NULL;
     reference ref = {0};
     const size_t R = o.rounds, I = o.iterations;
+    sagerun_compare_hooks hk;
+    memset(&hk, 0, sizeof(hk));
+    if (o.hooks)
+        memcpy(&hk, o.hooks, o.hooks->struct_size < sizeof(hk) ? o.hooks->struct_size : sizeof(hk));
+    bool stop = false;      /* interrupted: report the rounds finished */
+    size_t rounds_done = 0; /* rounds whose timed calls all ran */
     sagerun_status st = select_entries(reg, ctx, &o, rep, &es, &n, err);
     if (st != SAGERUN_OK)
         goto fail;
@@ -686,43 +772,100 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
                           sagerun_backend_name(sagerun_context_backend(ctx)));
         goto fail;
     }
-
-    /* create and prepare: the baseline must succeed, the others are recorded when they fail */
     for (size_t i = 0; i < n; i++) {
-        entry *e = &es[i];
-        sagerun_error e_err = {0};
-        progress(&o, "prepare", e->label, (uint32_t)i + 1, (uint32_t)n);
-        if (!(e->samples = calloc(R * I, sizeof(double)))) {
+        if (!(es[i].samples = calloc(R * I, sizeof(double)))) {
             st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
             goto fail;
         }
-        if ((st = sagerun_instance_create(reg, e->index, ctx, inputs, &e->inst, &e_err)) !=
-            SAGERUN_OK) {
-            entry_fail(e, &e_err, "create");
+    }
+
+    /* entries the caller leaves out: failed with the reason given */
+    for (size_t k = 0; k < hk.skip_count && hk.skip_labels; k++) {
+        for (size_t i = 0; i < n; i++) {
+            if (!hk.skip_labels[k] || strcmp(hk.skip_labels[k], es[i].label) != 0)
+                continue;
+            es[i].failed = true;
+            snprintf(es[i].failure, sizeof(es[i].failure), "%s",
+                     hk.skip_reasons && hk.skip_reasons[k] ? hk.skip_reasons[k] : "left out");
+            snprintf(es[i].failure_phase, sizeof(es[i].failure_phase), "%s",
+                     hk.skip_phases && hk.skip_phases[k] ? hk.skip_phases[k] : "");
+            if (i == 0) {
+                st = sr_error_set(err, SAGERUN_VARIANT, "baseline %s: %s", es[0].label,
+                                  es[0].failure);
+                goto fail;
+            }
+        }
+    }
+
+    uint32_t acc_rows = o.flags & SAGERUN_COMPARE_SKIP_ACCURACY
+                            ? 0
+                            : accuracy_row_count(&inputs->problem, o.accuracy_rows,
+                                                 sagerun_context_backend(ctx));
+    if ((st = check_memory(reg, ctx, inputs, es, n, acc_rows, err)) != SAGERUN_OK)
+        goto fail;
+
+    /* create and prepare: the baseline must succeed, the others are recorded when they fail */
+    for (size_t i = 0; i < n && !stop; i++) {
+        entry *e = &es[i];
+        sagerun_error e_err = {0};
+        if (e->failed)
+            continue;
+        if ((stop = interrupted(&hk)))
+            break;
+        progress(&o, "prepare", e->label, (uint32_t)i + 1, (uint32_t)n);
+        double t0 = call_begin(&hk, e, "create", 0);
+        if (sagerun_instance_create(reg, e->index, ctx, inputs, &e->inst, &e_err) != SAGERUN_OK) {
+            entry_fail(e, &e_err, "create", "create");
         } else {
             e->geometry.struct_size = sizeof(e->geometry);
             e->has_geometry = sagerun_instance_geometry(e->inst, &e->geometry, NULL) == SAGERUN_OK;
-            if ((st = sagerun_instance_prepare(e->inst, &e->prepare_s, &e_err)) != SAGERUN_OK)
-                entry_fail(e, &e_err, "prepare");
+        }
+        bool lost = context_lost(ctx, e);
+        call_end(&hk, e, "create", 0, t0, lost);
+        if (lost) {
+            st = context_lost_error(err, e);
+            goto fail;
+        }
+        if (!e->failed) {
+            t0 = call_begin(&hk, e, "prepare", 0);
+            if (sagerun_instance_prepare(e->inst, &e->prepare_s, &e_err) != SAGERUN_OK)
+                entry_fail(e, &e_err, "prepare", "prepare");
             else
                 e->prepared = true;
+            lost = context_lost(ctx, e);
+            call_end(&hk, e, "prepare", 0, t0, lost);
+            if (lost) {
+                st = context_lost_error(err, e);
+                goto fail;
+            }
         }
         if (e->failed && i == 0) {
             if (err)
                 *err = e_err;
-            sr_error_prefix(err, "baseline %s", e->label);
+            st = sr_error_prefix(err, "baseline %s", e->label);
             goto fail;
         }
     }
 
     /* warm-up: untimed for the report, one variant after the other */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !stop; i++) {
         entry *e = &es[i];
+        if (e->failed)
+            continue;
         progress(&o, "warmup", e->label, (uint32_t)i + 1, (uint32_t)n);
         for (uint32_t w = 0; w < o.warmup && !e->failed; w++) {
             sagerun_error e_err = {0};
+            if ((stop = interrupted(&hk)))
+                break;
+            double t0 = call_begin(&hk, e, "warmup", 0);
             if (sagerun_instance_run(e->inst, NULL, &e_err) != SAGERUN_OK)
-                entry_fail(e, &e_err, "warm-up run");
+                entry_fail(e, &e_err, "warm-up run", "warmup");
+            bool lost = context_lost(ctx, e);
+            call_end(&hk, e, "warmup", 0, t0, lost);
+            if (lost) {
+                st = context_lost_error(err, e);
+                goto fail;
+            }
         }
         if (e->failed && i == 0) {
             st = sr_error_set(err, SAGERUN_VARIANT, "baseline %s", e->failure);
@@ -747,20 +890,29 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     }
 
     /* the timed rounds: every variant runs its iterations; the starting variant rotates */
-    for (size_t r = 0; r < R; r++) {
+    for (size_t r = 0; r < R && !stop; r++) {
         progress(&o, "round", NULL, (uint32_t)r + 1, (uint32_t)R);
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; k < n && !stop; k++) {
             size_t i = (r + k) % n;
             entry *e = &es[i];
             for (size_t it = 0; it < I && !e->failed; it++) {
                 bool first = r == 0 && it == 0, last = r == R - 1 && it == I - 1;
                 sagerun_error e_err = {0};
                 char *hash = first ? e->first_sha : last ? e->last_sha : NULL;
-                if (timed_call(ctx, e, first || last, hash, &e->samples[r * I + it], &e_err) !=
-                    SAGERUN_OK) {
-                    entry_fail(e, &e_err, "timed run");
+                if ((stop = interrupted(&hk)))
                     break;
+                double t0 = call_begin(&hk, e, "run", (uint32_t)r + 1);
+                if (timed_call(ctx, e, first || last, hash, &e->samples[r * I + it], &e_err) !=
+                    SAGERUN_OK)
+                    entry_fail(e, &e_err, "timed run", "run");
+                bool lost = context_lost(ctx, e);
+                call_end(&hk, e, "run", (uint32_t)r + 1, t0, lost);
+                if (lost) {
+                    st = context_lost_error(err, e);
+                    goto fail;
                 }
+                if (e->failed)
+                    break;
                 if (first && last) /* a single timed call is both */
                     memcpy(e->last_sha, e->first_sha, sizeof(e->last_sha));
             }
@@ -769,10 +921,29 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
                 goto fail;
             }
         }
+        if (stop)
+            break;
         if (nvml && rep->clock_rounds) {
             sr_nvml_sample(nvml, &rep->clock_rounds[r]);
             rep->clock_round_count = r + 1;
         }
+        rounds_done = r + 1;
+    }
+    if (stop) {
+        /* Interrupted: the rounds finished are reported; the output each variant holds now (its
+         * latest call, not poisoned before) stands in for the last checked one. */
+        rep->incomplete = true;
+        rep->rounds_completed = rounds_done;
+        for (size_t i = 0; i < n && rounds_done; i++)
+            if (!es[i].failed && es[i].inst &&
+                sagerun_instance_output_sha256(es[i].inst, es[i].last_sha, NULL) != SAGERUN_OK)
+                memcpy(es[i].last_sha, es[i].first_sha, sizeof(es[i].last_sha));
+        sr_report_add_warning(rep, "interrupted after %zu of %zu rounds: the report holds the "
+                                   "rounds finished; byte differences and accuracy were not "
+                                   "measured, the last output hash is that of the latest call",
+                              rounds_done, R);
+    } else {
+        rep->rounds_completed = R;
     }
 
     /* the report's variants, hashes and byte-exactness */
@@ -782,15 +953,18 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     }
     rep->variant_count = n;
     for (size_t i = 0; i < n; i++)
-        fill_variant(&rep->variants[i], &es[i], i == 0, &o);
-    rep->reference_sha256 = strdup(rep->expect_sha256 ? rep->expect_sha256 : es[0].first_sha);
+        fill_variant(&rep->variants[i], &es[i], i == 0, &o, rounds_done);
+    rep->reference_sha256 = rep->expect_sha256 ? strdup(rep->expect_sha256)
+                            : es[0].first_sha[0] && rounds_done ? strdup(es[0].first_sha)
+                                                                : NULL;
     rep->has_scheduler = es[0].has_geometry;
     rep->scheduler = es[0].geometry;
     for (size_t i = 0; i < n; i++) {
         sr_report_variant *v = &rep->variants[i];
-        if (es[i].failed)
+        if (es[i].failed || !rounds_done)
             continue;
-        v->byte_exact = v->deterministic == 1 && strcmp(es[i].first_sha, rep->reference_sha256) == 0;
+        v->byte_exact = v->deterministic == 1 && rep->reference_sha256 &&
+                        strcmp(es[i].first_sha, rep->reference_sha256) == 0;
         if (v->deterministic == 0)
             sr_report_add_warning(rep, "%s is not deterministic: two runs gave different outputs",
                                   es[i].label);
@@ -800,7 +974,7 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     uint64_t out_bytes;
     uint64_t base_out = sagerun_instance_output(es[0].inst, &out_bytes);
     uint64_t elements = out_bytes / 2;
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = 1; i < n && !stop; i++) {
         if (es[i].failed || strcmp(es[i].last_sha, es[0].last_sha) == 0)
             continue;
         progress(&o, "check", es[i].label, (uint32_t)i, (uint32_t)n);
@@ -821,7 +995,7 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     }
 
     /* accuracy against exact attention */
-    if (!(o.flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
+    if (!(o.flags & SAGERUN_COMPARE_SKIP_ACCURACY) && !stop) {
         sagerun_error a_err = {0};
         progress(&o, "check", "reference", 0, (uint32_t)n);
         if (reference_compute(ctx, inputs, o.accuracy_rows, &ref, &a_err) != SAGERUN_OK) {
@@ -844,14 +1018,14 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     judge(rep, o.noise_threshold_percent);
     clock_warnings(rep);
     for (size_t i = 0; i < n; i++)
-        if (rep->variants[i].verdict == SR_VERDICT_AMBIGUOUS && R < 2)
+        if (rep->variants[i].verdict == SR_VERDICT_AMBIGUOUS && rounds_done < 2)
             sr_report_add_warning(rep, "one round gives no interval: use --rounds 2 or more for "
                                        "a verdict");
 
-    res->sample_count = R * I;
+    res->sample_count = rounds_done * I;
     res->samples = calloc(n, sizeof(*res->samples));
     for (size_t i = 0; i < n; i++) {
-        if (res->samples && !es[i].failed) {
+        if (res->samples && !es[i].failed && rounds_done) {
             res->samples[i] = es[i].samples;
             es[i].samples = NULL;
         }
@@ -861,7 +1035,11 @@ fail:
     reference_free(ctx, &ref);
     sr_nvml_close(nvml);
     for (size_t i = 0; i < n; i++) {
-        sagerun_instance_destroy(es[i].inst);
+        if (es[i].inst) {
+            double t0 = call_begin(&hk, &es[i], "destroy", 0);
+            sagerun_instance_destroy(es[i].inst);
+            call_end(&hk, &es[i], "destroy", 0, t0, false);
+        }
         free(es[i].samples);
     }
     free(es);
@@ -1003,6 +1181,22 @@ size_t sagerun_compare_result_warning_count(const sagerun_compare_result *res)
 const char *sagerun_compare_result_warning(const sagerun_compare_result *res, size_t index)
 {
     return res && index < res->report.warning_count ? res->report.warnings[index] : NULL;
+}
+
+int sagerun_compare_result_complete(const sagerun_compare_result *res)
+{
+    return res && !res->report.incomplete;
+}
+
+uint32_t sagerun_compare_result_rounds_completed(const sagerun_compare_result *res)
+{
+    return res ? (uint32_t)res->report.rounds_completed : 0;
+}
+
+const char *sagerun_compare_result_failure_phase(const sagerun_compare_result *res, size_t index)
+{
+    return res && index < res->report.variant_count ? res->report.variants[index].failure_phase
+                                                    : NULL;
 }
 
 int sagerun_compare_result_all_ran(const sagerun_compare_result *res)

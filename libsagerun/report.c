@@ -28,7 +28,9 @@ void sr_report_variant_clear(sr_report_variant *v)
     free(v->backend);
     free(v->plugin_sha256);
     free(v->failure);
+    free(v->failure_phase);
     free(v->last_output_sha256);
+    free(v->samples);
     memset(v, 0, sizeof(*v));
 }
 
@@ -216,6 +218,18 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
         put(b, o, "byte_diff", json_null());
     }
     put(b, o, "failure", string_or_null(v->failure));
+    put(b, o, "failure_phase", string_or_null(v->failure_phase));
+    if (v->samples) {
+        /* For plots of drift and distributions: every timed call, one array per round. */
+        json_t *rounds_s = json_array();
+        for (size_t k = 0; k < v->sample_rounds; k++) {
+            json_t *round = json_array();
+            for (size_t i = 0; i < v->samples_per_round; i++)
+                append(b, round, real_or_null(v->samples[k * v->samples_per_round + i]));
+            append(b, rounds_s, round);
+        }
+        put(b, o, "samples_s", rounds_s);
+    }
     return o;
 }
 
@@ -242,6 +256,9 @@ json_t *sr_report_to_json(const sr_report *r)
 
     if (r->has_ext) {
         put(&b, root, "schema_version", json_integer(r->schema_version));
+        put(&b, root, "complete", json_boolean(!r->incomplete));
+        put(&b, root, "rounds_completed",
+            json_integer((json_int_t)(r->incomplete ? r->rounds_completed : r->rounds)));
         json_t *tool = json_object();
         put(&b, tool, "name", json_string("sagerun"));
         put(&b, tool, "version", string_or_null(r->tool_version));
@@ -553,6 +570,53 @@ static void path_join(char *buf, size_t len, const char *where, const char *key)
     snprintf(buf, len, "%s%s%s", where, *where ? "." : "", key);
 }
 
+/* "samples_s": an array of rounds, each an array of the same number of seconds (null: unknown). */
+static void read_samples(reader *rd, json_t *o, const char *where, sr_report_variant *v)
+{
+    json_t *rounds = json_object_get(o, "samples_s");
+    if (!rounds || json_is_null(rounds) || rd->failed)
+        return;
+    char sub[128];
+    path_join(sub, sizeof(sub), where, "samples_s");
+    if (!json_is_array(rounds)) {
+        fail_at(rd, sub, NULL, "expected an array of rounds, found %s", type_name(rounds));
+        return;
+    }
+    size_t R = json_array_size(rounds), I = 0;
+    for (size_t r = 0; r < R; r++) {
+        json_t *round = json_array_get(rounds, r);
+        snprintf(sub, sizeof(sub), "%s.samples_s[%zu]", where, r);
+        if (!json_is_array(round)) {
+            fail_at(rd, sub, NULL, "expected an array of seconds, found %s", type_name(round));
+            return;
+        }
+        if (r == 0)
+            I = json_array_size(round);
+        else if (json_array_size(round) != I) {
+            fail_at(rd, sub, NULL, "%zu values, round 0 has %zu", json_array_size(round), I);
+            return;
+        }
+    }
+    if (R == 0 || I == 0)
+        return;
+    if (!(v->samples = malloc(R * I * sizeof(double)))) {
+        fail_at(rd, where, "samples_s", "out of memory");
+        return;
+    }
+    v->sample_rounds = R;
+    v->samples_per_round = I;
+    for (size_t r = 0; r < R; r++)
+        for (size_t i = 0; i < I; i++) {
+            json_t *x = json_array_get(json_array_get(rounds, r), i);
+            if (!json_is_number(x) && !json_is_null(x)) {
+                snprintf(sub, sizeof(sub), "%s.samples_s[%zu][%zu]", where, r, i);
+                fail_at(rd, sub, NULL, "expected a number or null, found %s", type_name(x));
+                return;
+            }
+            v->samples[r * I + i] = json_is_null(x) ? NAN : json_number_value(x);
+        }
+}
+
 static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report_variant *v)
 {
     char sub[128];
@@ -621,6 +685,8 @@ static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report
         d->present = true;
     }
     v->failure = get_string(rd, o, where, "failure", false, true);
+    v->failure_phase = get_string(rd, o, where, "failure_phase", false, true);
+    read_samples(rd, o, where, v);
 }
 
 static void read_variant(reader *rd, json_t *o, const char *where, bool ext, sr_report_variant *v)
@@ -664,6 +730,9 @@ static void read_variant(reader *rd, json_t *o, const char *where, bool ext, sr_
 
 static void read_ext(reader *rd, json_t *root, sr_report *r)
 {
+    r->incomplete = get_bool(rd, root, "", "complete", false, false) == 0;
+    r->rounds_completed = (uint64_t)get_uint(rd, root, "", "rounds_completed", false, false,
+                                             (long long)r->rounds);
     json_t *tool = get_object(rd, root, "", "tool", false, true);
     if (tool) {
         r->tool_version = get_string(rd, tool, "tool", "version", false, true);
@@ -955,6 +1024,9 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
     if (isfinite(r->noise_threshold_percent))
         fprintf(out, ", noise threshold %.3g%%", r->noise_threshold_percent);
     fprintf(out, "\n");
+    if (r->incomplete)
+        fprintf(out, "%sINCOMPLETE: interrupted after %llu of %llu rounds\n", bullet,
+                (unsigned long long)r->rounds_completed, (unsigned long long)r->rounds);
     if (r->reference_sha256)
         fprintf(out, "%sreference output sha256 %s%s\n", bullet, r->reference_sha256,
                 r->expect_sha256 ? " (pinned)" : "");

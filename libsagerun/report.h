@@ -49,6 +49,7 @@ typedef struct sr_report_variant {
     double speedup_percent; /* NaN = null */
     /* extensions */
     char *label, *version, *backend, *plugin_sha256, *failure; /* NULL = absent */
+    char *failure_phase; /* "create", "prepare", "warmup", "run", "destroy"; NULL = absent */
     bool is_baseline;
     bool has_scheduler;
     sagerun_launch_geometry scheduler;
@@ -59,6 +60,10 @@ typedef struct sr_report_variant {
     char *last_output_sha256;
     sr_accuracy accuracy;
     sr_byte_diff byte_diff;
+    /* every timed call in seconds, round after round ("samples_s": one array per round);
+     * NULL = absent (the seed's format has per-round summaries only) */
+    double *samples;
+    size_t sample_rounds, samples_per_round;
 } sr_report_variant;
 
 typedef struct sr_report {
@@ -75,6 +80,8 @@ typedef struct sr_report {
     /* extensions */
     bool has_ext; /* schema_version present */
     long long schema_version;
+    bool incomplete;           /* interrupted: only rounds_completed rounds ran ("complete") */
+    uint64_t rounds_completed; /* rounds whose timed calls all ran */
     char *tool_version, *tool_commit, *created_utc;
     char *device_name, *backend;
     int compute_capability, driver_version, multiprocessors; /* -1 = absent */

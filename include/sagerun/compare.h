@@ -65,6 +65,8 @@ typedef struct sagerun_compare_options {
     uint32_t flags;                  /* SAGERUN_COMPARE_* */
     sagerun_compare_progress_fn progress; /* NULL: no progress calls */
     void *progress_user;
+    /* ---- added after the first release: read only when struct_size covers them ---- */
+    const struct sagerun_compare_hooks *hooks; /* NULL: none (see below) */
 } sagerun_compare_options;
 
 #define SAGERUN_COMPARE_SKIP_ACCURACY 0x1u /* no reference computation */
@@ -191,6 +193,55 @@ SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *o
 SAGERUN_API sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
                                                const sagerun_report_diff_options *opts, FILE *out,
                                                unsigned *findings, sagerun_error *err);
+
+/* ---- Reliability hooks (added after the first release) ----------------------------------------
+ * What a caller needs to contain faulty variants and to keep partial results: every call into a
+ * variant's code announced before and after (a supervising process learns which variant was
+ * running when it crashed or hung, and how long calls take), a way to stop a comparison early
+ * with a report of the rounds finished, and entries to leave out (recorded as failed). */
+
+/* One call into a variant's plugin code. phase: "create" (geometry and create), "prepare",
+ * "warmup", "run" (a timed call, poisoning and hashing included) or "destroy". */
+typedef struct sagerun_compare_call {
+    uint32_t struct_size;
+    int end;                /* 0: the call begins; 1: it returned */
+    const char *label;      /* the entry's label */
+    const char *phase;
+    uint32_t round;         /* "run": the round, from 1; else 0 */
+    double seconds;         /* end: wall-clock seconds of the call */
+    const char *failure;    /* end: NULL, or the failure recorded for the entry */
+    const char *failure_phase; /* end: the phase recorded with the failure */
+    int context_lost;       /* end: the failure left the CUDA context unusable: the comparison
+                             * returns SAGERUN_CUDA next, naming this entry */
+} sagerun_compare_call;
+
+typedef struct sagerun_compare_hooks {
+    uint32_t struct_size;   /* sizeof(sagerun_compare_hooks) of the caller */
+    uint32_t reserved;
+    /* Called before and after every call into a variant (from the comparing thread). */
+    void (*call)(void *user, const sagerun_compare_call *call);
+    void *call_user;
+    /* Polled between calls (it may be called often: keep it cheap, e.g. read a flag a signal
+     * handler sets). Nonzero stops the comparison: the result then holds the rounds finished so
+     * far, sagerun_compare_result_complete says 0, and byte differences and accuracy are not
+     * measured. */
+    int (*interrupted)(void *user);
+    void *interrupted_user;
+    /* Entries not to run, by label: each stays in the report as failed, with its phase and
+     * reason (e.g. a crash seen by a supervising process). Leaving out the baseline is an error. */
+    const char *const *skip_labels;
+    const char *const *skip_phases;
+    const char *const *skip_reasons;
+    size_t skip_count;
+} sagerun_compare_hooks;
+
+/* 1 when every round ran, 0 when the comparison was interrupted (hooks->interrupted). */
+SAGERUN_API int sagerun_compare_result_complete(const sagerun_compare_result *result);
+/* Rounds whose timed calls all ran (rounds, when complete). */
+SAGERUN_API uint32_t sagerun_compare_result_rounds_completed(const sagerun_compare_result *result);
+/* The phase of an entry's failure ("create", "prepare", "warmup", "run", "destroy"), or NULL. */
+SAGERUN_API const char *sagerun_compare_result_failure_phase(const sagerun_compare_result *result,
+                                                             size_t index);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,11 @@ enum {
     SR_EXIT_ERROR = 1,          /* something failed: input, plugin, device, I/O */
     SR_EXIT_USAGE = 2,          /* bad command line */
     SR_EXIT_NOT_BYTE_EXACT = 3, /* compare: ran, but a variant's output differs from the reference */
-    SR_EXIT_REGRESSION = 4      /* diff: a regression beyond the threshold or lost byte-exactness */
+    SR_EXIT_REGRESSION = 4,     /* diff: a regression beyond the threshold or lost byte-exactness */
+    /* compare: interrupted by a signal, 128 + its number as shells report it; the reports written
+     * hold the rounds finished ("complete": false) */
+    SR_EXIT_SIGINT = 130,
+    SR_EXIT_SIGTERM = 143
 };
 
 /* Commands: argv[0] is the command name; each returns an exit code. */
@@ -23,6 +27,9 @@ int sr_cmd_workload(int argc, char **argv);
 int sr_cmd_compare(int argc, char **argv);
 int sr_cmd_show(int argc, char **argv);
 int sr_cmd_diff(int argc, char **argv);
+int sr_cmd_plot(int argc, char **argv);
+int sr_cmd_sweep(int argc, char **argv);
+int sr_cmd_merge(int argc, char **argv);
 
 /* "sagerun: <message>" on stderr. */
 void sr_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

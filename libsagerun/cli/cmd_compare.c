@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "inputs.h"
+#include "isolate.h"
+#include "limits.h"
 #include "sagerun/compare.h"
 #include "workload.h"
 
@@ -59,13 +62,28 @@ static void compare_usage(FILE *out)
             "device:\n"
             "  --backend B            auto (default), host or cuda\n"
             "  --device K             CUDA device ordinal (default 0)\n"
+            "fault containment:\n"
+            "  The measurement runs in a child process. A variant that crashes (signal, abort,\n"
+            "  sanitizer report), hangs, or faults on the GPU (which poisons the CUDA context)\n"
+            "  is reported failed with its phase and reason, and the comparison runs again\n"
+            "  without it: the other variants keep their results.\n"
+            "  --timeout SECONDS      watchdog per call into a variant (create, prepare, each\n"
+            "                         warm-up and timed call): a call still running after it is\n"
+            "                         a hang. Default: 120 s until a variant's first warm-up call\n"
+            "                         returned, then max(10 s, 20 x its slowest call so far)\n"
+            "  --in-process           measure in this process: no containment and no watchdog\n"
+            "                         (for debuggers and compute-sanitizer)\n"
+            "  SIGINT/SIGTERM stop the comparison at the next call: the reports are written with\n"
+            "  the rounds finished so far, marked \"complete\": false.\n"
             "\n"
             "exit status:\n"
             "  0  every variant ran and is byte-exact with the reference\n"
             "  1  error: bad input, plugin, device, I/O, or a variant failed to run\n"
+            "     (crashed, hung, returned an error)\n"
             "  2  usage error\n"
             "  3  every variant ran, but some variant's output is not byte-exact\n"
-            "     (differs from the reference, or is not deterministic)\n");
+            "     (differs from the reference, or is not deterministic)\n"
+            "  130 (SIGINT), 143 (SIGTERM)  interrupted: the reports hold the rounds finished\n");
 }
 
 static bool parse_u32(const char *opt, const char *text, unsigned long min, uint32_t *out)
@@ -110,6 +128,69 @@ static void show_progress(void *user, const char *phase, const char *variant, ui
     ps->shown = true;
 }
 
+/* The parent's end of an isolated comparison: the table, the report files, the exit code. */
+static int finish_report(sr_report *r, const char *json_path, const char *md_path)
+{
+    sr_report_print_table(r, stdout);
+    fflush(stdout);
+    sagerun_error err = {0};
+    bool written = true;
+    if (json_path && sr_report_write_json(r, json_path, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: --json: %s", err.message);
+        written = false;
+    }
+    if (md_path && sr_report_write_markdown(r, md_path, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: --markdown: %s", err.message);
+        written = false;
+    }
+    bool all_ran = !r->incomplete, all_exact = true;
+    for (size_t i = 0; i < r->variant_count; i++) {
+        all_ran = all_ran && !r->variants[i].failure && r->variants[i].timing.count > 0;
+        all_exact = all_exact && r->variants[i].byte_exact == 1;
+    }
+    if (!written || !all_ran)
+        return SR_EXIT_ERROR;
+    return all_exact ? SR_EXIT_OK : SR_EXIT_NOT_BYTE_EXACT;
+}
+
+/* Refuses a workload that cannot fit in free device memory before the inputs are allocated: the
+ * variants are the baseline and the named ones, or every variant of the backend (the engine's
+ * default). The engine checks again, with the inputs allocated, before the outputs. */
+static sagerun_status check_device_memory(sagerun_registry *reg, sagerun_context *ctx,
+                                          const sagerun_problem *p,
+                                          const sagerun_compare_options *o, sagerun_error *err)
+{
+    sagerun_device_info di = {.struct_size = sizeof di};
+    if (sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA ||
+        sagerun_context_device_info(ctx, &di, NULL) != SAGERUN_OK)
+        return SAGERUN_OK;
+    size_t nreg = sagerun_registry_variant_count(reg), n = 0;
+    const sagerun_variant_descriptor **d = calloc(nreg + o->variant_count + 1, sizeof(*d));
+    if (!d)
+        return SAGERUN_OK;
+    long base = sagerun_registry_find(reg, o->baseline);
+    if (base >= 0)
+        d[n++] = sr_registry_descriptor(reg, (size_t)base);
+    for (size_t i = 0; o->variants && i < o->variant_count; i++) {
+        long k = sagerun_registry_find(reg, o->variants[i]);
+        if (k >= 0)
+            d[n++] = sr_registry_descriptor(reg, (size_t)k);
+    }
+    for (size_t k = 0; !o->variants && k < nreg; k++) {
+        const sagerun_variant_descriptor *v = sr_registry_descriptor(reg, k);
+        if ((long)k != base && v && v->backend == SAGERUN_BACKEND_CUDA)
+            d[n++] = v;
+    }
+    sr_memory_estimate est;
+    sr_memory_estimate_compare(p, d, n, true,
+                               o->flags & SAGERUN_COMPARE_SKIP_ACCURACY
+                                   ? 0
+                                   : (o->accuracy_rows ? o->accuracy_rows : 4096),
+                               &est);
+    free(d);
+    return sr_memory_check(&est, di.free_memory, err);
+}
+
 static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
                                  const char *const *names, size_t n)
 {
@@ -129,7 +210,8 @@ int sr_cmd_compare(int argc, char **argv)
     enum {
         O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WORKLOAD, O_INPUTS, O_SHAPE, O_LAYOUT, O_DTYPE,
         O_CAUSAL, O_SEED, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
-        O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE
+        O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE, O_TIMEOUT,
+        O_IN_PROCESS, O_ISO_CHILD, O_ISO_REPORT, O_ISO_SKIP
     };
     static const struct option longopts[] = {
         {"baseline", required_argument, 0, O_BASELINE},
@@ -155,6 +237,11 @@ int sr_cmd_compare(int argc, char **argv)
         {"quiet", no_argument, 0, O_QUIET},
         {"backend", required_argument, 0, O_BACKEND},
         {"device", required_argument, 0, O_DEVICE},
+        {"timeout", required_argument, 0, O_TIMEOUT},
+        {"in-process", no_argument, 0, O_IN_PROCESS},
+        {SR_ISOLATE_OPT_CHILD, required_argument, 0, O_ISO_CHILD},
+        {SR_ISOLATE_OPT_REPORT, required_argument, 0, O_ISO_REPORT},
+        {SR_ISOLATE_OPT_SKIP, required_argument, 0, O_ISO_SKIP},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
 
@@ -181,7 +268,21 @@ int sr_cmd_compare(int argc, char **argv)
     bool have_workload = false;
     char *metadata = NULL;
     sagerun_status st;
-    if (!variants || !plugins) {
+    /* fault containment: the parent's view, or the child's (isolate.c) */
+    double timeout_s = 0;
+    bool in_process = false;
+    int child_fd = -1;
+    const char *child_report = NULL;
+    char **skips = calloc((size_t)argc + 1, sizeof(*skips));
+    const char **skip_l = calloc((size_t)argc + 1, sizeof(*skip_l)),
+               **skip_p = calloc((size_t)argc + 1, sizeof(*skip_p)),
+               **skip_r = calloc((size_t)argc + 1, sizeof(*skip_r));
+    size_t n_skips = 0;
+    sagerun_compare_hooks hooks;
+    memset(&hooks, 0, sizeof hooks);
+    sr_report iso_report;
+    memset(&iso_report, 0, sizeof iso_report);
+    if (!variants || !plugins || !skips || !skip_l || !skip_p || !skip_r) {
         sr_cli_error("compare: out of memory");
         rc = SR_EXIT_ERROR;
         goto out;
@@ -228,6 +329,19 @@ int sr_cmd_compare(int argc, char **argv)
         case O_QUIET: quiet = true; break;
         case O_BACKEND: backend = optarg; break;
         case O_DEVICE: if (!parse_u32("--device", optarg, 0, &device)) goto out; break;
+        case O_TIMEOUT: {
+            char *end;
+            timeout_s = strtod(optarg, &end);
+            if (!*optarg || *end || !isfinite(timeout_s) || timeout_s <= 0) {
+                sr_cli_error("compare: --timeout '%s': expected a number of seconds > 0", optarg);
+                goto out;
+            }
+            break;
+        }
+        case O_IN_PROCESS: in_process = true; break;
+        case O_ISO_CHILD: child_fd = atoi(optarg); break;
+        case O_ISO_REPORT: child_report = optarg; break;
+        case O_ISO_SKIP: skips[n_skips++] = optarg; break;
         case 'h': compare_usage(stdout); rc = SR_EXIT_OK; goto out;
         default: compare_usage(stderr); goto out;
         }
@@ -276,6 +390,32 @@ int sr_cmd_compare(int argc, char **argv)
         opts.variant_count = n_variants;
     }
 
+    if (child_fd < 0 && !in_process) {
+        /* The parent: the measurement runs in child processes (isolate.c). */
+        sr_isolate_options io = {.argc = argc, .argv = argv, .timeout_s = timeout_s,
+                                 .quiet = quiet, .show_progress = !quiet && isatty(STDERR_FILENO)};
+        int sig = 0;
+        rc = sr_isolate_run(&io, &iso_report, &sig);
+        if (rc == SR_EXIT_OK)
+            rc = finish_report(&iso_report, json_path, md_path);
+        if (sig)
+            rc = sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
+        goto out;
+    }
+    if (child_fd >= 0) {
+        if (!child_report) {
+            sr_cli_error("compare: --%s needs --%s", SR_ISOLATE_OPT_CHILD, SR_ISOLATE_OPT_REPORT);
+            goto out;
+        }
+        sr_isolate_child_setup(child_fd, &opts, &hooks, skips, n_skips, skip_l, skip_p, skip_r);
+    } else {
+        /* in-process: SIGINT/SIGTERM still end with a report of the rounds finished */
+        sr_stop_signals_install();
+        hooks.struct_size = sizeof hooks;
+        hooks.interrupted = sr_stop_interrupted;
+        opts.hooks = &hooks;
+    }
+
     rc = SR_EXIT_ERROR;
     if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
         sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
@@ -319,12 +459,13 @@ int sr_cmd_compare(int argc, char **argv)
         goto out;
     }
     have_workload = true;
-    if (sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK) {
+    if (check_device_memory(reg, run_ctx, &w.problem, &opts, &err) != SAGERUN_OK ||
+        sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK) {
         sr_cli_error("compare: %s", err.message);
         goto out;
     }
 
-    if (!quiet && isatty(STDERR_FILENO)) {
+    if (!quiet && isatty(STDERR_FILENO) && child_fd < 0) {
         opts.progress = show_progress;
         opts.progress_user = &ps;
     }
@@ -338,6 +479,14 @@ int sr_cmd_compare(int argc, char **argv)
     metadata = json_dumps(w.metadata, JSON_COMPACT);
     if (sagerun_compare_result_set_metadata(res, metadata, &err) != SAGERUN_OK) {
         sr_cli_error("compare: %s", err.message);
+        goto out;
+    }
+    if (child_fd >= 0) {
+        /* the child: the report goes to the parent, which prints and writes it */
+        if (sagerun_compare_result_write_json(res, child_report, NULL, &err) != SAGERUN_OK)
+            sr_cli_error("compare: %s", err.message);
+        else
+            rc = SR_EXIT_OK;
         goto out;
     }
     sagerun_compare_result_print(res, stdout);
@@ -357,8 +506,15 @@ int sr_cmd_compare(int argc, char **argv)
         rc = SR_EXIT_NOT_BYTE_EXACT;
     else
         rc = SR_EXIT_OK;
+    if (sr_stop_signal())
+        rc = 128 + sr_stop_signal();
 
 out:
+    sr_report_clear(&iso_report);
+    free(skips);
+    free(skip_l);
+    free(skip_p);
+    free(skip_r);
     free(metadata);
     if (have_workload)
         sr_workload_free(&w);

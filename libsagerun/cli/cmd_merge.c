@@ -1,0 +1,413 @@
+/* sagerun merge: combines the summaries of the shards of one sweep (sagerun sweep --shard I/N)
+ * into one summary, with the shards' reports copied next to it. Refuses summaries of different
+ * sweeps, and a workload that two summaries both have. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "report.h"
+#include "sweep.h"
+
+static void merge_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sagerun merge [--out-dir DIR] [--allow-missing] DIR|SUMMARY.json...\n\n"
+            "Combines the summaries of the shards of one sweep ('sagerun sweep --shard I/N',\n"
+            "each in its own folder) into one: DIR/summary.json, DIR/summary.md and the table\n"
+            "on stdout, with every shard's reports copied into DIR. Each argument is a sweep's\n"
+            "output folder or its summary.json.\n\n"
+            "Refused: summaries of different sweeps (another sweep file, other compare options\n"
+            "or another shard count), the same workload in two summaries (a shard given twice,\n"
+            "or overlapping shards), and workloads in none of them (unless --allow-missing).\n\n"
+            "  --out-dir DIR      where the merged summary goes (default ./sweep-<name>)\n"
+            "  --allow-missing    merge even when some workloads are in no summary (listed as\n"
+            "                     missing)\n"
+            "  --quiet            print nothing but errors\n\n"
+            "exit status: 0 every workload ran and is byte-exact, 1 error (refused merge,\n"
+            "unreadable summary or report, or a workload that failed), 2 usage, 3 some output\n"
+            "not byte-exact\n");
+}
+
+/* One summary given on the command line. */
+typedef struct input {
+    char *path; /* the summary.json */
+    char *dir;  /* its folder, where its reports are */
+    json_t *root;
+} input;
+
+static const char *str_of(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static void shard_text(const json_t *root, char *buf, size_t len)
+{
+    const json_t *sh = json_object_get(root, "shard");
+    if (json_is_object(sh))
+        snprintf(buf, len, "shard %lld/%lld",
+                 (long long)json_integer_value(json_object_get(sh, "index")),
+                 (long long)json_integer_value(json_object_get(sh, "count")));
+    else if (json_is_array(json_object_get(root, "merged_from")))
+        snprintf(buf, len, "a merged summary");
+    else
+        snprintf(buf, len, "not sharded");
+}
+
+/* Reads and checks the structure merge relies on; errors name the file and the key. */
+static bool load_input(const char *arg, input *in)
+{
+    struct stat sb;
+    memset(in, 0, sizeof(*in));
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (asprintf(&in->path, "%s/%s", arg, SR_SWEEP_SUMMARY_JSON) < 0)
+            in->path = NULL;
+    } else {
+        in->path = strdup(arg);
+    }
+    char *copy = in->path ? strdup(in->path) : NULL;
+    in->dir = copy ? strdup(dirname(copy)) : NULL;
+    free(copy);
+    if (!in->path || !in->dir) {
+        sr_cli_error("merge: out of memory");
+        return false;
+    }
+    json_error_t jerr;
+    in->root = json_load_file(in->path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!in->root) {
+        if (jerr.line <= 0 && jerr.position == 0)
+            sr_cli_error("merge: %s%s", jerr.text,
+                         S_ISDIR(sb.st_mode) ? " (not a sweep output folder?)" : "");
+        else
+            sr_cli_error("merge: %s:%d:%d: not valid JSON: %s", in->path, jerr.line, jerr.column,
+                         jerr.text);
+        return false;
+    }
+    const json_t *r = in->root, *v = json_object_get(r, "sagerun_sweep_summary");
+    if (!json_is_object(r) || !v) {
+        sr_cli_error("merge: %s: not a sweep summary (no key 'sagerun_sweep_summary'): give a "
+                     "sweep's output folder or its %s",
+                     in->path, SR_SWEEP_SUMMARY_JSON);
+        return false;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) != SR_SWEEP_SUMMARY_VERSION) {
+        sr_cli_error("merge: %s: key 'sagerun_sweep_summary': version %s, this sagerun reads %d",
+                     in->path, json_is_integer(v) ? "unknown" : "not an integer",
+                     SR_SWEEP_SUMMARY_VERSION);
+        return false;
+    }
+    const json_t *sweep = json_object_get(r, "sweep"), *names = json_object_get(sweep, "workloads");
+    const char *bad = !json_is_object(sweep)                                   ? "sweep"
+                      : !str_of(sweep, "name")                                 ? "sweep.name"
+                      : !str_of(sweep, "sha256")                               ? "sweep.sha256"
+                      : !json_is_integer(json_object_get(sweep, "workload_count")) ? "sweep.workload_count"
+                      : !json_is_array(names) || json_array_size(names) !=
+                                (size_t)json_integer_value(json_object_get(sweep, "workload_count"))
+                          ? "sweep.workloads"
+                      : !json_is_object(json_object_get(r, "options")) ? "options"
+                      : !json_is_array(json_object_get(r, "workloads")) ? "workloads"
+                                                                        : NULL;
+    if (bad) {
+        sr_cli_error("merge: %s: key '%s' is missing or malformed", in->path, bad);
+        return false;
+    }
+    const json_t *rows = json_object_get(r, "workloads");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *row = json_array_get(rows, i), *idx = json_object_get(row, "index");
+        const char *name = str_of(row, "name"), *report = str_of(row, "report");
+        bool idx_ok = json_is_integer(idx) && json_integer_value(idx) >= 0 &&
+                      (size_t)json_integer_value(idx) < json_array_size(names);
+        const char *want =
+            idx_ok ? json_string_value(json_array_get(names, (size_t)json_integer_value(idx)))
+                   : NULL;
+        if (!idx_ok || !name || !want || strcmp(name, want) != 0 || !str_of(row, "status")) {
+            sr_cli_error("merge: %s: workloads[%zu]: malformed row (index, name, status) or a "
+                         "name that is not the sweep's workload at that index",
+                         in->path, i);
+            return false;
+        }
+        if (report && (strchr(report, '/') || report[0] == '.')) {
+            sr_cli_error("merge: %s: workloads[%zu].report '%s': expected a file name next to "
+                         "the summary",
+                         in->path, i, report);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Why two summaries are not shards of the same sweep, or NULL. */
+static const char *mismatch(const json_t *a, const json_t *b)
+{
+    const json_t *sa = json_object_get(a, "sweep"), *sb = json_object_get(b, "sweep");
+    if (strcmp(str_of(sa, "name"), str_of(sb, "name")) != 0)
+        return "the sweeps' names differ";
+    if (strcmp(str_of(sa, "sha256"), str_of(sb, "sha256")) != 0)
+        return "the sweep files differ (sweep.sha256)";
+    if (!json_equal(json_object_get(sa, "workloads"), json_object_get(sb, "workloads")))
+        return "the workloads differ";
+    if (!json_equal(json_object_get(a, "options"), json_object_get(b, "options")))
+        return "the compare options differ (baseline, variants, schedule, threshold or checks)";
+    const json_t *ha = json_object_get(a, "shard"), *hb = json_object_get(b, "shard");
+    if (json_is_object(ha) && json_is_object(hb) &&
+        !json_equal(json_object_get(ha, "count"), json_object_get(hb, "count")))
+        return "the shard counts differ";
+    return NULL;
+}
+
+static bool copy_cb(FILE *f, const void *user)
+{
+    const json_t *text = user; /* a JSON string holding the file's bytes */
+    size_t n = json_string_length(text);
+    return fwrite(json_string_value(text), 1, n, f) == n;
+}
+
+/* Copies DIR_IN/file to DIR_OUT/file unless they are the same file. */
+static bool copy_report(const input *in, const char *out_dir, const char *file)
+{
+    char *src = NULL, *dst = NULL;
+    bool ok = false;
+    json_t *bytes = NULL;
+    if (asprintf(&src, "%s/%s", in->dir, file) < 0 || asprintf(&dst, "%s/%s", out_dir, file) < 0) {
+        sr_cli_error("merge: out of memory");
+        return false;
+    }
+    struct stat a, b;
+    if (stat(src, &a) != 0) {
+        sr_cli_error("merge: %s lists the report %s, which cannot be read: %s", in->path, src,
+                     strerror(errno));
+        goto out;
+    }
+    if (stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        ok = true;
+        goto out;
+    }
+    FILE *f = fopen(src, "rb");
+    char *buf = f ? malloc((size_t)a.st_size + 1) : NULL;
+    size_t got = buf ? fread(buf, 1, (size_t)a.st_size, f) : 0;
+    if (f)
+        fclose(f);
+    if (!buf || got != (size_t)a.st_size) {
+        sr_cli_error("merge: %s: cannot read the report", src);
+        free(buf);
+        goto out;
+    }
+    bytes = json_stringn_nocheck(buf, got);
+    free(buf);
+    sagerun_error err = {0};
+    if (!bytes || sr_write_file_atomic(dst, copy_cb, bytes, &err) != SAGERUN_OK) {
+        sr_cli_error("merge: %s", bytes ? err.message : "out of memory");
+        goto out;
+    }
+    ok = true;
+out:
+    json_decref(bytes);
+    free(src);
+    free(dst);
+    return ok;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "index"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "index"));
+    return (x > y) - (x < y);
+}
+
+int sr_cmd_merge(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out-dir", required_argument, 0, 'o'},
+                                         {"allow-missing", no_argument, 0, 'm'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *out_dir = NULL;
+    bool allow_missing = false, quiet = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out_dir = optarg; break;
+        case 'm': allow_missing = true; break;
+        case 'q': quiet = true; break;
+        case 'h': merge_usage(stdout); return SR_EXIT_OK;
+        default: merge_usage(stderr); return SR_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        sr_cli_error("merge: expected sweep output folders or summary files (see 'sagerun merge "
+                     "--help')");
+        return SR_EXIT_USAGE;
+    }
+    size_t n = (size_t)(argc - optind);
+    input *in = calloc(n, sizeof(*in));
+    json_t **owner = NULL; /* per workload index: the row taken */
+    size_t *owner_input = NULL;
+    json_t *merged = NULL;
+    char *dir_buf = NULL;
+    int rc = SR_EXIT_ERROR;
+    if (!in) {
+        sr_cli_error("merge: out of memory");
+        return SR_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!load_input(argv[optind + (int)i], &in[i]))
+            goto out;
+    /* same sweep; no summary given twice */
+    for (size_t i = 1; i < n; i++) {
+        const char *why = mismatch(in[0].root, in[i].root);
+        if (why) {
+            sr_cli_error("merge: %s and %s are not shards of one sweep: %s", in[0].path,
+                         in[i].path, why);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < i; k++) {
+            struct stat a, b;
+            if (stat(in[i].path, &a) == 0 && stat(in[k].path, &b) == 0 &&
+                a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+                sr_cli_error("merge: %s is given twice (also as %s)", in[i].path, in[k].path);
+                goto out;
+            }
+        }
+    const json_t *sweep = json_object_get(in[0].root, "sweep");
+    const json_t *names = json_object_get(sweep, "workloads");
+    size_t count = json_array_size(names);
+    owner = calloc(count ? count : 1, sizeof(*owner));
+    owner_input = calloc(count ? count : 1, sizeof(*owner_input));
+    if (!owner || !owner_input) {
+        sr_cli_error("merge: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *rows = json_object_get(in[i].root, "workloads");
+        for (size_t k = 0; k < json_array_size(rows); k++) {
+            json_t *row = json_array_get(rows, k);
+            size_t idx = (size_t)json_integer_value(json_object_get(row, "index"));
+            if (owner[idx]) {
+                char a[64], b[64];
+                shard_text(in[owner_input[idx]].root, a, sizeof(a));
+                shard_text(in[i].root, b, sizeof(b));
+                sr_cli_error("merge: duplicate: workload %zu (%s) is in both %s (%s) and %s (%s): "
+                             "a shard given twice, or shards that overlap",
+                             idx, str_of(row, "name"), in[owner_input[idx]].path, a, in[i].path,
+                             b);
+                goto out;
+            }
+            owner[idx] = row;
+            owner_input[idx] = i;
+        }
+    }
+    json_t *missing = json_array();
+    size_t n_missing = 0;
+    for (size_t idx = 0; idx < count; idx++)
+        if (!owner[idx]) {
+            n_missing++;
+            json_array_append_new(missing,
+                                  json_pack("{s:I, s:O}", "index", (json_int_t)idx, "name",
+                                            json_array_get(names, idx)));
+        }
+    if (n_missing && !allow_missing) {
+        char list[512] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < json_array_size(missing) && used < sizeof(list); k++) {
+            const json_t *x = json_array_get(missing, k);
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s (%lld)",
+                                     k ? ", " : "", str_of(x, "name"),
+                                     (long long)json_integer_value(json_object_get(x, "index")));
+        }
+        json_decref(missing);
+        sr_cli_error("merge: %zu of %zu workloads are in none of the summaries: %s (a shard "
+                     "missing or unfinished? --allow-missing merges anyway)",
+                     n_missing, count, list);
+        goto out;
+    }
+
+    if (!out_dir) {
+        if (asprintf(&dir_buf, "sweep-%s", str_of(sweep, "name")) < 0) {
+            dir_buf = NULL;
+            json_decref(missing);
+            sr_cli_error("merge: out of memory");
+            goto out;
+        }
+        for (char *p = dir_buf; *p; p++)
+            if (*p == '/')
+                *p = '_';
+        out_dir = dir_buf;
+    }
+    sagerun_error err = {0};
+    if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK) {
+        json_decref(missing);
+        sr_cli_error("merge: --out-dir: %s", err.message);
+        goto out;
+    }
+    json_t *from = json_array(), *rows = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(from, json_pack("{s:s, s:O}", "summary", in[i].path, "shard",
+                                              json_object_get(in[i].root, "shard")));
+    for (size_t idx = 0; idx < count; idx++) {
+        if (!owner[idx])
+            continue;
+        const char *report = str_of(owner[idx], "report");
+        if (report && !copy_report(&in[owner_input[idx]], out_dir, report)) {
+            json_decref(from);
+            json_decref(rows);
+            json_decref(missing);
+            goto out;
+        }
+        json_array_append(rows, owner[idx]);
+    }
+    /* rows come by index already; sorting keeps that true whatever the loop above becomes */
+    size_t nrows = json_array_size(rows);
+    json_t **sorted = malloc((nrows ? nrows : 1) * sizeof(*sorted));
+    for (size_t k = 0; sorted && k < nrows; k++)
+        sorted[k] = json_incref(json_array_get(rows, k));
+    if (sorted) {
+        qsort(sorted, nrows, sizeof(*sorted), cmp_index);
+        json_array_clear(rows);
+        for (size_t k = 0; k < nrows; k++)
+            json_array_append_new(rows, sorted[k]);
+        free(sorted);
+    }
+    merged = json_pack("{s:i, s:O, s:O, s:n, s:o, s:{s:s, s:s, s:s}, s:o}",
+                       "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", sweep,
+                       "options", json_object_get(in[0].root, "options"), "shard",
+                       "merged_from", from, "tool", "name", "sagerun", "version",
+                       SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT, "workloads",
+                       rows);
+    if (merged && n_missing)
+        json_object_set_new(merged, "missing", missing);
+    else
+        json_decref(missing);
+    if (!merged) {
+        sr_cli_error("merge: out of memory");
+        goto out;
+    }
+    if (sr_sweep_summary_write(out_dir, merged, &err) != SAGERUN_OK) {
+        sr_cli_error("merge: %s", err.message);
+        goto out;
+    }
+    if (!quiet) {
+        sr_sweep_summary_print(merged, stdout, false);
+        printf("summary: %s/%s, %s/%s\n", out_dir, SR_SWEEP_SUMMARY_JSON, out_dir,
+               SR_SWEEP_SUMMARY_MD);
+    }
+    rc = sr_sweep_summary_exit_code(merged);
+out:
+    json_decref(merged);
+    for (size_t i = 0; i < n; i++) {
+        free(in[i].path);
+        free(in[i].dir);
+        json_decref(in[i].root);
+    }
+    free(in);
+    free(owner);
+    free(owner_input);
+    free(dir_buf);
+    return rc;
+}

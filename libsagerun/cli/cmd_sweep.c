@@ -1,0 +1,945 @@
+/* sagerun sweep: one comparison per workload of a sweep file (the engine of compare.h), a report
+ * each and a summary table; --shard I/N runs every N-th workload from I so that shards run on
+ * different GPUs or nodes, and `sagerun merge` combines their summaries. Also the summary's
+ * writer and table, shared with cmd_merge.c (sweep.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "inputs.h"
+#include "report.h"
+#include "sagerun/compare.h"
+#include "sweep.h"
+#include "workload.h"
+
+static void sweep_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sagerun sweep SWEEP.json [--shard I/N] [--out-dir DIR] [options]\n"
+            "\n"
+            "Runs 'sagerun compare' on every workload of a sweep file and writes one JSON report\n"
+            "per workload (DIR/<workload>.json), the summary table on stdout, DIR/summary.md and\n"
+            "DIR/summary.json. A workload that fails is recorded and the sweep goes on. The\n"
+            "summary is rewritten after every workload, so an interrupted sweep keeps what ran.\n"
+            "\n"
+            "The sweep file (JSON; unknown keys are errors):\n"
+            "  {\"name\": \"n-sweep\",                  default: the file name without .json\n"
+            "   \"workloads\": [                        required, in the workload-file format:\n"
+            "       {\"name\": \"n1k\", \"shape\": [1, 1024, 56, 128]},   an inline workload\n"
+            "       \"wan-block24.json\"],              or a workload file, relative to this one\n"
+            "   \"defaults\": {\"heads_kv\": 8},         keys added to every inline workload\n"
+            "   \"baseline\": \"baseline\", \"variants\": [\"interleave-softmax\"],\n"
+            "   \"warmup\": 3, \"rounds\": 5, \"iterations\": 10, \"noise_threshold_percent\": 1,\n"
+            "   \"accuracy_rows\": 1024, \"accuracy\": true, \"clocks\": true,\n"
+            "   \"description\": \"...\"}\n"
+            "An inline workload without a name is named by its shape (1x1024x56x128).\n"
+            "\n"
+            "sharding (one process per GPU or node; then 'sagerun merge DIR...'):\n"
+            "  --shard I/N            run the workloads whose index is I modulo N (0 <= I < N)\n"
+            "  --device K             CUDA device ordinal (default 0; or CUDA_VISIBLE_DEVICES)\n"
+            "  --backend B            auto (default), host or cuda\n"
+            "output:\n"
+            "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
+            "  --quiet                no progress lines on stderr\n"
+            "compare options (override the sweep file's):\n"
+            "  --baseline NAME, --variant NAME (repeatable), --plugin PATH (repeatable),\n"
+            "  --warmup N, --rounds N, --iterations N, --noise-threshold PCT,\n"
+            "  --accuracy-rows N, --no-accuracy, --no-clocks     (see 'sagerun compare --help')\n"
+            "\n"
+            "exit status:\n"
+            "  0  every workload ran, every variant byte-exact with its reference\n"
+            "  1  error: bad sweep file, or some workload or variant failed (the others ran)\n"
+            "  2  usage error\n"
+            "  3  everything ran, but some output is not byte-exact\n");
+}
+
+/* ---- the summary (shared with merge) ---------------------------------------------------------- */
+
+sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            sagerun_status st = sr_error_set(err, SAGERUN_IO, "%s: cannot create the folder: %s",
+                                             p, strerror(errno));
+            free(p);
+            return st;
+        }
+        *s = saved;
+        if (!saved)
+            break;
+    }
+    free(p);
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return sr_error_set(err, SAGERUN_IO, "%s: not a folder", dir);
+    return SAGERUN_OK;
+}
+
+static double num_or_nan(const json_t *o, const char *key)
+{
+    const json_t *j = json_object_get(o, key);
+    return json_is_number(j) ? json_number_value(j) : NAN;
+}
+
+static const char *str_or(const json_t *o, const char *key, const char *fallback)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : fallback;
+}
+
+static void format_seconds(double s, char *buf, size_t len)
+{
+    if (!isfinite(s))
+        snprintf(buf, len, "-");
+    else if (s >= 1.0)
+        snprintf(buf, len, "%.4f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, len, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.2f us", s * 1e6);
+}
+
+enum { COLS = 9, CELL = 96 };
+typedef struct table_row {
+    char cell[COLS][CELL];
+} table_row;
+
+static const char *const table_head[COLS] = {"#",   "workload", "shape BxNxHqxD",
+                                             "baseline p50", "variant", "p50",
+                                             "speedup [95% CI]", "verdict", "byte-exact"};
+
+static void fill_row(table_row *t, const json_t *w, const json_t *base, const json_t *v)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->cell[0], CELL, "%lld", (long long)json_integer_value(json_object_get(w, "index")));
+    snprintf(t->cell[1], CELL, "%s", str_or(w, "name", "?"));
+    const json_t *shape = json_object_get(w, "shape");
+    size_t used = 0;
+    for (size_t i = 0; i < json_array_size(shape) && used < CELL; i++)
+        used += (size_t)snprintf(t->cell[2] + used, CELL - used, "%s%lld", i ? "x" : "",
+                                 (long long)json_integer_value(json_array_get(shape, i)));
+    format_seconds(base ? num_or_nan(base, "p50_s") : NAN, t->cell[3], CELL);
+    const char *status = str_or(w, "status", "?");
+    if (strcmp(status, "error") == 0) {
+        snprintf(t->cell[4], CELL, "ERROR");
+        for (int c = 5; c < COLS; c++)
+            snprintf(t->cell[c], CELL, "-");
+        return;
+    }
+    if (!v) {
+        snprintf(t->cell[4], CELL, "(none)");
+        for (int c = 5; c < COLS; c++)
+            snprintf(t->cell[c], CELL, "-");
+        return;
+    }
+    snprintf(t->cell[4], CELL, "%s", str_or(v, "label", "?"));
+    format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
+    double sp = num_or_nan(v, "speedup_percent");
+    const json_t *iv = json_object_get(v, "interval_percent");
+    if (json_is_true(json_object_get(v, "is_baseline")))
+        snprintf(t->cell[6], CELL, "(baseline)");
+    else if (!isfinite(sp))
+        snprintf(t->cell[6], CELL, "-");
+    else if (json_array_size(iv) == 2)
+        snprintf(t->cell[6], CELL, "%+.2f%% [%+.2f, %+.2f]", sp,
+                 json_number_value(json_array_get(iv, 0)),
+                 json_number_value(json_array_get(iv, 1)));
+    else
+        snprintf(t->cell[6], CELL, "%+.2f%%", sp);
+    snprintf(t->cell[7], CELL, "%s",
+             json_is_string(json_object_get(v, "failure")) ? "FAILED" : str_or(v, "verdict", "-"));
+    const json_t *be = json_object_get(v, "byte_exact");
+    snprintf(t->cell[8], CELL, "%s", json_is_true(be) ? "yes" : json_is_false(be) ? "NO" : "-");
+}
+
+void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
+{
+    const json_t *sweep = json_object_get(s, "sweep"), *opts = json_object_get(s, "options");
+    const json_t *rows = json_object_get(s, "workloads"), *shard = json_object_get(s, "shard");
+    const json_t *merged = json_object_get(s, "merged_from"),
+                 *missing = json_object_get(s, "missing");
+    const char *bullet = markdown ? "- " : "";
+    if (markdown)
+        fprintf(out, "# sagerun sweep %s\n\n", str_or(sweep, "name", "?"));
+    fprintf(out, "%ssweep %s: %zu of %lld workloads", bullet, str_or(sweep, "name", "?"),
+            json_array_size(rows),
+            (long long)json_integer_value(json_object_get(sweep, "workload_count")));
+    if (json_is_object(shard))
+        fprintf(out, " (shard %lld/%lld)",
+                (long long)json_integer_value(json_object_get(shard, "index")),
+                (long long)json_integer_value(json_object_get(shard, "count")));
+    if (json_is_array(merged))
+        fprintf(out, " (merged from %zu summaries)", json_array_size(merged));
+    fprintf(out, "\n%sbaseline %s; warmup %lld, %lld rounds x %lld iterations; noise threshold "
+                 "%.3g%%\n",
+            bullet, str_or(opts, "baseline", "?"),
+            (long long)json_integer_value(json_object_get(opts, "warmup")),
+            (long long)json_integer_value(json_object_get(opts, "rounds")),
+            (long long)json_integer_value(json_object_get(opts, "iterations")),
+            num_or_nan(opts, "noise_threshold_percent"));
+
+    /* one line per non-baseline variant of each workload (one line when there is none) */
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        size_t k = 0;
+        const json_t *vs = json_object_get(json_array_get(rows, i), "variants");
+        for (size_t j = 0; j < json_array_size(vs); j++)
+            k += !json_is_true(json_object_get(json_array_get(vs, j), "is_baseline"));
+        n += k ? k : 1;
+    }
+    table_row *t = calloc(n ? n : 1, sizeof(*t));
+    if (!t)
+        return;
+    size_t m = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *w = json_array_get(rows, i), *vs = json_object_get(w, "variants"),
+                     *base = NULL;
+        for (size_t j = 0; j < json_array_size(vs) && !base; j++)
+            if (json_is_true(json_object_get(json_array_get(vs, j), "is_baseline")))
+                base = json_array_get(vs, j);
+        size_t before = m;
+        for (size_t j = 0; j < json_array_size(vs); j++) {
+            const json_t *v = json_array_get(vs, j);
+            if (!json_is_true(json_object_get(v, "is_baseline")))
+                fill_row(&t[m++], w, base, v);
+        }
+        if (m == before)
+            fill_row(&t[m++], w, base, NULL);
+    }
+    int width[COLS];
+    for (int c = 0; c < COLS; c++) {
+        width[c] = (int)strlen(table_head[c]);
+        for (size_t i = 0; i < m; i++)
+            if ((int)strlen(t[i].cell[c]) > width[c])
+                width[c] = (int)strlen(t[i].cell[c]);
+    }
+    fprintf(out, "\n");
+    if (markdown) {
+        fprintf(out, "|");
+        for (int c = 0; c < COLS; c++)
+            fprintf(out, " %s |", table_head[c]);
+        fprintf(out, "\n|---:|---|---|---:|---|---:|---|---|---|\n");
+        for (size_t i = 0; i < m; i++) {
+            fprintf(out, "|");
+            for (int c = 0; c < COLS; c++)
+                fprintf(out, " %s |", t[i].cell[c]);
+            fprintf(out, "\n");
+        }
+    } else {
+        for (int c = 0; c < COLS; c++)
+            fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], table_head[c],
+                    c == COLS - 1 ? "\n" : "  ");
+        for (size_t i = 0; i < m; i++)
+            for (int c = 0; c < COLS; c++)
+                fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], t[i].cell[c],
+                        c == COLS - 1 ? "\n" : "  ");
+    }
+    free(t);
+    fprintf(out, "\n");
+    /* notes: errors, failures, where the reports are, what is missing */
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *w = json_array_get(rows, i), *vs = json_object_get(w, "variants");
+        const char *name = str_or(w, "name", "?");
+        if (json_is_string(json_object_get(w, "error")))
+            fprintf(out, "%s%s: error: %s\n", bullet, name, str_or(w, "error", ""));
+        for (size_t j = 0; j < json_array_size(vs); j++) {
+            const json_t *v = json_array_get(vs, j);
+            if (json_is_string(json_object_get(v, "failure")))
+                fprintf(out, "%s%s: %s failed: %s\n", bullet, name, str_or(v, "label", "?"),
+                        str_or(v, "failure", ""));
+            else if (json_is_false(json_object_get(v, "byte_exact")))
+                fprintf(out, "%s%s: %s is not byte-exact with the reference\n", bullet, name,
+                        str_or(v, "label", "?"));
+        }
+    }
+    for (size_t i = 0; i < json_array_size(missing); i++) {
+        const json_t *x = json_array_get(missing, i);
+        fprintf(out, "%smissing: workload %lld (%s) is in no summary merged\n", bullet,
+                (long long)json_integer_value(json_object_get(x, "index")),
+                str_or(x, "name", "?"));
+    }
+    fprintf(out, "%sreports: <workload>.json next to summary.json ('sagerun show', 'sagerun plot')"
+                 "\n",
+            bullet);
+}
+
+int sr_sweep_summary_exit_code(const json_t *s)
+{
+    int rc = SR_EXIT_OK;
+    const json_t *rows = json_object_get(s, "workloads");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const char *status = str_or(json_array_get(rows, i), "status", "error");
+        if (strcmp(status, "ok") == 0)
+            continue;
+        if (strcmp(status, "not-byte-exact") == 0)
+            rc = rc == SR_EXIT_OK ? SR_EXIT_NOT_BYTE_EXACT : rc;
+        else
+            rc = SR_EXIT_ERROR;
+    }
+    return rc;
+}
+
+static bool write_json_cb(FILE *f, const void *user)
+{
+    return json_dumpf(user, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0 &&
+           fputc('\n', f) != EOF;
+}
+
+static bool write_md_cb(FILE *f, const void *user)
+{
+    sr_sweep_summary_print(user, f, true);
+    return !ferror(f);
+}
+
+sagerun_status sr_sweep_summary_write(const char *dir, const json_t *summary, sagerun_error *err)
+{
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, SR_SWEEP_SUMMARY_JSON) < 0)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    sagerun_status st = sr_write_file_atomic(path, write_json_cb, summary, err);
+    free(path);
+    if (st != SAGERUN_OK)
+        return st;
+    if (asprintf(&path, "%s/%s", dir, SR_SWEEP_SUMMARY_MD) < 0)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    st = sr_write_file_atomic(path, write_md_cb, summary, err);
+    free(path);
+    return st;
+}
+
+/* ---- the sweep file --------------------------------------------------------------------------- */
+
+typedef struct sweep {
+    json_t *root;           /* the file's JSON; strings below point into it */
+    char *name;
+    char sha256[65];
+    sr_workload *workloads; /* every workload of the file, parsed and checked */
+    char **files;           /* report file name per workload */
+    size_t count;
+    /* compare options of the file (the command line overrides them) */
+    const char *baseline;
+    const char **variants;
+    size_t variant_count;
+    bool has_variants;
+    long long warmup, rounds, iterations, accuracy_rows; /* -1: not given */
+    double threshold;                                    /* NaN: not given */
+    int accuracy, clocks;                                /* -1: not given */
+} sweep;
+
+static void sweep_free(sweep *s)
+{
+    for (size_t i = 0; s->workloads && i < s->count; i++)
+        sr_workload_free(&s->workloads[i]);
+    for (size_t i = 0; s->files && i < s->count; i++)
+        free(s->files[i]);
+    free(s->workloads);
+    free(s->files);
+    free(s->variants);
+    free(s->name);
+    json_decref(s->root);
+}
+
+static const char *const sweep_keys[] = {
+    "name",  "description", "workloads", "defaults",    "baseline",      "variants",
+    "warmup", "rounds",     "iterations", "noise_threshold_percent", "accuracy_rows",
+    "accuracy", "clocks"};
+
+static sagerun_status bad_key(const char *file, const char *key, const char *expected,
+                              const json_t *found, sagerun_error *err)
+{
+    static const char *const types[] = {"an object", "an array", "a string", "an integer",
+                                        "a number",  "true",     "false",    "null"};
+    return sr_error_set(err, SAGERUN_FORMAT, "%s: key '%s': expected %s, found %s", file, key,
+                        expected, types[json_typeof(found)]);
+}
+
+static sagerun_status get_count(const char *file, json_t *root, const char *key, long long min,
+                                long long *out, sagerun_error *err)
+{
+    json_t *j = json_object_get(root, key);
+    *out = -1;
+    if (!j)
+        return SAGERUN_OK;
+    if (!json_is_integer(j) || json_integer_value(j) < min || json_integer_value(j) > 100000000) {
+        char what[48];
+        snprintf(what, sizeof(what), "an integer >= %lld", min);
+        return bad_key(file, key, what, j, err);
+    }
+    *out = (long long)json_integer_value(j);
+    return SAGERUN_OK;
+}
+
+static sagerun_status get_flag(const char *file, json_t *root, const char *key, int *out,
+                               sagerun_error *err)
+{
+    json_t *j = json_object_get(root, key);
+    *out = -1;
+    if (!j)
+        return SAGERUN_OK;
+    if (!json_is_boolean(j))
+        return bad_key(file, key, "true or false", j, err);
+    *out = json_is_true(j);
+    return SAGERUN_OK;
+}
+
+/* A file name for a workload's report: its name with characters other than [A-Za-z0-9._-]
+ * replaced by '_'. */
+static char *report_file_name(const char *name)
+{
+    char *s = malloc(strlen(name) + 6);
+    if (!s)
+        return NULL;
+    size_t n = 0;
+    for (const char *c = name; *c; c++)
+        s[n++] = (strchr("._-", *c) || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+                  (*c >= 'A' && *c <= 'Z'))
+                     ? *c
+                     : '_';
+    if (n && s[0] == '.')
+        s[0] = '_'; /* no hidden files, no ".." */
+    strcpy(s + n, ".json");
+    return s;
+}
+
+static sagerun_status parse_workload(const char *file, const char *dir, json_t *defaults,
+                                     json_t *item, size_t i, sr_workload *w, sagerun_error *err)
+{
+    char origin[512];
+    snprintf(origin, sizeof(origin), "%s: workloads[%zu]", file, i);
+    sagerun_status st;
+    if (json_is_string(item)) {
+        const char *p = json_string_value(item);
+        char *path = NULL;
+        if (p[0] == '/' ? !(path = strdup(p)) : asprintf(&path, "%s/%s", dir, p) < 0)
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        st = sr_workload_load(path, w, err);
+        free(path);
+        return st == SAGERUN_OK ? st : sr_error_prefix(err, "%s", origin);
+    }
+    if (!json_is_object(item)) {
+        static const char *const types[] = {"an object", "an array", "a string", "an integer",
+                                            "a number",  "true",     "false",    "null"};
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "%s: expected a workload object or a workload file path, found %s",
+                            origin, types[json_typeof(item)]);
+    }
+    json_t *obj = json_copy(item);
+    if (!obj || (defaults && json_object_update_missing(obj, defaults) != 0)) {
+        json_decref(obj);
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    }
+    char *text = json_dumps(obj, JSON_COMPACT);
+    bool named = json_object_get(obj, "name") != NULL;
+    json_decref(obj);
+    if (!text)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    st = sr_workload_parse(text, origin, dir, w, err);
+    free(text);
+    if (st != SAGERUN_OK || named)
+        return st;
+    free(w->name);
+    const sagerun_problem *p = &w->problem;
+    if (asprintf(&w->name, "%ux%ux%ux%u", p->batch, p->seq_len, p->heads_q, p->head_dim) < 0) {
+        w->name = NULL;
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    }
+    return SAGERUN_OK;
+}
+
+static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    s->threshold = NAN;
+    json_error_t jerr;
+    s->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!s->root) {
+        if (jerr.line <= 0 && jerr.position == 0)
+            return sr_error_set(err, SAGERUN_IO, "%s", jerr.text); /* "unable to open PATH: ..." */
+        return sr_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
+                            jerr.column, jerr.text);
+    }
+    json_t *root = s->root;
+    if (!json_is_object(root))
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: a sweep file must be a JSON object", path);
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value) {
+        bool known = false;
+        for (size_t i = 0; i < SR_ARRAY_LEN(sweep_keys) && !known; i++)
+            known = strcmp(key, sweep_keys[i]) == 0;
+        if (!known)
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: unknown key '%s' (known: name, description, workloads, "
+                                "defaults, baseline, variants, warmup, rounds, iterations, "
+                                "noise_threshold_percent, accuracy_rows, accuracy, clocks)",
+                                path, key);
+    }
+    sagerun_status st;
+    json_t *j;
+    if ((j = json_object_get(root, "name"))) {
+        if (!json_is_string(j) || !json_string_value(j)[0])
+            return bad_key(path, "name", "a non-empty string", j, err);
+        s->name = strdup(json_string_value(j));
+    } else {
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        size_t n = strlen(base);
+        if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+            n -= 5;
+        s->name = strndup(base, n);
+    }
+    if (!s->name)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    if ((j = json_object_get(root, "description")) && !json_is_string(j))
+        return bad_key(path, "description", "a string", j, err);
+    if ((j = json_object_get(root, "baseline"))) {
+        if (!json_is_string(j) || !json_string_value(j)[0])
+            return bad_key(path, "baseline", "a variant name", j, err);
+        s->baseline = json_string_value(j);
+    }
+    if ((j = json_object_get(root, "variants"))) {
+        if (!json_is_array(j))
+            return bad_key(path, "variants", "an array of variant names", j, err);
+        s->variant_count = json_array_size(j);
+        s->has_variants = true;
+        if (!(s->variants = calloc(s->variant_count + 1, sizeof(*s->variants))))
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        for (size_t i = 0; i < s->variant_count; i++) {
+            json_t *v = json_array_get(j, i);
+            if (!json_is_string(v) || !json_string_value(v)[0]) {
+                char k[32];
+                snprintf(k, sizeof(k), "variants[%zu]", i);
+                return bad_key(path, k, "a variant name", v, err);
+            }
+            s->variants[i] = json_string_value(v);
+        }
+    }
+    if ((st = get_count(path, root, "warmup", 0, &s->warmup, err)) ||
+        (st = get_count(path, root, "rounds", 1, &s->rounds, err)) ||
+        (st = get_count(path, root, "iterations", 1, &s->iterations, err)) ||
+        (st = get_count(path, root, "accuracy_rows", 1, &s->accuracy_rows, err)) ||
+        (st = get_flag(path, root, "accuracy", &s->accuracy, err)) ||
+        (st = get_flag(path, root, "clocks", &s->clocks, err)))
+        return st;
+    if ((j = json_object_get(root, "noise_threshold_percent"))) {
+        if (!json_is_number(j) || !(json_number_value(j) >= 0) || !isfinite(json_number_value(j)))
+            return bad_key(path, "noise_threshold_percent", "a percentage >= 0", j, err);
+        s->threshold = json_number_value(j);
+    }
+    json_t *defaults = json_object_get(root, "defaults");
+    if (defaults && !json_is_object(defaults))
+        return bad_key(path, "defaults", "an object of workload keys", defaults, err);
+    json_t *list = json_object_get(root, "workloads");
+    if (!list)
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: key 'workloads' is missing (a list of "
+                            "workload objects or workload file paths)", path);
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return bad_key(path, "workloads", "a non-empty array of workloads", list, err);
+
+    s->count = json_array_size(list);
+    s->workloads = calloc(s->count, sizeof(*s->workloads));
+    s->files = calloc(s->count, sizeof(*s->files));
+    if (!s->workloads || !s->files)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    char *copy = strdup(path);
+    if (!copy)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    const char *dir = dirname(copy);
+    for (size_t i = 0; i < s->count; i++) {
+        st = parse_workload(path, dir, defaults, json_array_get(list, i), i, &s->workloads[i],
+                            err);
+        if (st != SAGERUN_OK) {
+            /* sr_workload_free of entries that failed is safe: they are left zeroed */
+            free(copy);
+            return st;
+        }
+        if (!(s->files[i] = report_file_name(s->workloads[i].name))) {
+            free(copy);
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        }
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(s->files[k], s->files[i]) == 0 ||
+                strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
+                free(copy);
+                return sr_error_set(err, SAGERUN_FORMAT,
+                                    "%s: workloads[%zu]: name '%s' gives the same report file "
+                                    "(%s) as workloads[%zu]: give the workloads distinct names",
+                                    path, i, s->workloads[i].name, s->files[i], k);
+            }
+    }
+    free(copy);
+    if ((st = sr_sha256_file(path, s->sha256, err)) != SAGERUN_OK)
+        return st;
+    return SAGERUN_OK;
+}
+
+/* ---- running ---------------------------------------------------------------------------------- */
+
+static bool parse_u32(const char *opt, const char *text, unsigned long min, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || v < min || v > 100000000ul) {
+        sr_cli_error("sweep: %s '%s': expected an integer >= %lu", opt, text, min);
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static json_t *real_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *shard_json(long index, long count)
+{
+    return count > 0 ? json_pack("{s:i, s:i}", "index", (json_int_t)index, "count",
+                                 (json_int_t)count)
+                     : json_null();
+}
+
+/* The row of one workload: its place, shape and the comparison's headline per variant. */
+static json_t *workload_row(size_t index, const sr_workload *w, const char *device,
+                            const char *backend)
+{
+    const sagerun_problem *p = &w->problem;
+    return json_pack("{s:I, s:s, s:[I, I, I, I], s:I, s:n, s:s, s:n, s:s, s:s, s:[]}", "index",
+                     (json_int_t)index, "name", w->name, "shape", (json_int_t)p->batch,
+                     (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
+                     "heads_kv", (json_int_t)p->heads_kv, "report", "status", "error", "error",
+                     "device", device, "backend", backend, "variants");
+}
+
+static bool fill_from_result(json_t *row, const sagerun_compare_result *res, sagerun_error *err)
+{
+    json_t *vs = json_object_get(row, "variants");
+    for (size_t i = 0; i < sagerun_compare_result_variant_count(res); i++) {
+        sagerun_compare_variant v = {.struct_size = sizeof v};
+        if (sagerun_compare_result_variant(res, i, &v, err) != SAGERUN_OK)
+            return false;
+        json_t *iv = isfinite(v.speedup_low_percent) && isfinite(v.speedup_high_percent)
+                         ? json_pack("[f, f]", v.speedup_low_percent, v.speedup_high_percent)
+                         : json_null();
+        const char *verdict = sagerun_verdict_name(v.verdict);
+        json_t *o = json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "label", v.label,
+                              "name", v.name, "is_baseline", v.is_baseline, "p50_s",
+                              real_or_null(v.ran ? v.timing.p50_s : NAN), "speedup_percent",
+                              real_or_null(v.speedup_percent), "interval_percent", iv, "verdict",
+                              verdict ? json_string(verdict) : json_null(), "byte_exact",
+                              v.ran ? json_boolean(v.byte_exact) : json_null(), "failure",
+                              v.failure ? json_string(v.failure) : json_null());
+        if (!o || json_array_append_new(vs, o) != 0) {
+            sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+            return false;
+        }
+    }
+    const char *status = !sagerun_compare_result_all_ran(res)          ? "failed"
+                         : !sagerun_compare_result_all_byte_exact(res) ? "not-byte-exact"
+                                                                       : "ok";
+    json_object_set_new(row, "status", json_string(status));
+    json_object_set_new(row, "error", json_null());
+    return true;
+}
+
+/* One workload: inputs, the comparison, its report; the row says how it went. */
+static void run_one(sagerun_registry *reg, sagerun_context *ctx, const sagerun_compare_options *o,
+                    const sr_workload *w, const char *out_dir, const char *file, json_t *row)
+{
+    sagerun_error err = {0};
+    sagerun_inputs *in = NULL;
+    sagerun_compare_result *res = NULL;
+    char *metadata = NULL, *path = NULL;
+    if (sr_inputs_create_for_workload(ctx, w, &in, &err) != SAGERUN_OK ||
+        sagerun_compare_run(reg, ctx, in, o, &res, &err) != SAGERUN_OK)
+        goto fail;
+    if (!(metadata = json_dumps(w->metadata, JSON_COMPACT)) ||
+        sagerun_compare_result_set_metadata(res, metadata, &err) != SAGERUN_OK) {
+        if (!metadata)
+            sr_error_set(&err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        goto fail;
+    }
+    if (asprintf(&path, "%s/%s", out_dir, file) < 0) {
+        path = NULL;
+        sr_error_set(&err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        goto fail;
+    }
+    if (sagerun_compare_result_write_json(res, path, NULL, &err) != SAGERUN_OK ||
+        !fill_from_result(row, res, &err))
+        goto fail;
+    json_object_set_new(row, "report", json_string(file));
+    goto out;
+fail:
+    json_object_set_new(row, "status", json_string("error"));
+    json_object_set_new(row, "error", json_string(err.message[0] ? err.message : "unknown"));
+    json_array_clear(json_object_get(row, "variants"));
+out:
+    free(path);
+    free(metadata);
+    sagerun_compare_result_destroy(res);
+    sagerun_inputs_destroy(in);
+}
+
+static bool parse_shard(const char *text, long *index, long *count)
+{
+    char *end;
+    errno = 0;
+    long i = strtol(text, &end, 10);
+    if (end == text || *end != '/' || errno)
+        return false;
+    const char *c = end + 1;
+    long n = strtol(c, &end, 10);
+    if (end == c || *end || errno || n < 1 || i < 0 || i >= n || n > 100000)
+        return false;
+    *index = i;
+    *count = n;
+    return true;
+}
+
+int sr_cmd_sweep(int argc, char **argv)
+{
+    enum {
+        O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD,
+        O_ACC_ROWS, O_NO_ACC, O_NO_CLOCKS, O_OUT_DIR, O_SHARD, O_QUIET, O_BACKEND, O_DEVICE
+    };
+    static const struct option longopts[] = {
+        {"baseline", required_argument, 0, O_BASELINE},
+        {"variant", required_argument, 0, O_VARIANT},
+        {"plugin", required_argument, 0, O_PLUGIN},
+        {"warmup", required_argument, 0, O_WARMUP},
+        {"rounds", required_argument, 0, O_ROUNDS},
+        {"iterations", required_argument, 0, O_ITER},
+        {"noise-threshold", required_argument, 0, O_THRESHOLD},
+        {"accuracy-rows", required_argument, 0, O_ACC_ROWS},
+        {"no-accuracy", no_argument, 0, O_NO_ACC},
+        {"no-clocks", no_argument, 0, O_NO_CLOCKS},
+        {"out-dir", required_argument, 0, O_OUT_DIR},
+        {"shard", required_argument, 0, O_SHARD},
+        {"quiet", no_argument, 0, O_QUIET},
+        {"backend", required_argument, 0, O_BACKEND},
+        {"device", required_argument, 0, O_DEVICE},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char **cli_variants = calloc((size_t)argc + 1, sizeof(*cli_variants));
+    char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
+    size_t n_cli_variants = 0;
+    int n_plugins = 0, c, rc = SR_EXIT_USAGE;
+    const char *baseline = NULL, *out_dir = NULL, *backend = "auto";
+    uint32_t warmup = 0, rounds = 0, iterations = 0, acc_rows = 0, device = 0;
+    bool warmup_given = false, rounds_given = false, iter_given = false, acc_rows_given = false,
+         no_acc = false, no_clocks = false, quiet = false;
+    double threshold = NAN;
+    long shard_index = 0, shard_count = 0;
+    sweep s = {0};
+    bool loaded = false;
+    char *dir_buf = NULL;
+    sagerun_context *ctx = NULL;
+    sagerun_registry *reg = NULL;
+    json_t *summary = NULL;
+    sagerun_error err = {0};
+    if (!cli_variants || !plugins) {
+        sr_cli_error("sweep: out of memory");
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_BASELINE: baseline = optarg; break;
+        case O_VARIANT: cli_variants[n_cli_variants++] = optarg; break;
+        case O_PLUGIN: plugins[n_plugins++] = optarg; break;
+        case O_WARMUP: if (!parse_u32("--warmup", optarg, 0, &warmup)) goto out; warmup_given = true; break;
+        case O_ROUNDS: if (!parse_u32("--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
+        case O_ITER: if (!parse_u32("--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
+        case O_ACC_ROWS: if (!parse_u32("--accuracy-rows", optarg, 1, &acc_rows)) goto out; acc_rows_given = true; break;
+        case O_THRESHOLD: {
+            char *end;
+            threshold = strtod(optarg, &end);
+            if (!*optarg || *end || !isfinite(threshold) || threshold < 0) {
+                sr_cli_error("sweep: --noise-threshold '%s': expected a percentage >= 0", optarg);
+                goto out;
+            }
+            break;
+        }
+        case O_NO_ACC: no_acc = true; break;
+        case O_NO_CLOCKS: no_clocks = true; break;
+        case O_OUT_DIR: out_dir = optarg; break;
+        case O_SHARD:
+            if (!parse_shard(optarg, &shard_index, &shard_count)) {
+                sr_cli_error("sweep: --shard '%s': expected I/N with 0 <= I < N (e.g. 0/2)",
+                             optarg);
+                goto out;
+            }
+            break;
+        case O_QUIET: quiet = true; break;
+        case O_BACKEND: backend = optarg; break;
+        case O_DEVICE: if (!parse_u32("--device", optarg, 0, &device)) goto out; break;
+        case 'h': sweep_usage(stdout); rc = SR_EXIT_OK; goto out;
+        default: sweep_usage(stderr); goto out;
+        }
+    }
+    if (argc - optind != 1) {
+        sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
+        goto out;
+    }
+    if (strcmp(backend, "auto") != 0 && strcmp(backend, "host") != 0 &&
+        strcmp(backend, "cuda") != 0) {
+        sr_cli_error("sweep: --backend '%s': expected auto, host or cuda", backend);
+        goto out;
+    }
+    const char *sweep_path = argv[optind];
+
+    rc = SR_EXIT_ERROR;
+    loaded = true;
+    if (sweep_load(sweep_path, &s, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        goto out;
+    }
+    /* the effective options: the command line over the file over compare's defaults */
+    sagerun_compare_options opts;
+    sagerun_compare_options_init(&opts);
+    if (s.warmup >= 0) opts.warmup = (uint32_t)s.warmup;
+    if (s.rounds >= 0) opts.rounds = (uint32_t)s.rounds;
+    if (s.iterations >= 0) opts.iterations = (uint32_t)s.iterations;
+    if (s.accuracy_rows >= 0) opts.accuracy_rows = (uint32_t)s.accuracy_rows;
+    if (isfinite(s.threshold)) opts.noise_threshold_percent = s.threshold;
+    if (s.accuracy == 0) opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
+    if (s.clocks == 0) opts.flags |= SAGERUN_COMPARE_NO_CLOCKS;
+    if (warmup_given) opts.warmup = warmup;
+    if (rounds_given) opts.rounds = rounds;
+    if (iter_given) opts.iterations = iterations;
+    if (acc_rows_given) opts.accuracy_rows = acc_rows;
+    if (isfinite(threshold)) opts.noise_threshold_percent = threshold;
+    if (no_acc) opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
+    if (no_clocks) opts.flags |= SAGERUN_COMPARE_NO_CLOCKS;
+    if (n_cli_variants) {
+        opts.variants = cli_variants;
+        opts.variant_count = n_cli_variants;
+    } else if (s.has_variants) {
+        opts.variants = s.variants;
+        opts.variant_count = s.variant_count;
+    }
+
+    if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
+        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        goto out;
+    }
+    bool on_host = sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST;
+    opts.baseline = baseline ? baseline : s.baseline ? s.baseline : on_host ? "reference"
+                                                                            : opts.baseline;
+    if (on_host && !baseline && !s.baseline && !quiet)
+        fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a GPU)\n");
+    sagerun_device_info info = {.struct_size = sizeof info};
+    if (sagerun_context_device_info(ctx, &info, &err) != SAGERUN_OK)
+        snprintf(info.name, sizeof(info.name), "unknown");
+    const char *backend_name = sagerun_backend_name(sagerun_context_backend(ctx));
+
+    if (!out_dir) {
+        int n = shard_count ? asprintf(&dir_buf, "sweep-%s-shard-%ldof%ld", s.name, shard_index,
+                                       shard_count)
+                            : asprintf(&dir_buf, "sweep-%s", s.name);
+        if (n < 0) {
+            dir_buf = NULL;
+            sr_cli_error("sweep: out of memory");
+            goto out;
+        }
+        for (char *p = dir_buf; *p; p++)
+            if (*p == '/')
+                *p = '_';
+        out_dir = dir_buf;
+    }
+    if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --out-dir: %s", err.message);
+        goto out;
+    }
+
+    json_t *names = json_array(), *variants = json_null();
+    for (size_t i = 0; names && i < s.count; i++)
+        json_array_append_new(names, json_string(s.workloads[i].name));
+    if (opts.variants) {
+        variants = json_array();
+        for (size_t i = 0; i < opts.variant_count; i++)
+            json_array_append_new(variants, json_string(opts.variants[i]));
+    }
+    summary = json_pack(
+        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:I, s:I, s:I, s:f, s:I, s:b, s:b}, "
+        "s:o, s:{s:s, s:s, s:s}, s:[]}",
+        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s.name, "file",
+        sweep_path, "sha256", s.sha256, "workload_count", (json_int_t)s.count, "workloads", names,
+        "options", "baseline", opts.baseline, "variants", variants, "warmup",
+        (json_int_t)opts.warmup, "rounds", (json_int_t)opts.rounds, "iterations",
+        (json_int_t)opts.iterations, "noise_threshold_percent", opts.noise_threshold_percent,
+        "accuracy_rows", (json_int_t)opts.accuracy_rows, "accuracy",
+        !(opts.flags & SAGERUN_COMPARE_SKIP_ACCURACY), "clocks",
+        !(opts.flags & SAGERUN_COMPARE_NO_CLOCKS), "shard", shard_json(shard_index, shard_count),
+        "tool", "name", "sagerun", "version", SAGERUN_VERSION_STRING, "git_commit",
+        SAGERUN_GIT_COMMIT, "workloads");
+    if (!summary) {
+        sr_cli_error("sweep: out of memory");
+        goto out;
+    }
+    json_t *rows = json_object_get(summary, "workloads");
+    size_t mine = 0, done = 0;
+    for (size_t i = 0; i < s.count; i++)
+        mine += !shard_count || (long)(i % (size_t)shard_count) == shard_index;
+    if (mine == 0 && !quiet)
+        fprintf(stderr, "sagerun sweep: shard %ld/%ld has no workload (the sweep has %zu)\n",
+                shard_index, shard_count, s.count);
+    /* an empty summary first: a shard that dies early still says which sweep it belonged to */
+    if (sr_sweep_summary_write(out_dir, summary, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        goto out;
+    }
+    for (size_t i = 0; i < s.count; i++) {
+        if (shard_count && (long)(i % (size_t)shard_count) != shard_index)
+            continue;
+        const sr_workload *w = &s.workloads[i];
+        if (!quiet) {
+            fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
+                    ++done, mine, i, w->name, w->problem.batch, w->problem.seq_len,
+                    w->problem.heads_q, w->problem.head_dim, on_host ? "" : " on ", on_host ? ""
+                    : info.name);
+        }
+        json_t *row = workload_row(i, w, info.name, backend_name ? backend_name : "?");
+        if (!row || json_array_append_new(rows, row) != 0) {
+            sr_cli_error("sweep: out of memory");
+            goto out;
+        }
+        run_one(reg, ctx, &opts, w, out_dir, s.files[i], row);
+        if (!quiet && json_is_string(json_object_get(row, "error")))
+            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", w->name,
+                    json_string_value(json_object_get(row, "error")));
+        if (sr_sweep_summary_write(out_dir, summary, &err) != SAGERUN_OK) {
+            sr_cli_error("sweep: %s", err.message);
+            goto out;
+        }
+    }
+    sr_sweep_summary_print(summary, stdout, false);
+    fprintf(stdout, "summary: %s/%s, %s/%s\n", out_dir, SR_SWEEP_SUMMARY_JSON, out_dir,
+            SR_SWEEP_SUMMARY_MD);
+    rc = sr_sweep_summary_exit_code(summary);
+out:
+    json_decref(summary);
+    if (loaded)
+        sweep_free(&s);
+    free(dir_buf);
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(ctx);
+    free(cli_variants);
+    free(plugins);
+    return rc;
+}

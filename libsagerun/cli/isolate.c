@@ -1,0 +1,608 @@
+/* Fault containment for `sagerun compare`: the measurement runs in a child process.
+ *
+ * Why a child: a variant is foreign code. It can segfault, abort, hang, or fault on the GPU — and
+ * an illegal address poisons the CUDA context of the whole process, so no other variant can run
+ * in it afterwards. None of that may cost the results of the other variants.
+ *
+ * How (the GStreamer plugin scanner's scheme):
+ *   - The parent never touches CUDA. It re-executes its own binary (/proc/self/exe) with the same
+ *     command line plus hidden options: a pipe descriptor, a temporary report path, and the
+ *     entries to leave out. fork+exec rather than a bare fork: the child starts clean (CUDA
+ *     contexts do not survive fork, sanitizer runtimes and plugin state start fresh).
+ *   - The child runs the library's in-process engine (sagerun_compare_run) with hooks that write
+ *     one line per event to the pipe: "B" before and "E" after every call into a variant (label,
+ *     phase, round, seconds), "P" progress, "L" when a variant's failure lost the CUDA context,
+ *     "D" when a sanitizer is about to end the process. At the end it writes the JSON report to
+ *     the temporary path and exits 0.
+ *   - The parent reads the lines. When the child dies (signal, sanitizer, exit inside a call), the
+ *     call that was open names the culprit; when an open call outlives the watchdog, the parent
+ *     kills the child and the open call is the culprit (a hang); an "L" line names the culprit of
+ *     a lost context. The culprit is recorded failed (phase + reason) and the comparison starts
+ *     again without it: the child passes it to sagerun_compare_run as an entry to leave out, so
+ *     it stays in the report, failed, in its place. This repeats until a child finishes.
+ *   - Watchdog per call: --timeout, else 120 s for calls with nothing to go by (create, prepare,
+ *     the first warm-up call: module loading and JIT compilation can be slow), and for later
+ *     warm-up and timed calls max(10 s, 20 x the slowest call of that variant so far).
+ *   - SIGINT/SIGTERM: the parent forwards the signal to the child; the child's engine stops at the
+ *     next call boundary and reports the rounds finished ("complete": false); the parent writes
+ *     that report and exits 128 + the signal. A second signal kills the child at once.
+ * The child also dies with the parent (PR_SET_PDEATHSIG). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "isolate.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define SR_HAVE_SANITIZER_DEATH_CALLBACK 1
+#endif
+
+#define SR_LINE_MAX 3072             /* one event line; shorter than PIPE_BUF: written at once */
+#define SR_FIRST_CONTACT_TIMEOUT_S 120.0
+#define SR_MIN_TIMEOUT_S 10.0
+#define SR_TIMEOUT_FACTOR 20.0
+#define SR_MAX_ATTEMPTS 64
+#define SR_PATH_MAX 4096
+
+/* ---- stop signals ------------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t stop_signal_seen;
+
+static void on_stop_signal(int sig)
+{
+    /* A second signal while stopping: the parent kills the child (see sr_isolate_run). */
+    stop_signal_seen = stop_signal_seen ? stop_signal_seen : sig;
+    static volatile sig_atomic_t count;
+    if (++count > 1)
+        stop_signal_seen = -sig;
+}
+
+void sr_stop_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: poll() returns at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int sr_stop_signal(void)
+{
+    int s = stop_signal_seen;
+    return s < 0 ? -s : s;
+}
+
+int sr_stop_interrupted(void *user)
+{
+    (void)user;
+    return stop_signal_seen != 0;
+}
+
+/* ---- the child ------------------------------------------------------------------------------- */
+
+static int child_fd = -1;
+
+/* Writes one line made of fields separated by tabs; tabs and newlines inside a field become
+ * spaces. One write(): lines are shorter than PIPE_BUF, so never interleaved or torn. */
+static void send_fields(int count, ...)
+{
+    if (child_fd < 0)
+        return;
+    char line[SR_LINE_MAX];
+    size_t used = 0;
+    va_list ap;
+    va_start(ap, count);
+    for (int i = 0; i < count; i++) {
+        const char *f = va_arg(ap, const char *);
+        if (i && used < sizeof line - 2)
+            line[used++] = '\t';
+        for (; f && *f && used < sizeof line - 2; f++)
+            line[used++] = (*f == '\t' || *f == '\n' || *f == '\r') ? ' ' : *f;
+    }
+    va_end(ap);
+    line[used++] = '\n';
+    for (size_t off = 0; off < used;) {
+        ssize_t w = write(child_fd, line + off, used - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        off += (size_t)w;
+    }
+}
+
+static void child_progress(void *user, const char *phase, const char *variant, uint32_t step,
+                           uint32_t steps)
+{
+    (void)user;
+    char a[16], b[16];
+    snprintf(a, sizeof a, "%u", step);
+    snprintf(b, sizeof b, "%u", steps);
+    send_fields(5, "P", phase, variant ? variant : "", a, b);
+}
+
+static void child_call(void *user, const sagerun_compare_call *c)
+{
+    (void)user;
+    char round[16], secs[32];
+    snprintf(round, sizeof round, "%u", c->round);
+    if (!c->end) {
+        send_fields(4, "B", c->label, c->phase, round);
+        return;
+    }
+    snprintf(secs, sizeof secs, "%.9g", c->seconds);
+    send_fields(7, "E", c->label, c->phase, round, secs, c->failure_phase ? c->failure_phase : "",
+                c->failure ? c->failure : "");
+    if (c->context_lost) {
+        /* Nothing more can run in this process: say who, and let the parent start afresh. */
+        send_fields(4, "L", c->label, c->failure_phase ? c->failure_phase : c->phase,
+                    c->failure ? c->failure : "");
+        _exit(SR_EXIT_ERROR);
+    }
+}
+
+#ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
+static void child_sanitizer_death(void)
+{
+    send_fields(1, "D");
+}
+#endif
+
+void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
+                            char **skips, size_t n, const char **labels, const char **phases,
+                            const char **reasons)
+{
+    child_fd = fd;
+    signal(SIGPIPE, SIG_DFL);
+    sr_stop_signals_install();
+#ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
+    __sanitizer_set_death_callback(child_sanitizer_death);
+#endif
+    opts->progress = child_progress;
+    opts->progress_user = NULL;
+    hooks->struct_size = sizeof *hooks;
+    hooks->call = child_call;
+    hooks->interrupted = sr_stop_interrupted;
+    for (size_t i = 0; i < n; i++) {
+        char *save = NULL;
+        labels[i] = strtok_r(skips[i], "\t", &save);
+        phases[i] = strtok_r(NULL, "\t", &save);
+        reasons[i] = strtok_r(NULL, "", &save);
+    }
+    hooks->skip_labels = labels;
+    hooks->skip_phases = phases;
+    hooks->skip_reasons = reasons;
+    hooks->skip_count = n;
+    opts->hooks = hooks;
+}
+
+/* ---- the parent ------------------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* What the failure text calls each phase (the in-process engine's words). */
+static const char *phase_words(const char *phase)
+{
+    static const char *const map[][2] = {{"create", "create"},        {"prepare", "prepare"},
+                                         {"warmup", "warm-up run"},   {"run", "timed run"},
+                                         {"destroy", "destroy"}};
+    for (size_t i = 0; i < SR_ARRAY_LEN(map); i++)
+        if (strcmp(phase, map[i][0]) == 0)
+            return map[i][1];
+    return phase;
+}
+
+/* The slowest call of each label so far: the watchdog's yardstick. */
+typedef struct slowest {
+    char label[128];
+    double seconds;
+} slowest;
+
+typedef struct skip {
+    char *arg; /* "LABEL\tPHASE\tREASON" */
+    char label[128];
+} skip;
+
+typedef struct attempt {
+    /* the call open now */
+    bool open;
+    char label[128], phase[16];
+    double started, limit;
+    /* what happened */
+    bool lost, timed_out, sanitizer;
+    char lost_label[128], lost_phase[16], lost_reason[1024];
+    double timed_out_limit;
+    char buf[2 * SR_LINE_MAX];
+    size_t used;
+    bool progress_shown;
+} attempt;
+
+typedef struct parent {
+    const sr_isolate_options *o;
+    slowest *slow;
+    size_t slow_count;
+    skip *skips;
+    size_t skip_count;
+} parent;
+
+static double *slowest_of(parent *p, const char *label)
+{
+    for (size_t i = 0; i < p->slow_count; i++)
+        if (strcmp(p->slow[i].label, label) == 0)
+            return &p->slow[i].seconds;
+    slowest *s = realloc(p->slow, (p->slow_count + 1) * sizeof(*s));
+    if (!s)
+        return NULL;
+    p->slow = s;
+    snprintf(s[p->slow_count].label, sizeof s->label, "%s", label);
+    s[p->slow_count].seconds = 0;
+    return &s[p->slow_count++].seconds;
+}
+
+static double call_limit(parent *p, const char *label, const char *phase)
+{
+    if (p->o->timeout_s > 0)
+        return p->o->timeout_s;
+    double *slow = slowest_of(p, label);
+    if ((strcmp(phase, "warmup") == 0 || strcmp(phase, "run") == 0) && slow && *slow > 0)
+        return fmax(SR_MIN_TIMEOUT_S, SR_TIMEOUT_FACTOR * *slow);
+    return SR_FIRST_CONTACT_TIMEOUT_S;
+}
+
+static void handle_line(parent *p, attempt *a, char *line)
+{
+    char *f[8] = {0};
+    int nf = 0;
+    for (char *t = line; t && nf < 8;) { /* fields may be empty: no strtok */
+        f[nf++] = t;
+        if ((t = strchr(t, '\t')))
+            *t++ = 0;
+    }
+    if (nf < 1 || !f[0][0] || a->timed_out) /* after a watchdog kill the open call stays */
+        return;
+    switch (f[0][0]) {
+    case 'B':
+        if (nf < 3)
+            return;
+        a->open = true;
+        snprintf(a->label, sizeof a->label, "%s", f[1]);
+        snprintf(a->phase, sizeof a->phase, "%s", f[2]);
+        a->started = now_s();
+        a->limit = call_limit(p, f[1], f[2]);
+        break;
+    case 'E':
+        if (nf >= 5) {
+            double *slow = slowest_of(p, f[1]);
+            double s = strtod(f[4], NULL);
+            if (slow && strcmp(f[2], "destroy") != 0 && strcmp(f[2], "create") != 0 &&
+                strcmp(f[2], "prepare") != 0 && s > *slow)
+                *slow = s;
+        }
+        a->open = false;
+        break;
+    case 'L':
+        if (nf < 3)
+            return;
+        a->lost = true;
+        snprintf(a->lost_label, sizeof a->lost_label, "%s", f[1]);
+        snprintf(a->lost_phase, sizeof a->lost_phase, "%s", f[2]);
+        snprintf(a->lost_reason, sizeof a->lost_reason, "%s", nf > 3 ? f[3] : "");
+        break;
+    case 'D':
+        a->sanitizer = true;
+        break;
+    case 'P':
+        if (p->o->show_progress && nf >= 2) {
+            if (strcmp(f[1], "round") == 0 && nf >= 5)
+                fprintf(stderr, "\r\033[Ksagerun compare: round %s/%s", f[3], f[4]);
+            else
+                fprintf(stderr, "\r\033[Ksagerun compare: %s %s", f[1], nf >= 3 ? f[2] : "");
+            fflush(stderr);
+            a->progress_shown = true;
+        }
+        break;
+    }
+}
+
+static void read_lines(parent *p, attempt *a, int fd, bool *eof)
+{
+    ssize_t r = read(fd, a->buf + a->used, sizeof a->buf - a->used - 1);
+    if (r < 0) {
+        if (errno != EINTR && errno != EAGAIN)
+            *eof = true;
+        return;
+    }
+    if (r == 0) {
+        *eof = true;
+        return;
+    }
+    a->used += (size_t)r;
+    a->buf[a->used] = 0;
+    char *start = a->buf, *nl;
+    while ((nl = memchr(start, '\n', a->used - (size_t)(start - a->buf)))) {
+        *nl = 0;
+        handle_line(p, a, start);
+        start = nl + 1;
+    }
+    size_t rest = a->used - (size_t)(start - a->buf);
+    if (rest == sizeof a->buf - 1) /* a line longer than any we write: drop it */
+        rest = 0;
+    memmove(a->buf, start, rest);
+    a->used = rest;
+}
+
+static void describe_signal(int sig, char *buf, size_t len)
+{
+    const char *abbrev = sigabbrev_np(sig);
+    const char *desc = strsignal(sig);
+    if (abbrev)
+        snprintf(buf, len, "SIG%s (%s)", abbrev, desc ? desc : "?");
+    else
+        snprintf(buf, len, "signal %d", sig);
+}
+
+static bool add_skip(parent *p, const char *label, const char *phase, const char *reason)
+{
+    for (size_t i = 0; i < p->skip_count; i++)
+        if (strcmp(p->skips[i].label, label) == 0)
+            return false; /* left out already, and still the culprit: do not loop */
+    skip *s = realloc(p->skips, (p->skip_count + 1) * sizeof(*s));
+    if (!s)
+        return false;
+    p->skips = s;
+    size_t n = strlen(label) + strlen(phase) + strlen(reason) + 3;
+    char *arg = malloc(n);
+    if (!arg)
+        return false;
+    snprintf(arg, n, "%s\t%s\t%s", label, phase, reason);
+    for (char *c = arg + strlen(label) + strlen(phase) + 2; *c; c++)
+        if (*c == '\t' || *c == '\n')
+            *c = ' ';
+    s[p->skip_count].arg = arg;
+    snprintf(s[p->skip_count].label, sizeof s->label, "%s", label);
+    p->skip_count++;
+    return true;
+}
+
+/* Starts one child; returns its pid (or -1), *fd_out the read end of its pipe. */
+static pid_t spawn(parent *p, const char *report_path, int attempt_no, int *fd_out)
+{
+    char exe[SR_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        sr_cli_error("compare: cannot find my own executable (/proc/self/exe): %s; use "
+                     "--in-process",
+                     strerror(errno));
+        return -1;
+    }
+    exe[n] = 0;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        sr_cli_error("compare: pipe: %s", strerror(errno));
+        return -1;
+    }
+    const sr_isolate_options *o = p->o;
+    size_t cap = (size_t)o->argc + 8 + 2 * p->skip_count;
+    char **argv = calloc(cap, sizeof(*argv));
+    char fdbuf[16];
+    snprintf(fdbuf, sizeof fdbuf, "%d", fds[1]);
+    if (!argv) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    size_t k = 0;
+    argv[k++] = exe;
+    for (int i = 0; i < o->argc; i++)
+        argv[k++] = o->argv[i];
+    if (attempt_no > 1 && !o->quiet)
+        argv[k++] = "--quiet";
+    argv[k++] = "--" SR_ISOLATE_OPT_CHILD;
+    argv[k++] = fdbuf;
+    argv[k++] = "--" SR_ISOLATE_OPT_REPORT;
+    argv[k++] = (char *)report_path;
+    for (size_t i = 0; i < p->skip_count; i++) {
+        argv[k++] = "--" SR_ISOLATE_OPT_SKIP;
+        argv[k++] = p->skips[i].arg;
+    }
+    argv[k] = NULL;
+    pid_t parent_pid = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent_pid)
+            _exit(SR_EXIT_ERROR);
+        fcntl(fds[1], F_SETFD, 0); /* the write end survives exec */
+        execv(exe, argv);
+        fprintf(stderr, "sagerun: compare: cannot run %s: %s\n", exe, strerror(errno));
+        _exit(SR_EXIT_ERROR);
+    }
+    int saved = errno;
+    free(argv);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        sr_cli_error("compare: fork: %s", strerror(saved));
+        return -1;
+    }
+    *fd_out = fds[0];
+    return pid;
+}
+
+/* Waits for the child of one attempt, feeding the watchdog and forwarding stop signals. */
+static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
+{
+    bool eof = false, forwarded = false, killed = false, reaped = false;
+    while (!eof) {
+        int sig = stop_signal_seen;
+        if (sig > 0 && !forwarded) {
+            kill(pid, sig);
+            forwarded = true;
+        } else if (sig < 0 && !killed) {
+            kill(pid, SIGKILL); /* a second signal: no more waiting */
+            killed = true;
+        }
+        int wait_ms = 250;
+        if (a->open && !killed) {
+            double left = a->started + a->limit - now_s();
+            if (left <= 0) {
+                a->timed_out = true;
+                a->timed_out_limit = a->limit;
+                kill(pid, SIGKILL);
+                killed = true;
+            } else if (left * 1000 < wait_ms) {
+                wait_ms = (int)(left * 1000) + 1;
+            }
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int r = poll(&pfd, 1, reaped ? 0 : wait_ms);
+        if (r > 0)
+            read_lines(p, a, fd, &eof);
+        else if (r < 0 && errno != EINTR)
+            eof = true;
+        else if (r == 0 && reaped)
+            eof = true; /* the child is gone and said everything (a grandchild may hold the pipe) */
+        if (!reaped && waitpid(pid, wstatus, WNOHANG) == pid)
+            reaped = true;
+    }
+    close(fd);
+    while (!reaped && waitpid(pid, wstatus, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+        if (stop_signal_seen < 0)
+            kill(pid, SIGKILL);
+    }
+    if (a->progress_shown)
+        fprintf(stderr, "\r\033[K");
+    return 0;
+}
+
+int sr_isolate_run(const sr_isolate_options *o, sr_report *report, int *stop_signal)
+{
+    memset(report, 0, sizeof(*report));
+    *stop_signal = 0;
+    parent p = {.o = o};
+    int rc = SR_EXIT_ERROR;
+    char dir[] = "/tmp/sagerun-compare.XXXXXX";
+    const char *tmpdir = getenv("TMPDIR");
+    char dirbuf[SR_PATH_MAX];
+    snprintf(dirbuf, sizeof dirbuf, "%s/sagerun-compare.XXXXXX",
+             tmpdir && *tmpdir ? tmpdir : "/tmp");
+    char *d = mkdtemp(dirbuf);
+    if (!d)
+        d = mkdtemp(dir);
+    if (!d) {
+        sr_cli_error("compare: cannot create a temporary folder: %s", strerror(errno));
+        return SR_EXIT_ERROR;
+    }
+    char report_path[SR_PATH_MAX + 16];
+    snprintf(report_path, sizeof report_path, "%s/report.json", d);
+    sr_stop_signals_install();
+
+    for (int attempt_no = 1; attempt_no <= SR_MAX_ATTEMPTS; attempt_no++) {
+        attempt *a = calloc(1, sizeof(*a));
+        int fd = -1, ws = 0;
+        if (!a) {
+            sr_cli_error("compare: out of memory");
+            break;
+        }
+        unlink(report_path);
+        pid_t pid = spawn(&p, report_path, attempt_no, &fd);
+        if (pid < 0 || supervise(&p, a, pid, fd, &ws) != 0) {
+            free(a);
+            break;
+        }
+        *stop_signal = sr_stop_signal();
+        char why[1200] = "", label[128] = "", phase[16] = "";
+        if (a->lost) {
+            snprintf(label, sizeof label, "%s", a->lost_label);
+            snprintf(phase, sizeof phase, "%s", a->lost_phase);
+            snprintf(why, sizeof why, "%s (this left the CUDA context unusable: the other variants "
+                                      "were measured again in a new process)",
+                     a->lost_reason);
+        } else if (a->timed_out && a->open) {
+            snprintf(label, sizeof label, "%s", a->label);
+            snprintf(phase, sizeof phase, "%s", a->phase);
+            snprintf(why, sizeof why, "%s: timeout: no answer within %g s (hung?): killed; "
+                                      "the others were measured again without it (--timeout)",
+                     phase_words(a->phase), a->timed_out_limit);
+        } else if (a->open && (WIFSIGNALED(ws) || WIFEXITED(ws))) {
+            /* the process ended inside a variant's call: whatever the way, that variant */
+            snprintf(label, sizeof label, "%s", a->label);
+            snprintf(phase, sizeof phase, "%s", a->phase);
+            char what[200];
+            if (a->sanitizer)
+                snprintf(what, sizeof what, "a sanitizer report (see stderr); exit status %d",
+                         WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+            else if (WIFSIGNALED(ws)) {
+                char sig[96];
+                describe_signal(WTERMSIG(ws), sig, sizeof sig);
+                snprintf(what, sizeof what, "crashed: %s", sig);
+            } else {
+                snprintf(what, sizeof what, "the process exited with status %d inside the call",
+                         WEXITSTATUS(ws));
+            }
+            snprintf(why, sizeof why, "%s: %s; the others were measured again without it",
+                     phase_words(a->phase), what);
+        }
+        bool stopping = *stop_signal != 0;
+        if (label[0] && !stopping) {
+            if (!add_skip(&p, label, phase, why)) {
+                sr_cli_error("compare: %s failed again after being left out: %s", label, why);
+                free(a);
+                break;
+            }
+            if (!o->quiet)
+                fprintf(stderr, "sagerun: %s failed: %s\n", label, why);
+            free(a);
+            continue;
+        }
+        free(a);
+        if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+            sagerun_error err = {0};
+            if (sr_report_read(report_path, report, &err) != SAGERUN_OK)
+                sr_cli_error("compare: reading the measurement's report: %s", err.message);
+            else
+                rc = SR_EXIT_OK;
+        } else if (stopping) {
+            sr_cli_error("compare: interrupted; the measurement ended without a report");
+        } else if (WIFEXITED(ws)) {
+            rc = WEXITSTATUS(ws); /* the child said why on stderr */
+        } else if (WIFSIGNALED(ws)) {
+            char sig[96];
+            describe_signal(WTERMSIG(ws), sig, sizeof sig);
+            sr_cli_error("compare: the measurement process died of %s outside any variant's "
+                         "code",
+                         sig);
+        }
+        break;
+    }
+    unlink(report_path);
+    rmdir(d);
+    for (size_t i = 0; i < p.skip_count; i++)
+        free(p.skips[i].arg);
+    free(p.skips);
+    free(p.slow);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* sagerun compare's fault containment: the measurement runs in a child process that streams every
+ * call into a variant to the parent, which survives the child's crashes and hangs (isolate.c). */
+#ifndef SAGERUN_CLI_ISOLATE_H
+#define SAGERUN_CLI_ISOLATE_H
+
+#include <stdbool.h>
+
+#include "report.h"
+#include "sagerun/compare.h"
+
+/* The hidden options by which the parent starts a child (never shown in --help). */
+#define SR_ISOLATE_OPT_CHILD "isolated-child"   /* FD: the pipe to the parent */
+#define SR_ISOLATE_OPT_REPORT "isolated-report" /* PATH: where the child writes the JSON report */
+#define SR_ISOLATE_OPT_SKIP "isolated-skip"     /* LABEL\tPHASE\tREASON: an entry not to run */
+
+/* ---- the child side ---- */
+/* Routes opts' progress and hooks' calls to the parent through fd, and makes hooks->interrupted
+ * report SIGINT/SIGTERM (sr_stop_signals_install). skips: "LABEL\tPHASE\tREASON" strings, split
+ * in place, n of them. */
+void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
+                            char **skips, size_t n, const char **labels, const char **phases,
+                            const char **reasons);
+
+/* ---- both ---- */
+/* SIGINT and SIGTERM set a flag instead of ending the process; returns the signal seen (0: none). */
+void sr_stop_signals_install(void);
+int sr_stop_signal(void);
+int sr_stop_interrupted(void *user); /* for sagerun_compare_hooks.interrupted */
+
+/* ---- the parent side ---- */
+typedef struct sr_isolate_options {
+    int argc;            /* the compare command line, argv[0] = "compare" */
+    char **argv;
+    double timeout_s;    /* per call into a variant; 0: the default (isolate.c) */
+    bool quiet;          /* re-runs are always quiet */
+    bool show_progress;  /* a progress line on stderr */
+} sr_isolate_options;
+
+/* Runs the comparison in child processes until one finishes: a variant that crashes, hangs or
+ * loses the CUDA context is recorded as failed and the comparison runs again without it.
+ * Returns SR_EXIT_OK with *report filled (the child's report: complete, or incomplete when
+ * interrupted), or an exit code after printing why (the child's own errors are its stderr's).
+ * *stop_signal: SIGINT/SIGTERM when interrupted, else 0. */
+int sr_isolate_run(const sr_isolate_options *o, sr_report *report, int *stop_signal);
+
+#endif

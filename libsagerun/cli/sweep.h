@@ -1,0 +1,44 @@
+/* sagerun sweep and merge: the sweep summary both write (implemented in cmd_sweep.c).
+ *
+ * DIR/summary.json:
+ *   {"sagerun_sweep_summary": 1,
+ *    "sweep": {"name", "file", "sha256" (of the sweep file's bytes), "workload_count",
+ *              "workloads": [every workload name, in the file's order]},
+ *    "options": {the effective compare options: baseline, variants, warmup, rounds, iterations,
+ *                noise_threshold_percent, accuracy_rows, accuracy, clocks},
+ *    "shard": {"index", "count"} | null,
+ *    "merged_from": [{"summary", "shard"}]          (merge only)
+ *    "tool": {"version", "git_commit"},
+ *    "workloads": [one row per workload run, by index: {"index", "name", "shape" [B, N, Hq, D],
+ *                  "heads_kv", "report" (file name next to summary.json, or null), "status"
+ *                  ("ok", "not-byte-exact", "failed", "error"), "error", "device", "backend",
+ *                  "variants": [{"label", "name", "is_baseline", "p50_s", "speedup_percent",
+ *                                "interval_percent" [low, high] | null, "verdict",
+ *                                "byte_exact", "failure"}]}],
+ *    "missing": [{"index", "name"}]                 (merge --allow-missing only)}
+ * DIR/summary.md: the same table as stdout, in markdown. */
+#ifndef SAGERUN_CLI_SWEEP_H
+#define SAGERUN_CLI_SWEEP_H
+
+#include <jansson.h>
+
+#include "cli.h"
+
+#define SR_SWEEP_SUMMARY_VERSION 1 /* the value of "sagerun_sweep_summary" */
+#define SR_SWEEP_SUMMARY_JSON "summary.json"
+#define SR_SWEEP_SUMMARY_MD "summary.md"
+
+/* Creates dir and its parents where missing. */
+sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err);
+
+/* Writes DIR/summary.json and DIR/summary.md, each atomically. */
+sagerun_status sr_sweep_summary_write(const char *dir, const json_t *summary, sagerun_error *err);
+
+/* The summary as a table: one line per variant and workload (markdown: a markdown table). */
+void sr_sweep_summary_print(const json_t *summary, FILE *out, bool markdown);
+
+/* The exit code a summary's rows call for: SR_EXIT_ERROR when a workload failed or a variant
+ * did not run, else SR_EXIT_NOT_BYTE_EXACT when some output is not byte-exact, else SR_EXIT_OK. */
+int sr_sweep_summary_exit_code(const json_t *summary);
+
+#endif

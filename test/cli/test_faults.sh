@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Fault containment of sagerun compare (host backend; the GPU case runs where there is a device):
+# variants that crash in create / prepare / run, abort, return an error, hang, or write outside
+# their output are reported failed with phase and reason, while `reference` and `reference-mt`
+# keep their timings and verdicts. Also: SIGINT mid-comparison writes an incomplete report, and
+# resource limits refuse absurd workloads with the numbers.
+set -u
+S=${SAGERUN:?set SAGERUN to the sagerun binary}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FAKES=${SAGERUN_TEST_FAKES:-$ROOT/build/test-plugins}
+export SAGERUN_TEST_FAULTS=1 # the fault plugins refuse to load without it
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/  | /'; fails=$((fails+1)); }
+py() { # py NAME SCRIPT ARGS...
+    local name=$1 script=$2; shift 2
+    if msg=$(python3 -c "$script" "$@" 2>&1); then echo "ok   $name"; else fail "$name" "$msg"; fi
+}
+
+if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
+    echo "SKIP: reference / reference-mt plugins are not built"; exit 0
+fi
+if [ ! -f "$FAKES/fault_segv_run.so" ]; then
+    echo "SKIP: fault plugins not built ($FAKES)"; exit 0
+fi
+# A sanitizer build turns a SIGSEGV into a sanitizer report (ASan handles SEGV itself).
+ASAN=0
+if ldd "$S" 2>/dev/null | grep -q libasan || nm "$S" 2>/dev/null | grep -q __asan_init; then ASAN=1; fi
+HOST=(--backend host --shape 1,64,2,64 --quiet --baseline reference --variant reference-mt
+      --rounds 3 --iterations 3 --warmup 1 --timeout 3)
+
+# fault_case PLUGIN VARIANT PHASE REASON_REGEX: the faulty variant is failed with that phase and
+# reason; both good variants have timings, the variant a verdict; exit 1; the report parses.
+fault_case() {
+    local plugin=$1 name=$2 phase=$3 reason=$4
+    out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/$plugin.so" --variant "$name" \
+        --json "$TMP/$name.json" --markdown "$TMP/$name.md" 2>&1); rc=$?
+    [ $rc -eq 1 ] || { fail "$name: exit $rc, expected 1" "$out"; return; }
+    grep -qE -- "$name +-.*FAILED" <<<"$out" || fail "$name: the table says FAILED" "$out"
+    grep -qE -- "$name failed: ${reason#^}" <<<"$out" || fail "$name: the table names the reason" "$out"
+    py "$name: failed in $phase ($reason), the good pair measured" '
+import json, re, sys
+r = json.load(open(sys.argv[1])); name, phase, reason = sys.argv[2:5]
+v = {x["label"]: x for x in r["variants"]}
+assert list(v) == ["reference", "reference-mt", name], list(v)
+bad = v[name]
+assert bad["failure_phase"] == phase, bad["failure_phase"]
+assert re.search(reason, bad["failure"]), bad["failure"]
+assert bad["timing"]["count"] == 0 and bad["verdict"] is None and bad["output_sha256"] is None
+for good in ("reference", "reference-mt"):
+    g = v[good]
+    assert g["failure"] is None and g["timing"]["count"] == 9 and len(g["rounds"]) == 3, g
+    assert g["timing"]["p50_s"] > 0 and g["byte_exact"] is True, g
+assert v["reference-mt"]["verdict"] in ("faster", "slower", "same", "ambiguous")
+assert r["complete"] is True and r["rounds_completed"] == 3
+' "$TMP/$name.json" "$name" "$phase" "$reason"
+    grep -q "^| $name |" "$TMP/$name.md" || fail "$name: markdown report lists it"
+}
+
+SEGV='crashed: SIGSEGV \(Segmentation fault\)'
+[ $ASAN -eq 1 ] && SEGV='a sanitizer report'
+fault_case fault_segv_create fault-segv-create create "^create: $SEGV"
+fault_case fault_segv_prepare fault-segv-prepare prepare "^prepare: $SEGV"
+fault_case fault_segv_run fault-segv-run run "^timed run: $SEGV"
+fault_case fault_abort_run fault-abort-run run '^timed run: crashed: SIGABRT \(Aborted\)'
+fault_case fault_error_run fault-error-run run '^timed run: variant fault-error-run: run failed .*the fault plugin fails on purpose'
+fault_case fault_hang_run fault-hang-run run '^timed run: timeout: no answer within 3 s'
+if [ $ASAN -eq 1 ]; then
+    # A heap overflow just past O: AddressSanitizer reports it at the write.
+    fault_case fault_overflow_run fault-overflow-run run '^timed run: a sanitizer report'
+else
+    # Without a sanitizer the plugin writes far past O instead (a small overflow would corrupt
+    # the heap silently): the fault lands in its own call.
+    fault_case fault_overflow_run fault-overflow-run run "^timed run: $SEGV"
+fi
+
+# ---- several faulty variants at once: every one named, in its place ----
+out=$("$S" compare "${HOST[@]}" --plugin "$FAKES" --variant fault-segv-create \
+    --variant fault-abort-run --variant fault-error-run --json "$TMP/many.json" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "several faults: exit $rc, expected 1" "$out"
+py "several faults: each failed with its phase, the pair measured" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = {x["label"]: x for x in r["variants"]}
+assert list(v) == ["reference", "reference-mt", "fault-segv-create", "fault-abort-run",
+                   "fault-error-run"], list(v)
+assert [v[n]["failure_phase"] for n in list(v)[2:]] == ["create", "run", "run"]
+assert all(v[n]["timing"]["count"] == 9 for n in ("reference", "reference-mt"))
+' "$TMP/many.json"
+
+# ---- the baseline itself crashes: nothing to compare against, exit 1 with the reason ----
+out=$("$S" compare --backend host --shape 1,64,2,64 --quiet --plugin "$FAKES/fault_abort_run.so" \
+    --baseline fault-abort-run --variant reference --rounds 2 --iterations 2 --warmup 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "baseline fault-abort-run: timed run: crashed: SIGABRT" <<<"$out" \
+    && echo "ok   baseline crash: exit 1 with the reason" || fail "baseline crash (exit $rc)" "$out"
+
+# ---- in-process (no containment): an error return is still contained ----
+out=$("$S" compare "${HOST[@]}" --in-process --plugin "$FAKES/fault_error_run.so" \
+    --variant fault-error-run --json "$TMP/inproc.json" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "fault-error-run failed: timed run:" <<<"$out" \
+    && echo "ok   in-process: error return recorded" || fail "in-process error (exit $rc)" "$out"
+py "in-process report: failure phase" '
+import json, sys
+v = json.load(open(sys.argv[1]))["variants"]
+assert v[2]["failure_phase"] == "run" and v[0]["timing"]["count"] == 9
+' "$TMP/inproc.json"
+
+# ---- usage ----
+out=$("$S" compare --timeout 0 2>&1); rc=$?
+[ $rc -eq 2 ] && echo "ok   --timeout 0: usage" || fail "--timeout 0: exit $rc" "$out"
+"$S" compare --help | grep -q -- "--timeout SECONDS" && "$S" compare --help | grep -q "130" \
+    && echo "ok   help documents --timeout and exit 130" || fail "help lacks --timeout / 130"
+
+# ---- SIGINT / SIGTERM: a report marked incomplete, with the rounds finished ----
+# ~30 ms per call: 1000 rounds would take minutes; the signal comes after ~1.5 s.
+interrupt_case() { # interrupt_case SIGNAL EXPECTED_RC [extra options]
+    local sig=$1 want=$2; shift 2
+    "$S" compare --backend host --shape 1,512,2,64 --quiet --baseline reference \
+        --variant reference-mt --rounds 1000 --iterations 2 --warmup 1 "$@" \
+        --json "$TMP/int.json" --markdown "$TMP/int.md" >"$TMP/int.out" 2>&1 &
+    local pid=$!
+    sleep 1.5
+    kill -"$sig" $pid
+    wait $pid; local rc=$?
+    [ $rc -eq "$want" ] || { fail "SIG$sig $*: exit $rc, expected $want" "$(cat "$TMP/int.out")"; return; }
+    grep -q "INCOMPLETE: interrupted after" "$TMP/int.out" || fail "SIG$sig $*: the table says INCOMPLETE"
+    py "SIG$sig $*: exit $want, report incomplete with the rounds finished" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is False and 1 <= r["rounds_completed"] < 1000, (r["complete"], r["rounds_completed"])
+k = r["rounds_completed"]
+for v in r["variants"]:
+    assert v["timing"]["count"] == 2 * k and len(v["rounds"]) == k, v["timing"]
+    assert v["failure"] is None and v["output_sha256"] is not None
+assert r["rounds"] == 1000
+assert any("interrupted after" in w for w in r["warnings"])
+' "$TMP/int.json"
+    rm -f "$TMP/int.json"
+}
+interrupt_case INT 130
+interrupt_case TERM 143
+interrupt_case INT 130 --in-process
+
+# ---- resource limits ----
+out=$("$S" compare --backend host --quiet --shape 65535,1073741824,65535,1024 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "too large" <<<"$out" && echo "ok   overflowing shape refused" \
+    || fail "overflowing shape (exit $rc)" "$out"
+if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" != 1 ]; then
+    # 1 TiB per tensor passes the shape checks; the host allocation fails and is reported.
+    out=$(ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1 \
+        "$S" compare --backend host --quiet --shape 1,1048576,512,1024 --baseline reference \
+        --variant reference-mt 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -q "out of host memory allocating" <<<"$out" \
+        && echo "ok   allocation failure reported" || fail "allocation failure (exit $rc)" "$out"
+fi
+ls "$TMP" | grep -q '\.tmp\.' && fail "temporary report files left"
+
+# ---- GPU: a kernel that reads an illegal address poisons the CUDA context ----
+if "$S" list --plugin "$FAKES/gpu_fill.so" --backend cuda >/dev/null 2>&1; then
+    out=$("$S" compare --backend cuda --shape 1,1024,8,128 --quiet --plugin "$FAKES/gpu_fill.so" \
+        --plugin "$FAKES/fault_gpu_illegal.so" --baseline gpu-fill --variant gpu-fill \
+        --variant fault-gpu-illegal --rounds 3 --iterations 3 --warmup 1 \
+        --json "$TMP/gpu.json" 2>&1); rc=$?
+    [ $rc -eq 1 ] || fail "GPU illegal address: exit $rc, expected 1" "$out"
+    py "GPU illegal address: failed with CUDA_ERROR_ILLEGAL_ADDRESS, the A/A pair measured" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = {x["label"]: x for x in r["variants"]}
+assert list(v) == ["gpu-fill", "gpu-fill#2", "fault-gpu-illegal"], list(v)
+bad = v["fault-gpu-illegal"]
+assert bad["failure_phase"] == "run", bad
+assert "CUDA_ERROR_ILLEGAL_ADDRESS" in bad["failure"] and "CUDA context unusable" in bad["failure"], bad["failure"]
+for g in ("gpu-fill", "gpu-fill#2"):
+    assert v[g]["failure"] is None and v[g]["timing"]["count"] == 9 and v[g]["byte_exact"] is True
+assert v["gpu-fill#2"]["verdict"] in ("same", "faster", "slower", "ambiguous")
+' "$TMP/gpu.json"
+else
+    echo "ok   (SKIP: GPU illegal-address case: no CUDA device)"
+fi
+
+echo "---- $fails failure(s)"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# sagerun sweep / merge end to end on the host backend (no GPU): a 3-workload sweep run as two
+# shards into two folders, merged into one summary with every workload once; merge refuses a
+# shard given twice, overlapping shards, other sweeps and missing workloads; malformed sweep files
+# name the file and the key.
+set -u
+S=${SAGERUN:?set SAGERUN to the sagerun binary}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SWEEP=$ROOT/test/data/sweep-host.json
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+check() { # check NAME EXPECTED_RC COMMAND... ; output (stdout + stderr) in $out
+    local name=$1 want=$2; shift 2
+    out=$("$@" 2>&1); local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL $name: exit $rc, expected $want"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
+        return 1
+    fi
+    echo "ok   $name"
+}
+contains() { # contains NAME TEXT
+    if ! grep -qF -- "$2" <<<"$out"; then
+        echo "FAIL $1: output lacks '$2'"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
+    fi
+}
+py() { # py NAME SCRIPT ARGS... : a python3 check; failure counted
+    local name=$1 script=$2; shift 2
+    if msg=$(python3 -c "$script" "$@" 2>&1); then echo "ok   $name"; else
+        echo "FAIL $name"; echo "$msg" | sed 's/^/  | /'; fails=$((fails+1)); fi
+}
+
+if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
+    echo "SKIP: the host variants (plugins/reference*.so) are not built"; exit 0
+fi
+H=(--backend host --quiet)
+
+# ---- two shards, as on two GPUs, then merged ----
+check "shard 0/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 0/2 --out-dir "$TMP/a" \
+    && contains "table" "reference-mt"
+check "shard 1/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --out-dir "$TMP/b"
+py "shards: every N-th workload from I, a report each" '
+import json, os, sys
+a = json.load(open(sys.argv[1] + "/summary.json")); b = json.load(open(sys.argv[2] + "/summary.json"))
+assert [w["index"] for w in a["workloads"]] == [0, 2] and [w["index"] for w in b["workloads"]] == [1]
+assert a["shard"] == {"index": 0, "count": 2} and b["shard"] == {"index": 1, "count": 2}
+assert a["sweep"]["workloads"] == ["n32", "1x64x2x64", "n96"], a["sweep"]["workloads"]
+for d, s in ((sys.argv[1], a), (sys.argv[2], b)):
+    for w in s["workloads"]:
+        assert w["status"] == "ok", w
+        r = json.load(open(os.path.join(d, w["report"])))
+        assert r["q_shape"][1] == w["shape"][1] and r["rounds"] == 2 and r["iterations_per_round"] == 2
+        assert [v["label"] for v in r["variants"]] == ["reference", "reference-mt"]
+        assert [v["label"] for v in w["variants"]] == ["reference", "reference-mt"]
+assert os.path.exists(sys.argv[1] + "/summary.md")
+' "$TMP/a" "$TMP/b"
+check "merge the shards" 0 "$S" merge "$TMP/a" "$TMP/b/summary.json" --out-dir "$TMP/m" \
+    && contains "merged table" "3 of 3 workloads"
+py "merged: all 3 workloads once, by index, reports copied" '
+import json, os, sys
+m = json.load(open(sys.argv[1] + "/summary.json"))
+ws = m["workloads"]
+assert [w["index"] for w in ws] == [0, 1, 2], [w["index"] for w in ws]
+assert [w["name"] for w in ws] == ["n32", "1x64x2x64", "n96"]
+assert m["shard"] is None and len(m["merged_from"]) == 2 and "missing" not in m
+for w in ws:
+    assert os.path.exists(os.path.join(sys.argv[1], w["report"])), w["report"]
+md = open(sys.argv[1] + "/summary.md").read()
+assert all(n in md for n in ("n32", "1x64x2x64", "n96"))
+' "$TMP/m"
+check "a merged report shows" 0 "$S" show "$TMP/m/n96.json" && contains "workload metadata kept" "1, 96, 2, 64"
+check "a merged report plots" 0 "$S" plot "$TMP/m/n32.json" -o "$TMP/n32.svg"
+
+# ---- merge refuses ----
+check "the same shard twice" 1 "$S" merge "$TMP/a" "$TMP/a/summary.json" "$TMP/b" --out-dir "$TMP/x" \
+    && contains "says so" "given twice"
+cp -r "$TMP/a" "$TMP/a-copy"
+check "a duplicate shard (copied)" 1 "$S" merge "$TMP/a" "$TMP/b" "$TMP/a-copy" --out-dir "$TMP/x" \
+    && contains "names workload and files" "duplicate: workload 0 (n32) is in both $TMP/a/summary.json"
+check "a missing shard" 1 "$S" merge "$TMP/a" --out-dir "$TMP/x" \
+    && contains "names the missing workload" "1x64x2x64 (1)"
+[ -e "$TMP/x" ] && { echo "FAIL a refused merge wrote $TMP/x"; fails=$((fails+1)); }
+check "--allow-missing" 0 "$S" merge "$TMP/a" --out-dir "$TMP/partial" --allow-missing \
+    && contains "lists it" "missing: workload 1 (1x64x2x64)"
+check "shard with other options" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --rounds 3 \
+    --out-dir "$TMP/b3"
+check "other options: refused" 1 "$S" merge "$TMP/a" "$TMP/b3" --out-dir "$TMP/x" \
+    && contains "says why" "not shards of one sweep: the compare options differ"
+sed 's/"host-tiny"/"host-other"/' "$SWEEP" > "$TMP/other.json"
+cp "$ROOT/test/data/sweep-host-n96.json" "$TMP/"
+check "another sweep's shard" 0 "$S" sweep "$TMP/other.json" "${H[@]}" --shard 1/2 --out-dir "$TMP/o"
+check "another sweep: refused" 1 "$S" merge "$TMP/a" "$TMP/o" --out-dir "$TMP/x" \
+    && contains "says why" "names differ"
+check "not a summary" 1 "$S" merge "$TMP/m/n32.json" && contains "names it" "n32.json: not a sweep summary"
+check "not a sweep folder" 1 "$S" merge "$TMP" && contains "names it" "$TMP/summary.json"
+check "merge: no arguments" 2 "$S" merge
+
+# ---- the default output folder, unsharded ----
+(cd "$TMP" && "$S" sweep "$SWEEP" "${H[@]}" >/dev/null 2>&1)
+[ -s "$TMP/sweep-host-tiny/summary.json" ] && [ -s "$TMP/sweep-host-tiny/n96.json" ] \
+    && echo "ok   default --out-dir ./sweep-<name>" \
+    || { echo "FAIL default --out-dir"; fails=$((fails+1)); }
+
+# ---- malformed sweep files: the file and the key ----
+bad() { # bad NAME JSON EXPECTED_TEXT
+    printf '%s\n' "$2" > "$TMP/bad.json"
+    check "bad sweep: $1" 1 "$S" sweep "$TMP/bad.json" "${H[@]}" --out-dir "$TMP/bad-out" \
+        && contains "$1: names file and key" "$3"
+}
+bad "unknown key" '{"workloads": [{"shape": [1, 32, 2, 64]}], "round": 2}' "bad.json: unknown key 'round'"
+bad "rounds type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "rounds": "2"}' "bad.json: key 'rounds': expected an integer >= 1"
+bad "no workloads" '{"name": "x"}' "bad.json: key 'workloads' is missing"
+bad "empty workloads" '{"workloads": []}' "bad.json: key 'workloads': expected a non-empty array"
+bad "workload shape" '{"workloads": [{"shape": [1, 32, 2, 64]}, {"shape": [1, 32]}]}' "bad.json: workloads[1]: key 'shape'"
+bad "workload key" '{"workloads": [{"shape": [1, 32, 2, 64], "heads": 2}]}' "bad.json: workloads[0]: unknown key 'heads'"
+bad "workload type" '{"workloads": [{"shape": [1, 32, 2, 64]}, 3]}' "bad.json: workloads[1]: expected a workload object or a workload file path"
+bad "workload file" '{"workloads": ["nope.json"]}' "bad.json: workloads[0]: "
+bad "same names" '{"workloads": [{"name": "a", "shape": [1, 32, 2, 64]}, {"name": "a", "shape": [1, 64, 2, 64]}]}' "workloads[1]: name 'a' gives the same report file"
+bad "variants type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "variants": "reference-mt"}' "bad.json: key 'variants': expected an array"
+bad "not JSON" '{"workloads": [' "bad.json:2:0: not valid JSON"
+[ -e "$TMP/bad-out" ] && { echo "FAIL a bad sweep file created its output folder"; fails=$((fails+1)); }
+check "missing sweep file" 1 "$S" sweep "$TMP/none.json" "${H[@]}" && contains "names it" "$TMP/none.json"
+check "bad --shard" 2 "$S" sweep "$SWEEP" "${H[@]}" --shard 2/2 && contains "says what" "0 <= I < N"
+check "bad --shard text" 2 "$S" sweep "$SWEEP" "${H[@]}" --shard one
+check "no sweep file" 2 "$S" sweep "${H[@]}"
+check "a variant that is not there: the sweep goes on, exit 1" 1 "$S" sweep "$SWEEP" "${H[@]}" \
+    --variant nope --out-dir "$TMP/nope" && contains "error noted" "ERROR"
+py "error rows" '
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert len(s["workloads"]) == 3 and all(w["status"] == "error" and "nope" in w["error"] for w in s["workloads"])
+' "$TMP/nope"
+
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all sweep checks passed"

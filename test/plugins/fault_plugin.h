@@ -1,0 +1,170 @@
+/* Fault-injection test plugins: host variants that misbehave in one call, on purpose, to test that
+ * `sagerun compare` contains them. A plugin file defines FAULT_NAME and FAULT_AT (where it
+ * faults) and FAULT_KIND (how), then includes this file. Otherwise the variant copies V into O
+ * (like fake_plugin.h). Faults in "run" happen on the second run call: with --warmup 1 that is
+ * the first timed call, after a warm-up call that gave the watchdog its yardstick.
+ * They refuse to load unless SAGERUN_TEST_FAULTS is set, so that tests which load every test
+ * plugin of the folder do not meet them by accident. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <sagerun/plugin.h>
+
+#define FAULT_IN_CREATE 1
+#define FAULT_IN_PREPARE 2
+#define FAULT_IN_RUN 3
+
+#define FAULT_SEGV 1     /* a write to a page mapped without access: a real SIGSEGV */
+#define FAULT_ABORT 2    /* abort(): SIGABRT */
+#define FAULT_ERROR 3    /* an error status with a reason: the in-process path */
+#define FAULT_HANG 4     /* sleeps forever: the watchdog */
+#define FAULT_OVERFLOW 5 /* writes past the end of O (see fault_overflow) */
+
+typedef struct fault_state {
+    const sagerun_plugin_inputs *in;
+    unsigned runs;
+} fault_state;
+
+static uint64_t fault_o_bytes(const sagerun_plugin_inputs *in)
+{
+    return (uint64_t)in->problem.batch * in->problem.seq_len * in->problem.heads_q *
+           in->problem.head_dim * 2;
+}
+
+static void fault_segv(void)
+{
+    /* Not a NULL dereference: UBSan would report that before the CPU faults. */
+    volatile char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+        raise(SIGSEGV);
+    page[0] = 1;
+    raise(SIGSEGV); /* not reached */
+}
+
+static void fault_overflow(const sagerun_plugin_inputs *in)
+{
+    char *o = (char *)(uintptr_t)in->o;
+    uint64_t bytes = fault_o_bytes(in);
+#if defined(__SANITIZE_ADDRESS__)
+    /* A heap overflow just past the allocation (the host allocates O rounded up to 256 bytes):
+     * AddressSanitizer reports it at the write. */
+    uint64_t end = (bytes + 255) & ~(uint64_t)255;
+    memset(o + end, 0xAB, 64);
+#else
+    /* Without a sanitizer a small overflow corrupts the heap silently and something else fails
+     * later, blamed on the wrong code. A wild write far past the end faults at once instead. */
+    volatile char *far = o + bytes + (1ull << 44);
+    *far = 1;
+#endif
+}
+
+static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_t errlen)
+{
+    switch (kind) {
+    case FAULT_SEGV: fault_segv(); break;
+    case FAULT_ABORT: abort();
+    case FAULT_ERROR:
+        snprintf(err, errlen, "the fault plugin fails on purpose");
+        return SAGERUN_VARIANT;
+    case FAULT_HANG:
+        for (;;)
+            pause();
+    case FAULT_OVERFLOW: fault_overflow(in); break;
+    }
+    return 0;
+}
+
+static int fault_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
+                          size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    g->cta_q = g->warp_q = 1;
+    g->cta_k = g->warp_k = p->seq_len;
+    g->threads_per_cta = 1;
+    g->grid_ctas = 1;
+    return 0;
+}
+
+static int fault_create(const sagerun_host_services *services, const sagerun_plugin_inputs *in,
+                        void **state, char *err, size_t errlen)
+{
+    (void)services;
+    if (FAULT_AT == FAULT_IN_CREATE) {
+        int rc = fault_now(FAULT_KIND, in, err, errlen);
+        if (rc)
+            return rc;
+    }
+    fault_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return snprintf(err, errlen, "out of memory"), SAGERUN_OUT_OF_MEMORY;
+    s->in = in;
+    *state = s;
+    return 0;
+}
+
+static int fault_prepare(void *state, char *err, size_t errlen)
+{
+    fault_state *s = state;
+    if (FAULT_AT == FAULT_IN_PREPARE)
+        return fault_now(FAULT_KIND, s->in, err, errlen);
+    return 0;
+}
+
+static int fault_run(void *state, char *err, size_t errlen)
+{
+    fault_state *s = state;
+    if (FAULT_AT == FAULT_IN_RUN && ++s->runs == 2) {
+        int rc = fault_now(FAULT_KIND, s->in, err, errlen);
+        if (rc)
+            return rc;
+    }
+    const sagerun_plugin_inputs *in = s->in;
+    uint64_t bytes = fault_o_bytes(in);
+    uint64_t vbytes = (uint64_t)in->problem.batch * in->problem.seq_len * in->problem.heads_kv *
+                      in->problem.head_dim * 2;
+    memcpy((void *)(uintptr_t)in->o, (const void *)(uintptr_t)in->v,
+           bytes < vbytes ? bytes : vbytes);
+    if (bytes > vbytes)
+        memset((char *)(uintptr_t)in->o + vbytes, 0, bytes - vbytes);
+    return 0;
+}
+
+static void fault_destroy(void *state) { free(state); }
+
+static const sagerun_variant_descriptor fault_variant = {
+    .struct_size = sizeof(sagerun_variant_descriptor),
+    .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
+    .name = FAULT_NAME,
+    .version = "0.0.1",
+    .description = "test plugin: faults on purpose",
+    .backend = SAGERUN_BACKEND_HOST,
+    .input_kind = SAGERUN_INPUT_FP16,
+    .geometry = fault_geometry,
+    .create = fault_create,
+    .prepare = fault_prepare,
+    .run = fault_run,
+    .destroy = fault_destroy,
+};
+
+SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
+                                               sagerun_plugin_answer *answer);
+SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
+                                               sagerun_plugin_answer *answer)
+{
+    (void)query;
+    if (!getenv("SAGERUN_TEST_FAULTS")) {
+        snprintf(answer->reason, sizeof answer->reason,
+                 "fault-injection test plugin: loads only with SAGERUN_TEST_FAULTS set");
+        return -1;
+    }
+    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
+    answer->abi_minor = 0;
+    answer->variant = &fault_variant;
+    return 0;
+}
