@@ -39,9 +39,33 @@ void sr_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sagerun_context **out,
                               sagerun_error *err);
 
-/* A registry with the default search path plus the explicit --plugin files/folders. */
+/* Plugin loading policy, the same options in every command that loads plugins:
+ *   --allow-unsafe-plugins            load plugin files/folders writable by others too
+ *   --expect-plugin-sha256 NAME=HEX   refuse to run unless variant NAME's file has this SHA-256 */
+enum { SR_OPT_ALLOW_UNSAFE = 900, SR_OPT_PLUGIN_PIN };
+#define SR_CLI_PLUGIN_POLICY_OPTIONS                                                               \
+    {"allow-unsafe-plugins", no_argument, 0, SR_OPT_ALLOW_UNSAFE},                                 \
+        {"expect-plugin-sha256", required_argument, 0, SR_OPT_PLUGIN_PIN}
+#define SR_CLI_PLUGIN_POLICY_HELP                                                                  \
+    "  --allow-unsafe-plugins  also load plugins that users other than their owner can write\n"   \
+    "  --expect-plugin-sha256 NAME=HEX\n"                                                          \
+    "                          fail unless variant NAME was loaded from a file with this\n"       \
+    "                          SHA-256 (repeatable; see 'sagerun list' for the hashes)\n"
+#define SR_CLI_MAX_PINS 64
+typedef struct sr_cli_plugin_policy {
+    bool allow_unsafe;
+    const char *pins[SR_CLI_MAX_PINS]; /* "NAME=HEX" */
+    int n_pins;
+} sr_cli_plugin_policy;
+
+/* Takes one of the policy options; false (after printing why) on a bad argument. */
+bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg);
+
+/* A registry with the explicit --plugin files/folders, then the default search path, under the
+ * policy (NULL: the defaults); pinned hashes are checked once everything is loaded. */
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
-                               sagerun_registry **out, sagerun_error *err);
+                               const sr_cli_plugin_policy *policy, sagerun_registry **out,
+                               sagerun_error *err);
 
 /* Parses "B,N,H,D" or "B,N,Hq,Hkv,D" into problem (defaults for the rest). */
 bool sr_cli_parse_shape(const char *text, sagerun_problem *problem);

@@ -36,6 +36,7 @@ static void compare_usage(FILE *out)
             "                         variant found for the backend). Naming the baseline again\n"
             "                         is an A/A run, which must say \"same\".\n"
             "  --plugin PATH          also load this plugin file or folder (repeatable)\n"
+            SR_CLI_PLUGIN_POLICY_HELP
             "workload (one of; default: the seed's 1,37810,56,128 on a GPU, 1,256,2,128 on the host):\n"
             "  --workload FILE        a workload JSON file\n"
             "  --inputs FILE          q, k, v from a .safetensors file\n"
@@ -217,6 +218,7 @@ int sr_cmd_compare(int argc, char **argv)
         {"baseline", required_argument, 0, O_BASELINE},
         {"variant", required_argument, 0, O_VARIANT},
         {"plugin", required_argument, 0, O_PLUGIN},
+        SR_CLI_PLUGIN_POLICY_OPTIONS,
         {"workload", required_argument, 0, O_WORKLOAD},
         {"inputs", required_argument, 0, O_INPUTS},
         {"shape", required_argument, 0, O_SHAPE},
@@ -246,6 +248,7 @@ int sr_cmd_compare(int argc, char **argv)
         {0, 0, 0, 0}};
 
     sagerun_compare_options opts;
+    sr_cli_plugin_policy policy = {0};
     sagerun_compare_options_init(&opts);
     const char **variants = calloc((size_t)argc + 1, sizeof(*variants));
     char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
@@ -294,6 +297,11 @@ int sr_cmd_compare(int argc, char **argv)
         case O_BASELINE: opts.baseline = optarg; baseline_given = true; break;
         case O_VARIANT: variants[n_variants++] = optarg; break;
         case O_PLUGIN: plugins[n_plugins++] = optarg; break;
+        case SR_OPT_ALLOW_UNSAFE:
+        case SR_OPT_PLUGIN_PIN:
+            if (!sr_cli_plugin_policy_option(&policy, c, optarg))
+                goto out;
+            break;
         case O_WORKLOAD: workload = optarg; break;
         case O_INPUTS: inputs_file = optarg; break;
         case O_SHAPE: shape = optarg; break;
@@ -418,7 +426,7 @@ int sr_cmd_compare(int argc, char **argv)
 
     rc = SR_EXIT_ERROR;
     if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         goto out;
     }

@@ -8,18 +8,20 @@
 static void list_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun list [--plugin FILE|DIR]... [--backend auto|host|cuda] [--device K]\n\n"
+            "usage: sagerun list [--plugin FILE|DIR]... [--backend auto|host|cuda] [--device K]\n"
+            "                    [--allow-unsafe-plugins] [--expect-plugin-sha256 NAME=HEX]\n\n"
             "Lists every variant found (name, version, backend, minimum compute capability,\n"
             "plugin file and its SHA-256), then every plugin file that was rejected and why.\n"
             "With a CUDA device, variants that need a newer GPU are rejected.\n\n"
             "  --plugin PATH   also load this plugin file or folder (first; may repeat)\n"
             "  --backend B     auto (default: CUDA if present), host or cuda\n"
-            "  --device K      CUDA device ordinal (default 0)\n");
+            "  --device K      CUDA device ordinal (default 0)\n" SR_CLI_PLUGIN_POLICY_HELP);
 }
 
 int sr_cmd_list(int argc, char **argv)
 {
     static const struct option opts[] = {{"plugin", required_argument, 0, 'p'},
+                                         SR_CLI_PLUGIN_POLICY_OPTIONS,
                                          {"backend", required_argument, 0, 'b'},
                                          {"device", required_argument, 0, 'd'},
                                          {"help", no_argument, 0, 'h'},
@@ -27,11 +29,19 @@ int sr_cmd_list(int argc, char **argv)
     char **plugins = calloc((size_t)argc, sizeof *plugins);
     int n_plugins = 0, device = 0, c;
     const char *backend = "auto";
+    sr_cli_plugin_policy policy = {0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             plugins[n_plugins++] = optarg;
+            break;
+        case SR_OPT_ALLOW_UNSAFE:
+        case SR_OPT_PLUGIN_PIN:
+            if (!sr_cli_plugin_policy_option(&policy, c, optarg)) {
+                free(plugins);
+                return SR_EXIT_USAGE;
+            }
             break;
         case 'b':
             backend = optarg;
@@ -59,7 +69,7 @@ int sr_cmd_list(int argc, char **argv)
     sagerun_registry *reg = NULL;
     int rc = SR_EXIT_OK;
     if (sr_cli_context(backend, device, true, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         rc = SR_EXIT_ERROR;
         goto done;

@@ -28,6 +28,7 @@ static void run_usage(FILE *out)
             "  --warmup N       untimed runs first (default 1)\n"
             "  --iterations N   timed runs (default 5)\n"
             "  --plugin PATH    also load this plugin file or folder (may repeat)\n"
+            SR_CLI_PLUGIN_POLICY_HELP
             "  --backend B      auto (default), host or cuda; host variants always run on host\n"
             "  --device K       CUDA device ordinal (default 0)\n"
             "exit status: 0 success, 1 error, 2 usage\n");
@@ -87,6 +88,7 @@ int sr_cmd_run(int argc, char **argv)
         {"layout", required_argument, 0, 'l'},  {"seed", required_argument, 0, 'S'},
         {"warmup", required_argument, 0, 'w'},  {"iterations", required_argument, 0, 'i'},
         {"plugin", required_argument, 0, 'p'},  {"backend", required_argument, 0, 'b'},
+        SR_CLI_PLUGIN_POLICY_OPTIONS,
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
         {"workload", required_argument, 0, 'W'}, {"inputs", required_argument, 0, 'I'},
         {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
@@ -96,6 +98,7 @@ int sr_cmd_run(int argc, char **argv)
     long device = 0, warmup = 1, iterations = 5;
     const char *variant = NULL, *backend = "auto", *save_inputs = NULL, *save_output = NULL;
     sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
+    sr_cli_plugin_policy policy = {0};
     int rc = SR_EXIT_USAGE;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -118,6 +121,11 @@ int sr_cmd_run(int argc, char **argv)
         case 'w': if (parse_count("--warmup", optarg, 0, &warmup)) goto out; break;
         case 'i': if (parse_count("--iterations", optarg, 1, &iterations)) goto out; break;
         case 'p': plugins[n_plugins++] = optarg; break;
+        case SR_OPT_ALLOW_UNSAFE:
+        case SR_OPT_PLUGIN_PIN:
+            if (!sr_cli_plugin_policy_option(&policy, c, optarg))
+                goto out;
+            break;
         case 'b': backend = optarg; break;
         case 'd': if (parse_count("--device", optarg, 0, &device)) goto out; break;
         case 'h': run_usage(stdout); rc = SR_EXIT_OK; goto out;
@@ -156,7 +164,7 @@ int sr_cmd_run(int argc, char **argv)
     sr_workload w = {0};
     bool have_workload = false;
     if (sr_cli_context(backend, (int)device, true, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         goto done;
     }

@@ -47,6 +47,7 @@ static void sweep_usage(FILE *out)
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
             "  --quiet                no progress lines on stderr\n"
             "compare options (override the sweep file's):\n"
+            SR_CLI_PLUGIN_POLICY_HELP
             "  --baseline NAME, --variant NAME (repeatable), --plugin PATH (repeatable),\n"
             "  --warmup N, --rounds N, --iterations N, --noise-threshold PCT,\n"
             "  --accuracy-rows N, --no-accuracy, --no-clocks     (see 'sagerun compare --help')\n"
@@ -719,6 +720,7 @@ int sr_cmd_sweep(int argc, char **argv)
         {"baseline", required_argument, 0, O_BASELINE},
         {"variant", required_argument, 0, O_VARIANT},
         {"plugin", required_argument, 0, O_PLUGIN},
+        SR_CLI_PLUGIN_POLICY_OPTIONS,
         {"warmup", required_argument, 0, O_WARMUP},
         {"rounds", required_argument, 0, O_ROUNDS},
         {"iterations", required_argument, 0, O_ITER},
@@ -737,6 +739,7 @@ int sr_cmd_sweep(int argc, char **argv)
     char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
     size_t n_cli_variants = 0;
     int n_plugins = 0, c, rc = SR_EXIT_USAGE;
+    sr_cli_plugin_policy policy = {0};
     const char *baseline = NULL, *out_dir = NULL, *backend = "auto";
     uint32_t warmup = 0, rounds = 0, iterations = 0, acc_rows = 0, device = 0;
     bool warmup_given = false, rounds_given = false, iter_given = false, acc_rows_given = false,
@@ -761,6 +764,11 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_BASELINE: baseline = optarg; break;
         case O_VARIANT: cli_variants[n_cli_variants++] = optarg; break;
         case O_PLUGIN: plugins[n_plugins++] = optarg; break;
+        case SR_OPT_ALLOW_UNSAFE:
+        case SR_OPT_PLUGIN_PIN:
+            if (!sr_cli_plugin_policy_option(&policy, c, optarg))
+                goto out;
+            break;
         case O_WARMUP: if (!parse_u32("--warmup", optarg, 0, &warmup)) goto out; warmup_given = true; break;
         case O_ROUNDS: if (!parse_u32("--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
         case O_ITER: if (!parse_u32("--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
@@ -834,7 +842,7 @@ int sr_cmd_sweep(int argc, char **argv)
     }
 
     if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &reg, &err) != SAGERUN_OK) {
+        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
         goto out;
     }

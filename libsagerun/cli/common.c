@@ -41,13 +41,35 @@ sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sager
                         "--backend %s: expected auto, host or cuda", backend);
 }
 
+bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg)
+{
+    if (opt == SR_OPT_ALLOW_UNSAFE) {
+        policy->allow_unsafe = true;
+        return true;
+    }
+    const char *eq = arg ? strchr(arg, '=') : NULL;
+    if (!eq || eq == arg || strlen(eq + 1) != 64) {
+        sr_cli_error("--expect-plugin-sha256 '%s': expected NAME=HEX (64 hex digits)",
+                     arg ? arg : "");
+        return false;
+    }
+    if (policy->n_pins == SR_CLI_MAX_PINS) {
+        sr_cli_error("--expect-plugin-sha256: at most %d pins", SR_CLI_MAX_PINS);
+        return false;
+    }
+    policy->pins[policy->n_pins++] = arg;
+    return true;
+}
+
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
-                               sagerun_registry **out, sagerun_error *err)
+                               const sr_cli_plugin_policy *policy, sagerun_registry **out,
+                               sagerun_error *err)
 {
     sagerun_registry *reg;
     sagerun_status st = sagerun_registry_create(ctx, &reg, err);
     if (st != SAGERUN_OK)
         return st;
+    sagerun_registry_allow_unsafe(reg, policy && policy->allow_unsafe);
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
@@ -56,6 +78,14 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     }
     if (st == SAGERUN_OK)
         st = sagerun_registry_add_default_paths(reg, err);
+    for (int i = 0; policy && i < policy->n_pins && st == SAGERUN_OK; i++) {
+        char name[256];
+        const char *eq = strchr(policy->pins[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - policy->pins[i]), policy->pins[i]);
+        st = sagerun_registry_expect_sha256(reg, name, eq + 1, err);
+        if (st != SAGERUN_OK)
+            sr_error_prefix(err, "--expect-plugin-sha256");
+    }
     if (st != SAGERUN_OK) {
         sagerun_registry_destroy(reg);
         return st;

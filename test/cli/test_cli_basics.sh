@@ -54,4 +54,16 @@ check "run bad GQA shape" 1 "$S" run --variant reference --shape 1,16,3,2,64 && 
 check "run CUDA variant on host" 1 "$S" run --variant baseline --backend host --shape 1,64,1,128 && contains "needs CUDA" "needs a CUDA device"
 check "missing --plugin file" 1 "$S" list --plugin /nonexistent.so && contains "names the file" "/nonexistent.so"
 
+# Plugin policy: pins and unsafe permissions.
+sha=$("$S" list --backend host --plugin "$FAKES/fake_good.so" | awk '/^  fake-good /{f=1} f && /sha256/{print $2; exit}')
+check "pinned plugin, right hash" 0 "$S" list --backend host --plugin "$FAKES/fake_good.so" --expect-plugin-sha256 "fake-good=$sha"
+bad=$(printf '%064d' 0)
+check "pinned plugin, wrong hash" 1 "$S" list --backend host --plugin "$FAKES/fake_good.so" --expect-plugin-sha256 "fake-good=$bad" \
+    && contains "names both hashes" "expected $bad"
+check "bad pin syntax" 2 "$S" list --expect-plugin-sha256 nohash && contains "names the option" "NAME=HEX"
+tmp=$(mktemp -d); cp "$FAKES/fake_good.so" "$tmp/"; chmod 0666 "$tmp/fake_good.so"
+check "world-writable plugin listed as rejected" 0 "$S" list --backend host --plugin "$tmp" && contains "unsafe" "unsafe permissions"
+check "allowed with the flag" 0 "$S" list --backend host --plugin "$tmp" --allow-unsafe-plugins && contains "loaded" "fake-good"
+rm -rf "$tmp"
+
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
