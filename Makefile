@@ -71,7 +71,7 @@ GPU_TESTS     := $(patsubst test/gpu/%.c,$(B)/test/gpu/%,$(wildcard test/gpu/tes
 FAKE_PLUGINS  := $(patsubst test/plugins/%.c,$(B)/test-plugins/%.so,$(wildcard test/plugins/*.c))
 CLI_TESTS     := $(wildcard test/cli/test_*.sh)
 
-.PHONY: all lib cli plugins tests test test-gpu check-install install uninstall clean
+.PHONY: all lib cli plugins tests test test-gpu check-install check-abi update-abi install uninstall clean
 all: lib cli plugins tests
 
 lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL)
@@ -207,6 +207,36 @@ check-install: lib cli plugins
 	SAGERUN_PLUGIN_PATH=$(CURDIR)/$(B)/dropin $(STAGE)/bin/sagerun list --backend host | tee $(B)/dropin.out
 	grep -q "my-variant .*template: plain fp16 attention" $(B)/dropin.out
 	@echo "check-install: installed library, headers, pkg-config, plugins and an out-of-tree variant work"
+
+# ---- ABI -----------------------------------------------------------------------------------------
+# The exported symbols must equal abi/libsagerun.symbols, and abidiff (abigail-tools) must find no
+# change at all in libsagerun.so nor in the plugin ABI structs against abi/*.abi: even a change
+# the ABI promise allows (a field appended to a size-prefixed struct, a new function) is reviewed
+# and recorded with `make update-abi` (commit abi/ with it). abidiff's exit status: bit 4 = some
+# ABI change, bit 8 = an incompatible one; both fail here, and the report says which it was.
+ABI_PROBE := $(B)/abi/plugin_abi_probe.so
+$(ABI_PROBE): abi/plugin_abi_probe.c include/sagerun/plugin.h include/sagerun/sagerun.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -g -O0 -fPIC -shared -fvisibility=hidden -Iinclude -o $@ $<
+
+$(B)/abi/libsagerun.symbols: $(LIB_REAL)
+	@mkdir -p $(@D)
+	nm -D --defined-only $< | awk '{print $$3}' | sort > $@
+
+check-abi: $(B)/abi/libsagerun.symbols $(ABI_PROBE)
+	@diff -u abi/libsagerun.symbols $(B)/abi/libsagerun.symbols \
+	    || { echo "check-abi: exported symbols changed (make update-abi after an intended change)"; exit 1; }
+	@for pair in "libsagerun abi/libsagerun.abi $(LIB_REAL)" "plugin abi/plugin.abi $(ABI_PROBE)"; do \
+	    set -- $$pair; abidiff $$2 $$3 > $(B)/abi/$$1.diff; rc=$$?; \
+	    if [ $$rc -ne 0 ]; then cat $(B)/abi/$$1.diff; \
+	        echo "check-abi: $$1 ABI differs from $$2 (abidiff exit $$rc: $$( [ $$((rc & 8)) -ne 0 ] && echo incompatible || echo 'a change; compatible only if it follows the ABI promise'))"; \
+	        exit 1; fi; done
+	@echo "check-abi: $$(wc -l < abi/libsagerun.symbols) exported symbols and both ABIs as committed"
+
+update-abi: $(B)/abi/libsagerun.symbols $(ABI_PROBE)
+	cp $(B)/abi/libsagerun.symbols abi/libsagerun.symbols
+	abidw --no-corpus-path --out-file abi/libsagerun.abi $(LIB_REAL)
+	abidw --no-corpus-path --out-file abi/plugin.abi $(ABI_PROBE)
 
 # ---- install ------------------------------------------------------------------------------------
 install: lib cli plugins

@@ -3,7 +3,7 @@
 # nvcc is expected under /usr/local/cuda (CUDA 13.0); it is not installed here.
 set -euo pipefail
 need=()
-for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3 clang libclang-rt-14-dev libxml2-utils; do
+for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3 clang libclang-rt-14-dev libxml2-utils abigail-tools; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

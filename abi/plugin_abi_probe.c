@@ -1,0 +1,20 @@
+/* Exists only for `make check-abi`: a shared object whose one exported function takes every
+ * struct of the plugin ABI, so that abidw records their layout and abidiff can compare it with
+ * the committed baseline (plugins and sagerun exchange these structs, not functions). */
+#include <sagerun/plugin.h>
+
+__attribute__((visibility("default"))) void
+sagerun_plugin_abi_probe(sagerun_plugin_query *query, sagerun_plugin_answer *answer,
+                         sagerun_variant_descriptor *descriptor, sagerun_host_services *services,
+                         sagerun_plugin_inputs *inputs, sagerun_sage2_tensors *tensors,
+                         sagerun_launch_geometry *geometry, sagerun_plugin_entry_fn entry);
+
+void sagerun_plugin_abi_probe(sagerun_plugin_query *query, sagerun_plugin_answer *answer,
+                              sagerun_variant_descriptor *descriptor,
+                              sagerun_host_services *services, sagerun_plugin_inputs *inputs,
+                              sagerun_sage2_tensors *tensors, sagerun_launch_geometry *geometry,
+                              sagerun_plugin_entry_fn entry)
+{
+    (void)query, (void)answer, (void)descriptor, (void)services, (void)inputs, (void)tensors,
+        (void)geometry, (void)entry;
+}
