@@ -657,6 +657,96 @@ __device__ __forceinline__ void online_softmax_update_tree(float (&x)[KEY_BLOCKS
     }
 }
 
+/* ---- Loaders for any CTA size NT (the 8-warp interleave-softmax); same copies, same zero fill
+ * and same shared layout as load_q_tile / load_k_tile / load_v_tile, only split over NT threads. */
+template <int HD, int NT>
+__device__ __forceinline__ void load_q_tile_nt(uint8_t *sQ, const int8_t *q_bh, int64_t stride_n,
+                                               int row0, int N, int tid) {
+    constexpr int CPR = HD / 16;
+    static_assert(CTA_Q * CPR % NT == 0, "Q tile copies must split evenly");
+    const uint32_t base = smem_u32(sQ);
+#pragma unroll
+    for (int it = 0; it < CTA_Q * CPR / NT; ++it) {
+        const int idx = it * NT + tid;
+        const int row = idx / CPR, chunk = idx % CPR;
+        const int grow = row0 + row;
+        const bool ok = grow < N;
+        const int8_t *src = q_bh + (ok ? (int64_t)grow * stride_n + chunk * 16 : 0);
+        cp_async_16(base + smem_offset<HD>(row, chunk), src, ok ? 16u : 0u);
+    }
+}
+template <int HD, int NT>
+__device__ __forceinline__ void load_k_tile_nt(uint8_t *sK, const int8_t *k_bh, int64_t stride_n,
+                                               int key0, int N, int tid) {
+    constexpr int CPR = HD / 16;
+    static_assert(CTA_K * CPR % NT == 0, "K tile copies must split evenly");
+    const uint32_t base = smem_u32(sK);
+#pragma unroll
+    for (int it = 0; it < CTA_K * CPR / NT; ++it) {
+        const int idx = it * NT + tid;
+        const int row = idx / CPR, chunk = idx % CPR;
+        const int key = key0 + row;
+        const bool ok = key < N;
+        const int8_t *src = k_bh + (ok ? (int64_t)key * stride_n + chunk * 16 : 0);
+        cp_async_16(base + smem_offset<HD>(row, chunk), src, ok ? 16u : 0u);
+    }
+}
+template <int HD, int NT>
+__device__ __forceinline__ void load_v_tile_nt(uint8_t *sV, const uint8_t *v_bh, int64_t stride_d,
+                                               int key0, int tid) {
+    constexpr int CPR = CTA_K / 16;
+    static_assert(HD * CPR % NT == 0, "V tile copies must split evenly");
+    const uint32_t base = smem_u32(sV);
+#pragma unroll
+    for (int it = 0; it < HD * CPR / NT; ++it) {
+        const int idx = it * NT + tid;
+        const int ch = idx / CPR, chunk = idx % CPR;
+        const uint8_t *src = v_bh + (int64_t)ch * stride_d + key0 + chunk * 16;
+        cp_async_16(base + smem_offset<CTA_K>(ch, chunk), src, 16u);
+    }
+}
+
+/* Integer scores of one 16-row slice from Q fragments held in registers (qa[kk] = load_q_frag of
+ * that slice): the same IMMAs as compute_scores (integer sums are exact, SAGE2.md §2.1). */
+template <int HD>
+__device__ __forceinline__ void compute_scores_qreg(int32_t (&s)[KEY_BLOCKS][4],
+                                                    const uint32_t (&qa)[HD / MMA_K][4],
+                                                    uint32_t k_base) {
+#pragma unroll
+    for (int nb = 0; nb < KEY_BLOCKS; ++nb)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s[nb][i] = 0;
+#pragma unroll
+    for (int kk = 0; kk < HD / MMA_K; ++kk)
+#pragma unroll
+        for (int f = 0; f < SUBTILES; ++f) {
+            uint32_t b[4];
+            load_k_frag<HD>(b, k_base, f, kk);
+            mma_s8_m16n8k32(s[2 * f], qa[kk], b[0], b[1]);
+            mma_s8_m16n8k32(s[2 * f + 1], qa[kk], b[2], b[3]);
+        }
+}
+
+/* convert_v_tile_f16 for a CTA of NT threads (same layout, same conversions). */
+template <int HD, int NT>
+__device__ __forceinline__ void convert_v_tile_f16_nt(uint8_t *sVh, const uint8_t *sV8, int tid) {
+    constexpr int GROUPS = HD * (CTA_K / 16);
+    static_assert(GROUPS % NT == 0, "V conversion must split evenly");
+#pragma unroll
+    for (int it = 0; it < GROUPS / NT; ++it) {
+        const int idx = it * NT + tid;
+        const int row = idx >> 2, q = idx & 3;
+        const uint4 w = *reinterpret_cast<const uint4 *>(sV8 + smem_offset<CTA_K>(row, q));
+        uint4 lo, hi;
+        lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu); hi.x = cvt_e4m3x2_f16x2(w.x >> 16);
+        lo.y = cvt_e4m3x2_f16x2(w.y & 0xffffu); hi.y = cvt_e4m3x2_f16x2(w.y >> 16);
+        lo.z = cvt_e4m3x2_f16x2(w.z & 0xffffu); hi.z = cvt_e4m3x2_f16x2(w.z >> 16);
+        lo.w = cvt_e4m3x2_f16x2(w.w & 0xffffu); hi.w = cvt_e4m3x2_f16x2(w.w >> 16);
+        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, 2 * q)) = lo;
+        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, 2 * q + 1)) = hi;
+    }
+}
+
 } // namespace sage2
 
 #endif

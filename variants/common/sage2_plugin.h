@@ -15,13 +15,20 @@
 #define SAGE2_SMEM_BYTES 32768 /* Q 16 KiB int8 + K 8 KiB int8 + V 8 KiB fp8 */
 #endif
 
+/* Threads per CTA and query rows per warp; a variant that splits the CTA's 128 rows over more
+ * warps defines its own before including this file (the defaults are SAGE2.md section 2's). */
+#ifndef SAGE2_THREADS
+#define SAGE2_THREADS 128 /* 4 warps */
+#endif
+#ifndef SAGE2_WARP_Q
+#define SAGE2_WARP_Q 32 /* two 16-row slices per warp */
+#endif
+
 /* The launch contract of SAGE2.md section 2 (the seed's "scheduler"). */
 enum {
     SAGE2_CTA_Q = 128,
     SAGE2_CTA_K = 64,
-    SAGE2_WARP_Q = 32,
     SAGE2_WARP_K = 64,
-    SAGE2_THREADS = 128,
     SAGE2_MIN_CC = 89         /* FP8 mma.sync needs sm_89 */
 };
 
