@@ -42,6 +42,8 @@ typedef struct entry {
     double prepare_s;
     double *samples;
     char first_sha[65], last_sha[65];
+    uint64_t snapshot;       /* device copy of the first checked output (0: none) */
+    sr_hash_job *first_hash; /* hashing that copy in the background during the rounds */
     bool has_geometry;
     sagerun_launch_geometry geometry;
 } entry;
@@ -565,9 +567,10 @@ static sagerun_status accuracy_of(sagerun_context *ctx, const sagerun_inputs *in
 
 /* ---- the schedule ----------------------------------------------------------------------------- */
 
-/* One timed call; the poisoned, hashed calls are the first and the last of the schedule. */
-static sagerun_status timed_call(sagerun_context *ctx, entry *e, bool poison, char *hash_out,
-                                 double *seconds, sagerun_error *err)
+/* One timed call, with the output poisoned first when it is a checked call (the first and the
+ * last of the schedule). */
+static sagerun_status timed_call(sagerun_context *ctx, entry *e, bool poison, double *seconds,
+                                 sagerun_error *err)
 {
     sagerun_status st;
     if (poison) {
@@ -576,11 +579,65 @@ static sagerun_status timed_call(sagerun_context *ctx, entry *e, bool poison, ch
             (st = sagerun_context_synchronize(ctx, err)) != SAGERUN_OK)
             return st;
     }
-    if ((st = sagerun_instance_run(e->inst, seconds, err)) != SAGERUN_OK)
-        return st;
-    if (hash_out)
-        st = sagerun_instance_output_sha256(e->inst, hash_out, err);
-    return st;
+    return sagerun_instance_run(e->inst, seconds, err);
+}
+
+/* Hashing 0.5 GB takes about a second on one core, several times a seed call: done in line it
+ * would double the command's time. So the first checked output is copied on the device (outside
+ * the timed region) and hashed by a background thread while the rounds go on; the last checked
+ * output is compared with that copy on the device and hashed only where it differs. Without
+ * room for the copy, both are hashed in line. */
+static sagerun_status checkpoint_first(sagerun_context *ctx, entry *e, sagerun_error *err)
+{
+    uint64_t bytes, out = sagerun_instance_output(e->inst, &bytes);
+    sagerun_status st;
+    if (e->snapshot &&
+        (st = sr_mem_copy(ctx, e->snapshot, out, bytes, err)) == SAGERUN_OK &&
+        (st = sagerun_context_synchronize(ctx, err)) == SAGERUN_OK &&
+        (st = sr_hash_job_start(ctx, e->snapshot, bytes, &e->first_hash, err)) == SAGERUN_OK)
+        return SAGERUN_OK;
+    return sagerun_instance_output_sha256(e->inst, e->first_sha, err);
+}
+
+static sagerun_status device_byte_diff(sagerun_context *ctx, uint64_t a, uint64_t b,
+                                       uint64_t elements, uint32_t dtype, sr_byte_diff *d,
+                                       sagerun_error *err);
+
+/* Both hashes of a variant once its last checked call ran (or the comparison stopped). */
+static sagerun_status resolve_hashes(sagerun_context *ctx, const sagerun_inputs *in, entry *e,
+                                     sagerun_error *err)
+{
+    sagerun_status st = SAGERUN_OK;
+    if (e->first_hash) {
+        st = sr_hash_job_finish(e->first_hash, e->first_sha, err);
+        e->first_hash = NULL;
+        if (st != SAGERUN_OK)
+            return st;
+    }
+    uint64_t bytes, out = sagerun_instance_output(e->inst, &bytes);
+    if (e->snapshot) {
+        sr_byte_diff d = {0};
+        st = sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST
+                 ? (host_byte_diff(e->snapshot, out, bytes / 2, in->problem.dtype, &d), SAGERUN_OK)
+                 : device_byte_diff(ctx, e->snapshot, out, bytes / 2, in->problem.dtype, &d, err);
+        if (st == SAGERUN_OK && d.differing == 0) {
+            memcpy(e->last_sha, e->first_sha, sizeof(e->last_sha)); /* the same bytes */
+            return SAGERUN_OK;
+        }
+    }
+    return sagerun_instance_output_sha256(e->inst, e->last_sha, err);
+}
+
+/* Ends a background hash still running (on failure paths) and frees the copy. */
+static void release_snapshot(sagerun_context *ctx, entry *e)
+{
+    if (e->first_hash) {
+        char ignored[65];
+        sr_hash_job_finish(e->first_hash, ignored, NULL);
+        e->first_hash = NULL;
+    }
+    sagerun_mem_free(ctx, e->snapshot);
+    e->snapshot = 0;
 }
 
 static void utc_now(char *buf, size_t len)
@@ -828,10 +885,15 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
         }
         if (!e->failed) {
             t0 = call_begin(&hk, e, "prepare", 0);
-            if (sagerun_instance_prepare(e->inst, &e->prepare_s, &e_err) != SAGERUN_OK)
+            if (sagerun_instance_prepare(e->inst, &e->prepare_s, &e_err) != SAGERUN_OK) {
                 entry_fail(e, &e_err, "prepare", "prepare");
-            else
+            } else {
                 e->prepared = true;
+                uint64_t bytes;
+                sagerun_instance_output(e->inst, &bytes);
+                if (sagerun_mem_alloc(ctx, bytes, &e->snapshot, NULL) != SAGERUN_OK)
+                    e->snapshot = 0; /* no room: hash in line instead */
+            }
             lost = context_lost(ctx, e);
             call_end(&hk, e, "prepare", 0, t0, lost);
             if (lost) {
@@ -898,12 +960,12 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
             for (size_t it = 0; it < I && !e->failed; it++) {
                 bool first = r == 0 && it == 0, last = r == R - 1 && it == I - 1;
                 sagerun_error e_err = {0};
-                char *hash = first ? e->first_sha : last ? e->last_sha : NULL;
                 if ((stop = interrupted(&hk)))
                     break;
                 double t0 = call_begin(&hk, e, "run", (uint32_t)r + 1);
-                if (timed_call(ctx, e, first || last, hash, &e->samples[r * I + it], &e_err) !=
-                    SAGERUN_OK)
+                if (timed_call(ctx, e, first || last, &e->samples[r * I + it], &e_err) !=
+                        SAGERUN_OK ||
+                    (first && checkpoint_first(ctx, e, &e_err) != SAGERUN_OK))
                     entry_fail(e, &e_err, "timed run", "run");
                 bool lost = context_lost(ctx, e);
                 call_end(&hk, e, "run", (uint32_t)r + 1, t0, lost);
@@ -913,8 +975,6 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
                 }
                 if (e->failed)
                     break;
-                if (first && last) /* a single timed call is both */
-                    memcpy(e->last_sha, e->first_sha, sizeof(e->last_sha));
             }
             if (e->failed && i == 0) {
                 st = sr_error_set(err, SAGERUN_VARIANT, "baseline %s", e->failure);
@@ -936,7 +996,7 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
         rep->rounds_completed = rounds_done;
         for (size_t i = 0; i < n && rounds_done; i++)
             if (!es[i].failed && es[i].inst &&
-                sagerun_instance_output_sha256(es[i].inst, es[i].last_sha, NULL) != SAGERUN_OK)
+                resolve_hashes(ctx, inputs, &es[i], NULL) != SAGERUN_OK)
                 memcpy(es[i].last_sha, es[i].first_sha, sizeof(es[i].last_sha));
         sr_report_add_warning(rep, "interrupted after %zu of %zu rounds: the report holds the "
                                    "rounds finished; byte differences and accuracy were not "
@@ -944,6 +1004,12 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
                               rounds_done, R);
     } else {
         rep->rounds_completed = R;
+        for (size_t i = 0; i < n; i++) {
+            sagerun_error e_err = {0};
+            if (!es[i].failed && es[i].inst &&
+                resolve_hashes(ctx, inputs, &es[i], &e_err) != SAGERUN_OK)
+                entry_fail(&es[i], &e_err, "hashing the output", "run");
+        }
     }
 
     /* the report's variants, hashes and byte-exactness */
@@ -1035,6 +1101,7 @@ fail:
     reference_free(ctx, &ref);
     sr_nvml_close(nvml);
     for (size_t i = 0; i < n; i++) {
+        release_snapshot(ctx, &es[i]);
         if (es[i].inst) {
             double t0 = call_begin(&hk, &es[i], "destroy", 0);
             sagerun_instance_destroy(es[i].inst);

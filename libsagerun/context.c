@@ -1,6 +1,7 @@
 /* Contexts: the host backend and CUDA devices (primary context, one stream), their memory, the
  * host-services table handed to plugins, event timing and streamed output hashing. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,11 +535,12 @@ static void hex_digest(const unsigned char digest[crypto_hash_sha256_BYTES], cha
 }
 
 /* Device memory is hashed through two pinned staging buffers: the copy of one chunk overlaps the
- * hashing of the previous one, and the output never exists whole on the host. */
+ * hashing of the previous one, and the output never exists whole on the host. `stream` is the
+ * context's stream, or one of a background hash job's own. */
 #define SR_HASH_CHUNK (16u << 20)
 
-sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t bytes, char hex[65],
-                                sagerun_error *err)
+static sagerun_status hash_device(sagerun_context *ctx, CUstream stream, uint64_t addr,
+                                  uint64_t bytes, char hex[65], sagerun_error *err)
 {
     crypto_hash_sha256_state st;
     unsigned char digest[crypto_hash_sha256_BYTES];
@@ -569,10 +571,9 @@ sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t by
             uint64_t off = c * SR_HASH_CHUNK;
             uint64_t n = bytes - off < SR_HASH_CHUNK ? bytes - off : SR_HASH_CHUNK;
             what = "cuMemcpyDtoHAsync (hash staging)";
-            r = sr_cu.cuMemcpyDtoHAsync(buf[c & 1], (CUdeviceptr)(addr + off), (size_t)n,
-                                        (CUstream)ctx->cu_stream);
+            r = sr_cu.cuMemcpyDtoHAsync(buf[c & 1], (CUdeviceptr)(addr + off), (size_t)n, stream);
             if (r == CUDA_SUCCESS)
-                r = sr_cu.cuEventRecord(done[c & 1], (CUstream)ctx->cu_stream);
+                r = sr_cu.cuEventRecord(done[c & 1], stream);
         }
         if (c > 0 && r == CUDA_SUCCESS) { /* hash chunk c-1 while chunk c copies */
             uint64_t p = c - 1, off = p * SR_HASH_CHUNK;
@@ -585,7 +586,7 @@ sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t by
     }
     if (r != CUDA_SUCCESS)
         status = sr_cuda_fail(err, (int)r, what);
-    sr_cu.cuStreamSynchronize((CUstream)ctx->cu_stream);
+    sr_cu.cuStreamSynchronize(stream);
     for (int i = 0; i < 2; i++) {
         if (buf[i])
             sr_cu.cuMemFreeHost(buf[i]);
@@ -597,6 +598,90 @@ sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t by
         hex_digest(digest, hex);
     }
     return status;
+}
+
+sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t bytes, char hex[65],
+                                sagerun_error *err)
+{
+    return hash_device(ctx, (CUstream)ctx->cu_stream, addr, bytes, hex, err);
+}
+
+/* ---- background hashing ---- */
+struct sr_hash_job {
+    sagerun_context *ctx;
+    uint64_t addr, bytes;
+    pthread_t thread;
+    sagerun_status status;
+    sagerun_error err;
+    char hex[65];
+};
+
+static void *hash_job_main(void *arg)
+{
+    sr_hash_job *job = arg;
+    CUstream stream = NULL;
+    if (job->ctx->backend == SAGERUN_BACKEND_CUDA) {
+        /* A stream of its own, non-blocking, so the copies run beside the timed work instead of
+         * queueing behind it on the context's stream. */
+        CUresult r = sr_cu.cuCtxSetCurrent((CUcontext)job->ctx->cu_context);
+        if (r == CUDA_SUCCESS)
+            r = sr_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+        if (r != CUDA_SUCCESS) {
+            job->status = sr_cuda_fail(&job->err, (int)r, "cuStreamCreate (hash job)");
+            return NULL;
+        }
+    }
+    job->status = hash_device(job->ctx, stream, job->addr, job->bytes, job->hex, &job->err);
+    if (stream)
+        sr_cu.cuStreamDestroy(stream);
+    return NULL;
+}
+
+sagerun_status sr_hash_job_start(sagerun_context *ctx, uint64_t addr, uint64_t bytes,
+                                 sr_hash_job **out, sagerun_error *err)
+{
+    sr_hash_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    job->ctx = ctx;
+    job->addr = addr;
+    job->bytes = bytes;
+    int rc = pthread_create(&job->thread, NULL, hash_job_main, job);
+    if (rc != 0) {
+        free(job);
+        return sr_error_set(err, SAGERUN_INTERNAL, "cannot start a hashing thread: %s",
+                            strerror(rc));
+    }
+    *out = job;
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_hash_job_finish(sr_hash_job *job, char hex[65], sagerun_error *err)
+{
+    if (!job)
+        return sr_error_set(err, SAGERUN_INTERNAL, "no hash job");
+    pthread_join(job->thread, NULL);
+    sagerun_status st = job->status;
+    if (st == SAGERUN_OK)
+        memcpy(hex, job->hex, 65);
+    else if (err)
+        *err = job->err;
+    free(job);
+    return st;
+}
+
+sagerun_status sr_mem_copy(sagerun_context *ctx, uint64_t dst, uint64_t src, uint64_t bytes,
+                           sagerun_error *err)
+{
+    if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)bytes);
+        return SAGERUN_OK;
+    }
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    SR_CU_CHECK(err, sr_cu.cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, (size_t)bytes,
+                                             (CUstream)ctx->cu_stream));
+    return SAGERUN_OK;
 }
 
 sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err)

@@ -77,6 +77,16 @@ double sr_monotonic_seconds(void);
 /* SHA-256 of `bytes` bytes at addr in the context's memory, streamed in chunks. */
 sagerun_status sr_sha256_memory(sagerun_context *ctx, uint64_t addr, uint64_t bytes,
                                 char hex[65], sagerun_error *err);
+/* Hashing in the background: a thread of its own (with its own CUDA stream) hashes `bytes` at
+ * addr, which must not change until sr_hash_job_finish returns the hex digest (and frees the
+ * job). Lets the comparison hash one output while it times the next calls. */
+typedef struct sr_hash_job sr_hash_job;
+sagerun_status sr_hash_job_start(sagerun_context *ctx, uint64_t addr, uint64_t bytes,
+                                 sr_hash_job **out, sagerun_error *err);
+sagerun_status sr_hash_job_finish(sr_hash_job *job, char hex[65], sagerun_error *err);
+/* Copies bytes within the context's memory, in order on its stream. */
+sagerun_status sr_mem_copy(sagerun_context *ctx, uint64_t dst, uint64_t src, uint64_t bytes,
+                           sagerun_error *err);
 /* SHA-256 of a file. */
 sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err);
 

@@ -186,5 +186,20 @@ check "diff ours with ours: exit 0" 0 "$S" diff --threshold 50 "$TMP/aa.json" "$
 check "diff one file: usage" 2 "$S" diff "$SEED"
 check "diff bad threshold: usage" 2 "$S" diff --threshold x "$SEED" "$SEED"
 
+# A variant whose output changes between calls: not deterministic, so not byte-exact (exit 3),
+# the two hashes differ; the baseline stays deterministic.
+check "non-deterministic variant: exit 3" 3 "$S" compare --backend host --shape 1,32,1,64 --quiet \
+    --plugin "$FAKES/fake_nondeterministic.so" --baseline reference --variant fake-nondeterministic \
+    --rounds 2 --iterations 2 --warmup 0 --no-accuracy --json "$TMP/nondet.json"
+py "non-deterministic variant reported" '
+import json, sys
+v = {x["name"]: x for x in json.load(open(sys.argv[1]))["variants"]}
+d = v["fake-nondeterministic"]["determinism"]
+assert d["deterministic"] is False, d
+assert d["first_output_sha256"] != d["last_output_sha256"], d
+assert v["fake-nondeterministic"]["byte_exact"] is False
+assert v["reference"]["determinism"]["deterministic"] is True
+' "$TMP/nondet.json"
+
 echo "---- $fails failure(s)"
 [ "$fails" -eq 0 ]
