@@ -1,24 +1,7 @@
 #!/usr/bin/env bash
 # CLI smoke tests: help, version, list, run, exit codes for bad usage.
 set -u
-S=${SAGERUN:?set SAGERUN to the sagerun binary}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-FAKES=${SAGERUN_TEST_FAKES:-$ROOT/build/test-plugins}
-fails=0
-check() { # check NAME EXPECTED_RC COMMAND... ; output in $out
-    local name=$1 want=$2; shift 2
-    out=$("$@" 2>&1); local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL $name: exit $rc, expected $want"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-        return 1
-    fi
-    echo "ok   $name"
-}
-contains() { # contains NAME TEXT
-    if ! grep -qF -- "$2" <<<"$out"; then
-        echo "FAIL $1: output lacks '$2'"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-    fi
-}
+source "$(dirname "$0")/lib.sh"
 
 check "help" 0 "$S" --help && contains "help lists compare" "compare" && contains "help has exit codes" "exit codes"
 check "no args is usage" 2 "$S"
@@ -66,4 +49,4 @@ check "world-writable plugin listed as rejected" 0 "$S" list --backend host --pl
 check "allowed with the flag" 0 "$S" list --backend host --plugin "$tmp" --allow-unsafe-plugins && contains "loaded" "fake-good"
 rm -rf "$tmp"
 
-[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+finish

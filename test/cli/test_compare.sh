@@ -2,32 +2,8 @@
 # sagerun compare / show / diff end to end on the host backend (no GPU): exit codes, the A/A
 # verdict, the JSON report against the seed's schema, byte differences, show and diff.
 set -u
-S=${SAGERUN:?set SAGERUN to the sagerun binary}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-FAKES=${SAGERUN_TEST_FAKES:-$ROOT/build/test-plugins}
+source "$(dirname "$0")/lib.sh"
 SEED=$ROOT/test/data/seed-report.json
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-check() { # check NAME EXPECTED_RC COMMAND... ; output (stdout + stderr) in $out
-    local name=$1 want=$2; shift 2
-    out=$("$@" 2>&1); local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL $name: exit $rc, expected $want"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-        return 1
-    fi
-    echo "ok   $name"
-}
-contains() { # contains NAME TEXT
-    if ! grep -qF -- "$2" <<<"$out"; then
-        echo "FAIL $1: output lacks '$2'"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-    fi
-}
-py() { # py NAME SCRIPT ARGS... : a python3 check; failure counted
-    local name=$1 script=$2; shift 2
-    if msg=$(python3 -c "$script" "$@" 2>&1); then echo "ok   $name"; else
-        echo "FAIL $name"; echo "$msg" | sed 's/^/  | /'; fails=$((fails+1)); fi
-}
 
 if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference '; then
     echo "SKIP: the reference variant (plugins/reference.so) is not built"; exit 0
@@ -201,5 +177,4 @@ assert v["fake-nondeterministic"]["byte_exact"] is False
 assert v["reference"]["determinism"]["deterministic"] is True
 ' "$TMP/nondet.json"
 
-echo "---- $fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

@@ -5,18 +5,8 @@
 # keep their timings and verdicts. Also: SIGINT mid-comparison writes an incomplete report, and
 # resource limits refuse absurd workloads with the numbers.
 set -u
-S=${SAGERUN:?set SAGERUN to the sagerun binary}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-FAKES=${SAGERUN_TEST_FAKES:-$ROOT/build/test-plugins}
+source "$(dirname "$0")/lib.sh"
 export SAGERUN_TEST_FAULTS=1 # the fault plugins refuse to load without it
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/  | /'; fails=$((fails+1)); }
-py() { # py NAME SCRIPT ARGS...
-    local name=$1 script=$2; shift 2
-    if msg=$(python3 -c "$script" "$@" 2>&1); then echo "ok   $name"; else fail "$name" "$msg"; fi
-}
 
 if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
     echo "SKIP: reference / reference-mt plugins are not built"; exit 0
@@ -179,5 +169,4 @@ else
     echo "ok   (SKIP: GPU illegal-address case: no CUDA device)"
 fi
 
-echo "---- $fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

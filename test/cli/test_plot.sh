@@ -3,31 +3,8 @@
 # and the seed's (per-round summaries only) become valid SVG with one series per variant; bad
 # inputs give exit 1 or 2 with a message naming the file.
 set -u
-S=${SAGERUN:?set SAGERUN to the sagerun binary}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 SEED=$ROOT/test/data/seed-report.json
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-check() { # check NAME EXPECTED_RC COMMAND... ; output (stdout + stderr) in $out
-    local name=$1 want=$2; shift 2
-    out=$("$@" 2>&1); local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL $name: exit $rc, expected $want"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-        return 1
-    fi
-    echo "ok   $name"
-}
-contains() { # contains NAME TEXT
-    if ! grep -qF -- "$2" <<<"$out"; then
-        echo "FAIL $1: output lacks '$2'"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-    fi
-}
-py() { # py NAME SCRIPT ARGS... : a python3 check; failure counted
-    local name=$1 script=$2; shift 2
-    if msg=$(python3 -c "$script" "$@" 2>&1); then echo "ok   $name"; else
-        echo "FAIL $name"; echo "$msg" | sed 's/^/  | /'; fails=$((fails+1)); fi
-}
 valid_svg() { # valid_svg NAME FILE: well-formed XML (xmllint, the CI check; else python's parser)
     if command -v xmllint >/dev/null; then
         check "$1: xmllint --noout" 0 xmllint --noout "$2"
@@ -108,5 +85,4 @@ check "unwritable output" 1 "$S" plot "$SEED" -o "$TMP/no/such/dir/x.svg" \
     && contains "names the output" "$TMP/no/such/dir/x.svg"
 [ -e "$TMP/x.svg" ] && { echo "FAIL a failed plot left $TMP/x.svg"; fails=$((fails+1)); }
 
-[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "all plot checks passed"
+finish

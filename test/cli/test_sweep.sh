@@ -4,31 +4,8 @@
 # shard given twice, overlapping shards, other sweeps and missing workloads; malformed sweep files
 # name the file and the key.
 set -u
-S=${SAGERUN:?set SAGERUN to the sagerun binary}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 SWEEP=$ROOT/test/data/sweep-host.json
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-check() { # check NAME EXPECTED_RC COMMAND... ; output (stdout + stderr) in $out
-    local name=$1 want=$2; shift 2
-    out=$("$@" 2>&1); local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL $name: exit $rc, expected $want"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-        return 1
-    fi
-    echo "ok   $name"
-}
-contains() { # contains NAME TEXT
-    if ! grep -qF -- "$2" <<<"$out"; then
-        echo "FAIL $1: output lacks '$2'"; echo "$out" | sed 's/^/  | /'; fails=$((fails+1))
-    fi
-}
-py() { # py NAME SCRIPT ARGS... : a python3 check; failure counted
-    local name=$1 script=$2; shift 2
-    if msg=$(python3 -c "$script" "$@" 2>&1); then echo "ok   $name"; else
-        echo "FAIL $name"; echo "$msg" | sed 's/^/  | /'; fails=$((fails+1)); fi
-}
 
 if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
     echo "SKIP: the host variants (plugins/reference*.so) are not built"; exit 0
@@ -131,5 +108,4 @@ s = json.load(open(sys.argv[1] + "/summary.json"))
 assert len(s["workloads"]) == 3 and all(w["status"] == "error" and "nope" in w["error"] for w in s["workloads"])
 ' "$TMP/nope"
 
-[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "all sweep checks passed"
+finish
