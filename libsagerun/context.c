@@ -161,6 +161,24 @@ static int service_mem_fill(void *host, uint64_t addr, uint8_t byte, uint64_t by
     return SAGERUN_OK;
 }
 
+static int service_sage2_quantize(void *host, const sagerun_problem *problem, uint64_t q,
+                                  uint64_t k, uint64_t v, const sagerun_sage2_quant_params *params,
+                                  sagerun_sage2_tensors *out, char *err, size_t errlen)
+{
+    sagerun_error e = {0};
+    if (!problem || !params || !out)
+        return sr_errbuf_set(err, errlen, SAGERUN_INVALID_ARGUMENT, "sage2_quantize: NULL argument");
+    if (sr_sage2_quantize_inputs(host, problem, q, k, v, params, out, &e) != SAGERUN_OK)
+        return copy_error(&e, err, errlen);
+    return SAGERUN_OK;
+}
+
+static void service_sage2_tensors_free(void *host, sagerun_sage2_tensors *tensors)
+{
+    if (tensors)
+        sr_sage2_tensors_free(host, tensors);
+}
+
 static void init_services(sagerun_context *ctx)
 {
     sagerun_host_services *s = &ctx->services;
@@ -177,6 +195,8 @@ static void init_services(sagerun_context *ctx)
     s->mem_alloc = service_mem_alloc;
     s->mem_free = service_mem_free;
     s->mem_fill = service_mem_fill;
+    s->sage2_quantize = service_sage2_quantize;
+    s->sage2_tensors_free = service_sage2_tensors_free;
 }
 
 /* ---- contexts ---- */

@@ -534,3 +534,19 @@ sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_prob
 {
     return sr_sage2_quantize(ctx, problem, q, k, v, params, 0, out, NULL, err);
 }
+
+sagerun_status sagerun_sage2_quantize(const sagerun_inputs *in,
+                                      const sagerun_sage2_quant_params *params,
+                                      sagerun_sage2_tensors *out, sagerun_error *err)
+{
+    if (!in || !params || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "sage2_quantize: NULL argument");
+    return sr_sage2_quantize(in->ctx, &in->problem, in->q, in->k, in->v, params, 0, out, NULL,
+                             err);
+}
+
+void sagerun_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *tensors)
+{
+    if (ctx && tensors)
+        sr_sage2_tensors_free(ctx, tensors);
+}

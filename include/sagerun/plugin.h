@@ -116,6 +116,15 @@ typedef struct sagerun_host_services {
     void (*mem_free)(void *host, uint64_t addr);
     int (*mem_fill)(void *host, uint64_t addr, uint8_t byte, uint64_t bytes, char *err,
                     size_t errlen);
+
+    /* The sage2 quantizer (SAGE2.md section 1) on the context's backend, for variants that
+     * quantize themselves (e.g. with other granularities, or inside their own timed run); a
+     * variant declaring SAGERUN_INPUT_SAGE2 gets its inputs quantized by the host without this.
+     * Allocates every tensor of *out; free them with sage2_tensors_free. Synchronous. */
+    int (*sage2_quantize)(void *host, const sagerun_problem *problem, uint64_t q, uint64_t k,
+                          uint64_t v, const sagerun_sage2_quant_params *params,
+                          sagerun_sage2_tensors *out, char *err, size_t errlen);
+    void (*sage2_tensors_free)(void *host, sagerun_sage2_tensors *tensors);
 } sagerun_host_services;
 
 /* ---- Problems as the plugin sees them ----------------------------------------------------------

@@ -280,6 +280,21 @@ SAGERUN_API uint64_t sagerun_instance_output(const sagerun_instance *inst, uint6
 SAGERUN_API sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
                                                           sagerun_error *err);
 
+/* The sage2 quantizer (SAGE2.md section 1) on the inputs' context: K mean, INT8 Q and K, FP8
+ * e4m3 V (transposed, padded, permuted), with the granularities and R of params (a
+ * sagerun_sage2_quant_params of plugin.h: 32/128/64/64 and R 448 for SageAttention's sm89
+ * kernel). CUDA matches SageAttention's quantizer bit for bit; the host backend uses an IEEE
+ * reciprocal (one step off on ~1e-5 of the codes, scales identical). Allocates every tensor of
+ * *out in the context (sagerun_sage2_tensors_free releases them). */
+struct sagerun_sage2_quant_params;
+struct sagerun_sage2_tensors;
+SAGERUN_API sagerun_status sagerun_sage2_quantize(const sagerun_inputs *in,
+                                                  const struct sagerun_sage2_quant_params *params,
+                                                  struct sagerun_sage2_tensors *out,
+                                                  sagerun_error *err);
+SAGERUN_API void sagerun_sage2_tensors_free(sagerun_context *ctx,
+                                            struct sagerun_sage2_tensors *tensors);
+
 /* The launch geometry the variant reported for this problem (the report's "scheduler"); the
  * struct is defined in plugin.h. */
 struct sagerun_launch_geometry;

@@ -146,7 +146,7 @@ static void test_golden_bit_exact(void **state)
         sr_workload_free(&w);
         sr_safetensors *f;
         assert_int_equal(sr_safetensors_open(paths[i], &f, &err), SAGERUN_OK);
-        uint64_t qb, kb, mb;
+        uint64_t qb = 0, kb = 0, mb = 0;
         void *q = golden_read(f, "q", &qb), *k = golden_read(f, "k", &kb),
              *v = golden_read(f, "v", NULL), *km = golden_read(f, "k_mean", &mb);
         uint64_t dq = upload(q, qb), dk = upload(k, kb), dv = upload(v, kb), dkm = upload(km, mb);

@@ -19,7 +19,7 @@
 
 /* The golden folder (SAGERUN_GOLDEN_DIR, else ../shared/golden next to the checkout) and its
  * *.safetensors files, sorted; returns the count (0 when absent; *why says so). */
-static size_t golden_files(char paths[][1024], size_t max, char *why, size_t whylen)
+static inline size_t golden_files(char paths[][1024], size_t max, char *why, size_t whylen)
 {
     const char *env = getenv("SAGERUN_GOLDEN_DIR");
     char dir[768];
@@ -44,7 +44,7 @@ static size_t golden_files(char paths[][1024], size_t max, char *why, size_t why
 }
 
 /* Reads a whole tensor of a file into a new host buffer (NULL on failure, message printed). */
-static void *golden_read(const sr_safetensors *f, const char *name, uint64_t *bytes)
+static inline void *golden_read(const sr_safetensors *f, const char *name, uint64_t *bytes)
 {
     const sr_st_tensor *t = sr_safetensors_find(f, name);
     if (!t) {
@@ -64,7 +64,7 @@ static void *golden_read(const sr_safetensors *f, const char *name, uint64_t *by
 }
 
 /* Signed ordinal of an int8 / e4m3 code, so that adjacent representable values differ by one. */
-static int code_ordinal(uint8_t c, int fp8)
+static inline int code_ordinal(uint8_t c, int fp8)
 {
     if (!fp8)
         return (int8_t)c;
@@ -77,7 +77,7 @@ typedef struct cmp_stats {
 } cmp_stats;
 
 /* Compares quantized codes (int8 or e4m3) */
-static cmp_stats compare_codes(const uint8_t *got, const uint8_t *want, uint64_t n, int fp8)
+static inline cmp_stats compare_codes(const uint8_t *got, const uint8_t *want, uint64_t n, int fp8)
 {
     cmp_stats s = {n, 0, 0};
     for (uint64_t i = 0; i < n; i++) {
@@ -92,7 +92,7 @@ static cmp_stats compare_codes(const uint8_t *got, const uint8_t *want, uint64_t
 }
 
 /* Bitwise equality of fp32 arrays; returns the count of differing entries. */
-static uint64_t compare_f32_bits(const void *got, const void *want, uint64_t n)
+static inline uint64_t compare_f32_bits(const void *got, const void *want, uint64_t n)
 {
     const uint32_t *a = got, *b = want;
     uint64_t d = 0;
@@ -108,7 +108,7 @@ typedef struct golden_set {
     sagerun_sage2_quant_params params;
 } golden_set;
 
-static void golden_sets(golden_set sets[3])
+static inline void golden_sets(golden_set sets[3])
 {
     sets[0] = (golden_set){"sm89 f32acc", "q_int8", "q_scale", "k_int8", "k_scale",
                            "v_fp8_f32acc", "v_scale_f32acc", sr_sage2_params_sm89(448.0f)};
@@ -126,7 +126,7 @@ typedef struct host_sage2 {
  * returns the number of failures: scales must match bit for bit; codes must match exactly when
  * exact, else differ by at most one step on at most max_frac of the elements. totals (NULL or
  * 3 entries: q, k, v codes) accumulates the comparisons. */
-static int golden_compare(const sr_safetensors *f, const golden_set *g, const host_sage2 *got,
+static inline int golden_compare(const sr_safetensors *f, const golden_set *g, const host_sage2 *got,
                           int exact, double max_frac, cmp_stats totals[3])
 {
     int failures = 0;
@@ -169,7 +169,7 @@ static int golden_compare(const sr_safetensors *f, const golden_set *g, const ho
 }
 
 /* Distance in fp16 ulps between two finite fp16 values of the same sign or near zero. */
-static int half_ulps(uint16_t a, uint16_t b)
+static inline int half_ulps(uint16_t a, uint16_t b)
 {
     int ia = (a & 0x8000) ? -(int)(a & 0x7FFF) : (int)a;
     int ib = (b & 0x8000) ? -(int)(b & 0x7FFF) : (int)b;
