@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <cuda_fp16.h>
 
+#include "sage2_params.h"
+
 namespace sage2 {
 
 /* ---------------------------------------------------------------------------------------------
@@ -62,9 +64,7 @@ template <int HD> struct SmemLayout {
     static constexpr int K_OFF = Q_BYTES;
     static constexpr int V_OFF = Q_BYTES + K_BYTES;
     static constexpr int TOTAL = Q_BYTES + K_BYTES + V_BYTES;
-    static constexpr int O_WARP_BYTES = WARP_Q * HD * 2; /* fp16 staging per warp */
     static_assert(TOTAL <= SMEM_BYTES, "tiles exceed the dynamic shared memory");
-    static_assert(NUM_WARPS * O_WARP_BYTES <= SMEM_BYTES, "O staging exceeds shared memory");
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -167,22 +167,30 @@ template <int ROW_BYTES> __device__ __forceinline__ int smem_offset(int row, int
  * Tile loaders (cp.async, 16 bytes per copy, zero-fill beyond the sequence end)
  * ------------------------------------------------------------------------------------------- */
 
-/* Q rows [row0, row0+CTA_Q) of one (b, h): int8 [CTA_Q][HD]; rows >= N are zero-filled. */
-template <int HD>
-__device__ __forceinline__ void load_q_tile(uint8_t *sQ, const int8_t *q_bh, int64_t stride_n,
-                                            int row0, int N, int tid) {
+/* ROWS rows [row0, row0+ROWS) of an int8 [.][HD] tensor (row stride stride_n) into a swizzled
+ * [ROWS][HD] tile; rows >= N are zero-filled. */
+template <int HD, int ROWS>
+__device__ __forceinline__ void load_rows_tile(uint8_t *dst, const int8_t *src_bh, int64_t stride_n,
+                                               int row0, int N, int tid) {
     constexpr int CPR = HD / 16;
-    constexpr int ITERS = CTA_Q * CPR / NUM_THREADS;
-    const uint32_t base = smem_u32(sQ);
+    constexpr int ITERS = ROWS * CPR / NUM_THREADS;
+    const uint32_t base = smem_u32(dst);
 #pragma unroll
     for (int it = 0; it < ITERS; ++it) {
         const int idx = it * NUM_THREADS + tid;
         const int row = idx / CPR, chunk = idx % CPR;
         const int grow = row0 + row;
         const bool ok = grow < N;
-        const int8_t *src = q_bh + (ok ? (int64_t)grow * stride_n + chunk * 16 : 0);
+        const int8_t *src = src_bh + (ok ? (int64_t)grow * stride_n + chunk * 16 : 0);
         cp_async_16(base + smem_offset<HD>(row, chunk), src, ok ? 16u : 0u);
     }
+}
+
+/* Q rows [row0, row0+CTA_Q) of one (b, h): int8 [CTA_Q][HD]; rows >= N are zero-filled. */
+template <int HD>
+__device__ __forceinline__ void load_q_tile(uint8_t *sQ, const int8_t *q_bh, int64_t stride_n,
+                                            int row0, int N, int tid) {
+    load_rows_tile<HD, CTA_Q>(sQ, q_bh, stride_n, row0, N, tid);
 }
 
 /* K keys [key0, key0+CTA_K) of one (b, hk): int8 [CTA_K][HD]; keys >= N are zero-filled
@@ -190,18 +198,7 @@ __device__ __forceinline__ void load_q_tile(uint8_t *sQ, const int8_t *q_bh, int
 template <int HD>
 __device__ __forceinline__ void load_k_tile(uint8_t *sK, const int8_t *k_bh, int64_t stride_n,
                                             int key0, int N, int tid) {
-    constexpr int CPR = HD / 16;
-    constexpr int ITERS = CTA_K * CPR / NUM_THREADS;
-    const uint32_t base = smem_u32(sK);
-#pragma unroll
-    for (int it = 0; it < ITERS; ++it) {
-        const int idx = it * NUM_THREADS + tid;
-        const int row = idx / CPR, chunk = idx % CPR;
-        const int key = key0 + row;
-        const bool ok = key < N;
-        const int8_t *src = k_bh + (ok ? (int64_t)key * stride_n + chunk * 16 : 0);
-        cp_async_16(base + smem_offset<HD>(row, chunk), src, ok ? 16u : 0u);
-    }
+    load_rows_tile<HD, CTA_K>(sK, k_bh, stride_n, key0, N, tid);
 }
 
 /* V8 slots [key0, key0+CTA_K) of all HD channels of one (b, hk): e4m3 [HD][CTA_K]. V8 is padded
@@ -276,28 +273,6 @@ __device__ __forceinline__ void compute_scores_warp(int32_t (&s)[SLICES][KEY_BLO
                 mma_s8_m16n8k32(s[sl][2 * f], a[sl], b[0], b[1]);
                 mma_s8_m16n8k32(s[sl][2 * f + 1], a[sl], b[2], b[3]);
             }
-        }
-    }
-}
-
-/* Integer scores of one 16-row slice: s[nb][i] (layout in the header comment). */
-template <int HD>
-__device__ __forceinline__ void compute_scores(int32_t (&s)[KEY_BLOCKS][4], uint32_t q_base,
-                                               uint32_t k_base, int sl) {
-#pragma unroll
-    for (int nb = 0; nb < KEY_BLOCKS; ++nb)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) s[nb][i] = 0;
-#pragma unroll
-    for (int kk = 0; kk < HD / MMA_K; ++kk) {
-        uint32_t a[4];
-        load_q_frag<HD>(a, q_base, sl, kk);
-#pragma unroll
-        for (int f = 0; f < SUBTILES; ++f) {
-            uint32_t b[4];
-            load_k_frag<HD>(b, k_base, f, kk);
-            mma_s8_m16n8k32(s[2 * f], a, b[0], b[1]);
-            mma_s8_m16n8k32(s[2 * f + 1], a, b[2], b[3]);
         }
     }
 }
@@ -440,310 +415,157 @@ __device__ __forceinline__ __half2 finalize_pair(float o0, float o1, float rho, 
 }
 
 /* =============================================================================================
- * Building blocks added for `interleave-softmax` (baseline does not use them). Each produces the
- * same bits as the baseline piece it replaces; the proof is in the comment.
+ * The CTA skeleton that the sage2 kernels share (baseline, interleave-softmax): grid
+ * (ceil(N/128), Hq, B), 128 threads; warp w owns query rows 32w..32w+31 of the CTA's 128 as two
+ * 16-row slices. A kernel derives its CTA from Sage2Cta<HD> and adds its shared-memory layout,
+ * its copies and barriers, and its tile<kScaleX, kMask>(j) (scores, then softmax_tile and pv_tile);
+ * every step that reaches the output is here. These are all inlined; the order of the calls in a
+ * kernel is its schedule (SAGE2.md §3).
  * =========================================================================================== */
+template <int HD> struct Sage2Cta {
+    static constexpr int CBLOCKS = HD / MMA_N;           /* 8-channel blocks of O */
+    static constexpr int O_WARP_BYTES = WARP_Q * HD * 2; /* fp16 O staging per warp */
 
-/* Integer scores with a biased accumulator: the IMMA chain starts at SCORE_BIAS_BITS instead of
- * 0, so the s32 result is SCORE_BIAS_BITS + S_int (integer adds are exact and associative:
- * SAGE2.md §3, order of the integer MMAs is free). |S_int| <= 128*128*HD <= 2^21 < 2^22, so the
- * bit pattern is the fp32 1.5*2^23 + S_int exactly, and fl(that - 1.5*2^23) = float(S_int)
- * exactly: the same x as I2F, one FADD instead of one conversion (SAGE2.md §2.1). */
-constexpr int32_t SCORE_BIAS_BITS = 0x4B400000; /* fp32 bits of 1.5 * 2^23 */
-constexpr float SCORE_BIAS = 12582912.0f;       /* 1.5 * 2^23 */
+    const int8_t *k_bh;
+    const uint8_t *v_bh;
+    const float *ks_bh;
+    int64_t k_stride_n, v_stride_d;
+    int N, n_tiles, tid, warp, lane;
+    float q_scale, c0;
 
-template <int HD>
-__device__ __forceinline__ void compute_scores_warp_init(int32_t (&s)[SLICES][KEY_BLOCKS][4],
-                                                         uint32_t q_base, uint32_t k_base,
-                                                         int32_t init) {
-    static_assert(128 * 128 * HD <= (1 << 22), "biased scores need |S_int| < 2^22");
+    float o[SLICES][CBLOCKS][4];
+    float m[SLICES][2], d[SLICES][2];
+
+    /* Thread coordinates and the KV tile count (n = ceil(N/64), SAGE2.md §2). */
+    __device__ __forceinline__ void begin(const sage2_attn_params &p) {
+        tid = threadIdx.x;
+        warp = tid >> 5;
+        lane = tid & 31;
+        N = p.seq_len;
+        n_tiles = (N + CTA_K - 1) / CTA_K;
+    }
+
+    /* Global pointers of the CTA's (b, h) and KV head hk; returns Q's, at query row row0. */
+    __device__ __forceinline__ const int8_t *bind_tensors(const sage2_attn_params &p, int b, int h, int hk,
+                                                          int row0) {
+        const int8_t *q_bh = reinterpret_cast<const int8_t *>(p.q) + b * p.q_stride_b + h * p.q_stride_h +
+                             (int64_t)row0 * p.q_stride_n;
+        k_bh = reinterpret_cast<const int8_t *>(p.k) + b * p.k_stride_b + hk * p.k_stride_h;
+        v_bh = reinterpret_cast<const uint8_t *>(p.v) + b * p.v_stride_b + hk * p.v_stride_h;
+        k_stride_n = p.k_stride_n;
+        v_stride_d = p.v_stride_d;
+        ks_bh = reinterpret_cast<const float *>(p.k_scale) +
+                ((int64_t)b * p.heads_kv + hk) * p.k_scale_per_head;
+        return q_bh;
+    }
+
+    /* §1.2: the Q scale of this warp's 32-row group; §2.2: c0; O = 0, m = -5e6, d = 1. */
+    __device__ __forceinline__ void init_softmax(const sage2_attn_params &p, int b, int h, int bx) {
+        q_scale = __ldg(reinterpret_cast<const float *>(p.q_scale) +
+                        ((int64_t)b * p.heads_q + h) * p.q_scale_per_head + bx * NUM_WARPS + warp);
+        c0 = softmax_c0(p.sm_scale);
 #pragma unroll
-    for (int sl = 0; sl < SLICES; ++sl)
+        for (int sl = 0; sl < SLICES; ++sl) {
 #pragma unroll
-        for (int nb = 0; nb < KEY_BLOCKS; ++nb)
+            for (int cb = 0; cb < CBLOCKS; ++cb)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) s[sl][nb][i] = init;
+                for (int i = 0; i < 4; ++i) o[sl][cb][i] = 0.0f;
+            m[sl][0] = m[sl][1] = NEG_BIG;
+            d[sl][0] = d[sl][1] = 1.0f;
+        }
+    }
+
+    /* §2.2-§2.5 for both slices of the warp: x from S_int, online softmax (m, d updated), P as
+     * FP8 A operands p8, and the rescale factors α of the rows. */
+    template <bool kScaleX, bool kMask>
+    __device__ __forceinline__ void softmax_tile(const int32_t (&s)[SLICES][KEY_BLOCKS][4], float delta,
+                                                 float c, int valid_keys, float (&alpha)[SLICES][2],
+                                                 uint32_t (&p8)[SLICES][PV_KHALVES][4]) {
 #pragma unroll
-    for (int kk = 0; kk < HD / MMA_K; ++kk) {
-        uint32_t a[SLICES][4];
+        for (int sl = 0; sl < SLICES; ++sl) {
+            float x[KEY_BLOCKS][4];
+            score_tile_scale<kScaleX, kMask>(s[sl], x, delta, valid_keys, lane);
+            online_softmax_update(x, c, m[sl], d[sl], alpha[sl]);
+            pack_p_e4m3(x, p8[sl]);
+        }
+    }
+
+    /* §2.5: O = fma(α, O, P·V) for both slices, one 8-channel block of V at a time (v_base: the
+     * lane's fragment address of the V tile, v_frag_base). */
+    __device__ __forceinline__ void pv_tile(const uint32_t (&p8)[SLICES][PV_KHALVES][4],
+                                            const float (&alpha)[SLICES][2], uint32_t v_base) {
 #pragma unroll
-        for (int sl = 0; sl < SLICES; ++sl) load_q_frag<HD>(a[sl], q_base, sl, kk);
+        for (int cb = 0; cb < CBLOCKS; ++cb) {
+            uint32_t v[4];
+            load_v_frag(v, v_base, cb);
 #pragma unroll
-        for (int f = 0; f < SUBTILES; ++f) {
-            uint32_t b[4];
-            load_k_frag<HD>(b, k_base, f, kk);
+            for (int sl = 0; sl < SLICES; ++sl) pv_accumulate(o[sl][cb], p8[sl], v, alpha[sl]);
+        }
+    }
+
+    /* §2.6 epilogue: normalise, dequantise V, round to fp16, stage per warp (smem must be free:
+     * every tile consumed), store the warp's rows < N. */
+    __device__ __forceinline__ void store_o(const sage2_attn_params &p, uint8_t *smem, int b, int h,
+                                            int hk, int row0) {
+        const float *vs = reinterpret_cast<const float *>(p.v_scale) + ((int64_t)b * p.heads_kv + hk) * HD;
+        uint8_t *sO = smem + warp * O_WARP_BYTES;
+        constexpr int O_ROW_BYTES = HD * 2;
+        const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-            for (int sl = 0; sl < SLICES; ++sl) {
-                mma_s8_m16n8k32(s[sl][2 * f], a[sl], b[0], b[1]);
-                mma_s8_m16n8k32(s[sl][2 * f + 1], a[sl], b[2], b[3]);
+        for (int sl = 0; sl < SLICES; ++sl) {
+            const float rho0 = row_inv_denominator(d[sl][0]);
+            const float rho1 = row_inv_denominator(d[sl][1]);
+#pragma unroll
+            for (int cb = 0; cb < CBLOCKS; ++cb) {
+                const int col = cb * MMA_N + 2 * t;
+                const float sv0 = __ldg(vs + col), sv1 = __ldg(vs + col + 1);
+                const __half2 h0 = finalize_pair(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
+                const __half2 h1 = finalize_pair(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
+                const int r0 = sl * MMA_M + g, r1 = r0 + 8;
+                *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
+                *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
+            }
+        }
+        __syncwarp();
+
+        constexpr int CPR = O_ROW_BYTES / 16;
+        __half *o_bh = reinterpret_cast<__half *>(p.o) + b * p.o_stride_b + h * p.o_stride_h;
+        const int wrow0 = row0 + warp * WARP_Q;
+#pragma unroll
+        for (int it = 0; it < WARP_Q * CPR / 32; ++it) {
+            const int idx = it * 32 + lane;
+            const int r = idx / CPR, chunk = idx % CPR;
+            const int grow = wrow0 + r;
+            if (grow < N) {
+                const uint4 val = *reinterpret_cast<const uint4 *>(sO + smem_offset<O_ROW_BYTES>(r, chunk));
+                *reinterpret_cast<uint4 *>(o_bh + (int64_t)grow * p.o_stride_n + chunk * 8) = val;
             }
         }
     }
+};
+
+/* §2.2's walk over the KV tiles: tiles 0..n-3 fold δ into the slope (class 1), n-2 and n-1 scale
+ * x (class 2), n-1 masks; cta.tile<kScaleX, kMask>(j) runs tile j. Then waits for every copy and
+ * every warp: shared memory is free (the O staging area). */
+template <class Cta> __device__ __forceinline__ void walk_tiles(Cta &cta) {
+    int j = 0;
+    for (; j < cta.n_tiles - 2; ++j) cta.template tile<false, false>(j);
+    if (cta.n_tiles >= 2) cta.template tile<true, false>(j++);
+    cta.template tile<true, true>(j);
+
+    cp_async_wait<0>();
+    __syncthreads();
 }
 
-/* score_tile_scale for biased accumulators (x = fl(bits - 1.5*2^23) == float(S_int)). */
-template <bool kScaleX, bool kMask>
-__device__ __forceinline__ void score_tile_scale_biased(const int32_t (&s)[KEY_BLOCKS][4],
-                                                        float (&x)[KEY_BLOCKS][4], float delta,
-                                                        int valid_keys, int lane) {
-#pragma unroll
-    for (int nb = 0; nb < KEY_BLOCKS; ++nb)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            float v = __fsub_rn(__int_as_float(s[nb][i]), SCORE_BIAS);
-            if (kScaleX) v = __fmul_rn(v, delta);
-            if (kMask) {
-                const int key = nb * MMA_N + 2 * (lane & 3) + (i & 1);
-                if (key >= valid_keys) v = NEG_BIG;
-            }
-            x[nb][i] = v;
-        }
-}
-
-/* ---- FP8 P·V through f16 HMMA (sm_90) ---------------------------------------------------------
- * Hopper has no FP8 mma.sync: ptxas lowers mma.m16n8k32.f32.e4m3.e4m3.f32 to e4m3->f16 unpacks
- * (F2FP.F16.E4M3.UNPACK_B, exact) + two chained HMMA.16816.F32, k 0..15 first (C = the mma's C),
- * k 16..31 second. Fragment a_i / b_i (4 e4m3 bytes = k 4t..4t+3) splits into its low 16 bits
- * (k 4t, 4t+1 -> f16 k slots 2t, 2t+1) and high 16 bits (k 4t+2, 4t+3 -> slots 8+2t, 9+2t).
- * The pieces below build those very HMMA operands once (P per warp, V once per CTA in shared
- * memory) and issue the same HMMA chain, so the products are bit-identical on sm_90. On sm_89
- * keep the native FP8 mma (pv_accumulate). */
-__device__ __forceinline__ uint32_t cvt_e4m3x2_f16x2(uint32_t lo16) {
-    uint32_t r;
-    asm("{\n .reg .b16 t;\n cvt.u16.u32 t, %1;\n cvt.rn.f16x2.e4m3x2 %0, t;\n}\n" : "=r"(r) : "r"(lo16));
-    return r;
-}
-/* Two fp32 -> two e4m3 (rn, satfinite) -> f16x2: v0 in the low half, v1 in the high half. */
-__device__ __forceinline__ uint32_t e4m3_round_f16x2(float v0, float v1) {
-    uint32_t r;
-    asm("{\n .reg .b16 t;\n cvt.rn.satfinite.e4m3x2.f32 t, %1, %2;\n cvt.rn.f16x2.e4m3x2 %0, t;\n}\n"
-        : "=r"(r)
-        : "f"(v1), "f"(v0));
-    return r;
-}
-
-__device__ __forceinline__ void mma_f16_m16n8k16_init(float (&d)[4], const uint32_t (&a)[4],
-                                                      uint32_t b0, uint32_t b1) {
-    const float z = 0.0f;
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(z));
-}
-__device__ __forceinline__ void mma_f16_m16n8k16_acc(float (&d)[4], const uint32_t (&a)[4],
-                                                     uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* P (fp32, one slice) -> the f16 A operands of the HMMAs of the two P·V mmas. ptxas splits each
- * e4m3 A register a_i (4 bytes) into lo(a_i) (bytes 0,1) for the first HMMA and hi(a_i) (bytes
- * 2,3) for the second: pf[kh][0] = {lo a0, lo a1, lo a2, lo a3}, pf[kh][1] = {hi a0, .., hi a3},
- * with a_i as pack_p_e4m3 builds them (same e4m3 rounding, SAGE2.md §2.5). */
-__device__ __forceinline__ void pack_p_f16(const float (&p)[KEY_BLOCKS][4],
-                                           uint32_t (&pf)[PV_KHALVES][2][4]) {
-#pragma unroll
-    for (int kh = 0; kh < PV_KHALVES; ++kh)
-#pragma unroll
-        for (int hl = 0; hl < 2; ++hl) {
-            const int nb = 4 * kh + hl;
-            pf[kh][hl][0] = e4m3_round_f16x2(p[nb][0], p[nb][1]);         /* a0 */
-            pf[kh][hl][1] = e4m3_round_f16x2(p[nb][2], p[nb][3]);         /* a1 */
-            pf[kh][hl][2] = e4m3_round_f16x2(p[nb + 2][0], p[nb + 2][1]); /* a2 */
-            pf[kh][hl][3] = e4m3_round_f16x2(p[nb + 2][2], p[nb + 2][3]); /* a3 */
-        }
-}
-
-/* V tile as f16 in shared memory, [HD][CTA_K] rows of 128 bytes (8 chunks, chunk ^= row & 7).
- * Logical chunk 2q holds, for t' = 0..3, the f16x2 of slots 16q+4t', +1 (the "lo" words); chunk
- * 2q+1 the f16x2 of slots 16q+4t'+2, +3 ("hi"). An ldmatrix.x4 over chunks 4kh..4kh+3 of 8
- * channels then hands lane (g, t) exactly the B operands of the two HMMAs of k-half kh. */
-constexpr int VH_ROW_BYTES = CTA_K * 2;
-template <int HD>
-__device__ __forceinline__ void convert_v_tile_f16(uint8_t *sVh, const uint8_t *sV8, int tid) {
-    constexpr int GROUPS = HD * (CTA_K / 16); /* 16-slot groups in the tile */
-#pragma unroll
-    for (int it = 0; it < GROUPS / NUM_THREADS; ++it) {
-        const int idx = it * NUM_THREADS + tid;
-        const int row = idx >> 2, q = idx & 3;
-        const uint4 w = *reinterpret_cast<const uint4 *>(sV8 + smem_offset<CTA_K>(row, q));
-        uint4 lo, hi;
-        lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu); hi.x = cvt_e4m3x2_f16x2(w.x >> 16);
-        lo.y = cvt_e4m3x2_f16x2(w.y & 0xffffu); hi.y = cvt_e4m3x2_f16x2(w.y >> 16);
-        lo.z = cvt_e4m3x2_f16x2(w.z & 0xffffu); hi.z = cvt_e4m3x2_f16x2(w.z >> 16);
-        lo.w = cvt_e4m3x2_f16x2(w.w & 0xffffu); hi.w = cvt_e4m3x2_f16x2(w.w >> 16);
-        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, 2 * q)) = lo;
-        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, 2 * q + 1)) = hi;
-    }
-}
-__device__ __forceinline__ uint32_t vh_frag_base(const uint8_t *sVh, int lane) {
-    return smem_u32(sVh) + smem_offset<VH_ROW_BYTES>(lane & 7, lane >> 3);
-}
-/* v[kh][0..3]: B operands (b0, b1) of HMMA k 0..15 then (b0, b1) of HMMA k 16..31 of k-half kh,
- * channels [8cb, 8cb+8). The tile must be 128-byte aligned (chunk 4kh = XOR of bit 6). */
-__device__ __forceinline__ void load_vh_frag(uint32_t (&v)[PV_KHALVES][4], uint32_t base, int cb) {
-#pragma unroll
-    for (int kh = 0; kh < PV_KHALVES; ++kh) ldmatrix_x4(v[kh], (base + cb * MMA_N * VH_ROW_BYTES) ^ (kh << 6));
-}
-
-/* IEEE fp32 add without flush-to-zero: what ptxas uses to add the FP8 mma's C operand. */
-__device__ __forceinline__ float fadd_noftz(float a, float b) {
-    float r;
-    asm("add.rn.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-
-/* pv_accumulate through f16 HMMAs, replaying ptxas's sm_90 lowering of the two FP8 mmas
- * (checked in the SASS): each mma = HMMA(lo operands, C = 0) -> HMMA(hi operands, C = that),
- * then D = C_mma + result with a non-ftz FADD. So B = (0 + H(kh 0)) + H(kh 1), O = fma(α, O, B).
- * v[kh] = {lo b0, hi b0, lo b1, hi b1} (load_vh_frag). */
-__device__ __forceinline__ void pv_accumulate_f16(float (&o)[4], const uint32_t (&pf)[PV_KHALVES][2][4],
-                                                  const uint32_t (&v)[PV_KHALVES][4],
-                                                  const float (&alpha)[2]) {
-    float h0[4], h1[4];
-    mma_f16_m16n8k16_init(h0, pf[0][0], v[0][0], v[0][2]);
-    mma_f16_m16n8k16_acc(h0, pf[0][1], v[0][1], v[0][3]);
-    mma_f16_m16n8k16_init(h1, pf[1][0], v[1][0], v[1][2]);
-    mma_f16_m16n8k16_acc(h1, pf[1][1], v[1][1], v[1][3]);
-    float b[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) b[i] = fadd_noftz(fadd_noftz(0.0f, h0[i]), h1[i]);
-    o[0] = __fmaf_rn(alpha[0], o[0], b[0]);
-    o[1] = __fmaf_rn(alpha[0], o[1], b[1]);
-    o[2] = __fmaf_rn(alpha[1], o[2], b[2]);
-    o[3] = __fmaf_rn(alpha[1], o[3], b[3]);
-}
-
-/* online_softmax_update with the row max taken as a tree (max is exact, so any order gives the
- * same t; SAGE2.md §3: "when the max ... of a value are issued"). Everything else as the baseline. */
-__device__ __forceinline__ void online_softmax_update_tree(float (&x)[KEY_BLOCKS][4], float c,
-                                                           float (&m)[2], float (&d)[2],
-                                                           float (&alpha)[2]) {
-#pragma unroll
-    for (int rh = 0; rh < 2; ++rh) {
-        float u[KEY_BLOCKS];
-#pragma unroll
-        for (int nb = 0; nb < KEY_BLOCKS; ++nb) u[nb] = fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]);
-#pragma unroll
-        for (int w = KEY_BLOCKS / 2; w >= 1; w /= 2)
-#pragma unroll
-            for (int i = 0; i < w; ++i) u[i] = fmaxf(u[i], u[i + w]);
-        float t = fmaxf(NEG_BIG, u[0]);
-        t = __fmaf_rn(t, c, -EXP_OFFSET);
-        t = quad_max(t);
-        const float m_new = fmaxf(m[rh], t);
-        alpha[rh] = ex2_approx(__fsub_rn(m[rh], m_new));
-        m[rh] = m_new;
-        const float neg_m = -m_new;
-#pragma unroll
-        for (int nb = 0; nb < KEY_BLOCKS; ++nb) {
-            x[nb][2 * rh] = ex2_approx(__fmaf_rn(x[nb][2 * rh], c, neg_m));
-            x[nb][2 * rh + 1] = ex2_approx(__fmaf_rn(x[nb][2 * rh + 1], c, neg_m));
-        }
-        float sf[SUBTILES];
-#pragma unroll
-        for (int f = 0; f < SUBTILES; ++f) {
-            const float(&lo)[4] = x[2 * f];
-            const float(&hi)[4] = x[2 * f + 1];
-            sf[f] = __fadd_rn(__fadd_rn(__fadd_rn(lo[2 * rh], lo[2 * rh + 1]), hi[2 * rh]),
-                              hi[2 * rh + 1]);
-        }
-        float dd = __fmaf_rn(alpha[rh], d[rh], sf[0]);
-#pragma unroll
-        for (int f = 1; f < SUBTILES; ++f) dd = __fadd_rn(dd, sf[f]);
-        d[rh] = dd;
-    }
-}
-
-/* ---- Loaders for any CTA size NT (the 8-warp interleave-softmax); same copies, same zero fill
- * and same shared layout as load_q_tile / load_k_tile / load_v_tile, only split over NT threads. */
-template <int HD, int NT>
-__device__ __forceinline__ void load_q_tile_nt(uint8_t *sQ, const int8_t *q_bh, int64_t stride_n,
-                                               int row0, int N, int tid) {
-    constexpr int CPR = HD / 16;
-    static_assert(CTA_Q * CPR % NT == 0, "Q tile copies must split evenly");
-    const uint32_t base = smem_u32(sQ);
-#pragma unroll
-    for (int it = 0; it < CTA_Q * CPR / NT; ++it) {
-        const int idx = it * NT + tid;
-        const int row = idx / CPR, chunk = idx % CPR;
-        const int grow = row0 + row;
-        const bool ok = grow < N;
-        const int8_t *src = q_bh + (ok ? (int64_t)grow * stride_n + chunk * 16 : 0);
-        cp_async_16(base + smem_offset<HD>(row, chunk), src, ok ? 16u : 0u);
-    }
-}
-template <int HD, int NT>
-__device__ __forceinline__ void load_k_tile_nt(uint8_t *sK, const int8_t *k_bh, int64_t stride_n,
-                                               int key0, int N, int tid) {
-    constexpr int CPR = HD / 16;
-    static_assert(CTA_K * CPR % NT == 0, "K tile copies must split evenly");
-    const uint32_t base = smem_u32(sK);
-#pragma unroll
-    for (int it = 0; it < CTA_K * CPR / NT; ++it) {
-        const int idx = it * NT + tid;
-        const int row = idx / CPR, chunk = idx % CPR;
-        const int key = key0 + row;
-        const bool ok = key < N;
-        const int8_t *src = k_bh + (ok ? (int64_t)key * stride_n + chunk * 16 : 0);
-        cp_async_16(base + smem_offset<HD>(row, chunk), src, ok ? 16u : 0u);
-    }
-}
-template <int HD, int NT>
-__device__ __forceinline__ void load_v_tile_nt(uint8_t *sV, const uint8_t *v_bh, int64_t stride_d,
-                                               int key0, int tid) {
-    constexpr int CPR = CTA_K / 16;
-    static_assert(HD * CPR % NT == 0, "V tile copies must split evenly");
-    const uint32_t base = smem_u32(sV);
-#pragma unroll
-    for (int it = 0; it < HD * CPR / NT; ++it) {
-        const int idx = it * NT + tid;
-        const int ch = idx / CPR, chunk = idx % CPR;
-        const uint8_t *src = v_bh + (int64_t)ch * stride_d + key0 + chunk * 16;
-        cp_async_16(base + smem_offset<CTA_K>(ch, chunk), src, 16u);
-    }
-}
-
-/* Integer scores of one 16-row slice from Q fragments held in registers (qa[kk] = load_q_frag of
- * that slice): the same IMMAs as compute_scores (integer sums are exact, SAGE2.md §2.1). */
-template <int HD>
-__device__ __forceinline__ void compute_scores_qreg(int32_t (&s)[KEY_BLOCKS][4],
-                                                    const uint32_t (&qa)[HD / MMA_K][4],
-                                                    uint32_t k_base) {
-#pragma unroll
-    for (int nb = 0; nb < KEY_BLOCKS; ++nb)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) s[nb][i] = 0;
-#pragma unroll
-    for (int kk = 0; kk < HD / MMA_K; ++kk)
-#pragma unroll
-        for (int f = 0; f < SUBTILES; ++f) {
-            uint32_t b[4];
-            load_k_frag<HD>(b, k_base, f, kk);
-            mma_s8_m16n8k32(s[2 * f], qa[kk], b[0], b[1]);
-            mma_s8_m16n8k32(s[2 * f + 1], qa[kk], b[2], b[3]);
-        }
-}
-
-/* convert_v_tile_f16 for a CTA of NT threads (same layout, same conversions). */
-template <int HD, int NT>
-__device__ __forceinline__ void convert_v_tile_f16_nt(uint8_t *sVh, const uint8_t *sV8, int tid) {
-    constexpr int GROUPS = HD * (CTA_K / 16);
-    static_assert(GROUPS % NT == 0, "V conversion must split evenly");
-#pragma unroll
-    for (int it = 0; it < GROUPS / NT; ++it) {
-        const int idx = it * NT + tid;
-        const int row = idx >> 2, q = idx & 3;
-        const uint4 w = *reinterpret_cast<const uint4 *>(sV8 + smem_offset<CTA_K>(row, q));
-        uint4 lo, hi;
-        lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu); hi.x = cvt_e4m3x2_f16x2(w.x >> 16);
-        lo.y = cvt_e4m3x2_f16x2(w.y & 0xffffu); hi.y = cvt_e4m3x2_f16x2(w.y >> 16);
-        lo.z = cvt_e4m3x2_f16x2(w.z & 0xffffu); hi.z = cvt_e4m3x2_f16x2(w.z >> 16);
-        lo.w = cvt_e4m3x2_f16x2(w.w & 0xffffu); hi.w = cvt_e4m3x2_f16x2(w.w >> 16);
-        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, 2 * q)) = lo;
-        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, 2 * q + 1)) = hi;
+/* Kernel body: the head dimensions handled (a uniform branch), anything else writes nothing. */
+template <template <int> class Cta>
+__device__ __forceinline__ void run_any_head_dim(const sage2_attn_params &p, uint8_t *smem) {
+    if (p.head_dim == 128) {
+        Cta<128> cta;
+        cta.run(p, smem);
+    } else if (p.head_dim == 64) {
+        Cta<64> cta;
+        cta.run(p, smem);
     }
 }
 

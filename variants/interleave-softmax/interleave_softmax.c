@@ -4,6 +4,5 @@
 #define SAGE2_VARIANT_DESCRIPTION "sage2 bit-exact with baseline; K/V double-buffered, one barrier per tile (experimental)"
 #define SAGE2_KERNEL_NAME "sage2_attn_interleave_softmax"
 #define SAGE2_SMEM_BYTES 49152 /* Q 16K + K 2x8K + V 2x8K */
-/* Exported kernel: 4 warps of 32 rows (the sage2_plugin.h defaults). If the kernel is built with
- * IS_EXPORT_8W=1 (8 warps of one 16-row slice), define SAGE2_THREADS 256 and SAGE2_WARP_Q 16 here. */
+/* 4 warps of 32 rows: the sage2_plugin.h defaults for SAGE2_THREADS and SAGE2_WARP_Q. */
 #include "../common/sage2_plugin.h"
