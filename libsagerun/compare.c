@@ -1037,7 +1037,7 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     }
 
     /* how outputs differ from the baseline's (last outputs: both still in memory) */
-    uint64_t out_bytes;
+    uint64_t out_bytes = 0; /* stays 0 when interrupted before the baseline was created */
     uint64_t base_out = sagerun_instance_output(es[0].inst, &out_bytes);
     uint64_t elements = out_bytes / 2;
     for (size_t i = 1; i < n && !stop; i++) {

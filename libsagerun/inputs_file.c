@@ -69,8 +69,28 @@ static sagerun_status attach_sage2(const sr_safetensors *f, sagerun_inputs *in,
         if (!sr_safetensors_find(f, names[i]))
             return SAGERUN_OK; /* not a file with quantized tensors: quantize as usual */
     sagerun_sage2_quant_params params = sr_sage2_params_sm89(448.0f);
+    /* Each file tensor is read whole into a buffer sized for this problem: refuse any other size
+     * (a larger one would overrun the buffer, a smaller one leave part of it unset). */
+    sr_sage2_sizes s;
+    sagerun_status st = sr_sage2_sizes_of(&in->problem, &params, &s, err);
+    if (st != SAGERUN_OK)
+        return st;
+    const uint64_t want[] = {s.q_elements,     s.q_scale_count * 4, s.kv_elements,
+                             s.k_scale_count * 4, s.v_fp8_bytes,   s.v_scale_count * 4,
+                             s.k_mean_count * 2};
+    for (size_t i = 0; i < SR_ARRAY_LEN(names); i++) {
+        const sr_st_tensor *ft = sr_safetensors_find(f, names[i]);
+        if (ft->bytes != want[i])
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: tensor '%s' has %llu bytes, the problem [%u, %u, %u, %u] "
+                                "Hkv %u needs %llu (sm89 sage2 granularities)",
+                                f->path, names[i], (unsigned long long)ft->bytes,
+                                in->problem.batch, in->problem.seq_len, in->problem.heads_q,
+                                in->problem.head_dim, in->problem.heads_kv,
+                                (unsigned long long)want[i]);
+    }
     sagerun_sage2_tensors t;
-    sagerun_status st = sr_sage2_tensors_alloc(in->ctx, &in->problem, &params, &t, err);
+    st = sr_sage2_tensors_alloc(in->ctx, &in->problem, &params, &t, err);
     if (st != SAGERUN_OK)
         return st;
     const uint64_t dst[] = {t.q_int8, t.q_scale, t.k_int8, t.k_scale, t.v_fp8, t.v_scale,

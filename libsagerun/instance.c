@@ -126,7 +126,9 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
     const sagerun_variant_descriptor *d = inst->desc;
     double t0 = sr_monotonic_seconds();
     sagerun_status st = SAGERUN_OK;
-    if (d->input_kind == SAGERUN_INPUT_SAGE2 && !inst->prepared) {
+    /* Quantize once: a prepare that failed after quantizing is retried (by the caller, or by
+     * sagerun_instance_run) with the tensors it already has. */
+    if (d->input_kind == SAGERUN_INPUT_SAGE2 && !inst->sage2.q_int8) {
         if (inst->in->has_sage2 && same_quant_params(&inst->in->sage2.params, &d->quant)) {
             inst->sage2 = inst->in->sage2; /* quantized tensors that came with the inputs */
         } else {

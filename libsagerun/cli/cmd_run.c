@@ -1,4 +1,5 @@
 /* sagerun run: one variant on one workload; prints prepare time, run time, output SHA-256. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,14 +107,17 @@ int sr_cmd_run(int argc, char **argv)
         case 'v': variant = optarg; break;
         case 's': wo.shape = optarg; break;
         case 'l': wo.layout = optarg; break;
-        case 'S':
-            if (*optarg < '0' || *optarg > '9') {
+        case 'S': {
+            char *end;
+            errno = 0;
+            wo.seed = strtoull(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || errno) {
                 sr_cli_error("run: --seed '%s': expected a non-negative integer", optarg);
                 goto out;
             }
-            wo.seed = strtoull(optarg, NULL, 10);
             wo.seed_given = true;
             break;
+        }
         case 'W': wo.workload_file = optarg; break;
         case 'I': wo.inputs_file = optarg; break;
         case 'X': save_inputs = optarg; break;
@@ -221,6 +225,10 @@ int sr_cmd_run(int argc, char **argv)
             goto done;
         }
     times = calloc((size_t)iterations, sizeof *times);
+    if (!times) {
+        sr_cli_error("run: out of memory");
+        goto done;
+    }
     for (long i = 0; i < iterations; i++)
         if (sagerun_instance_run(inst, &times[i], &err) != SAGERUN_OK) {
             sr_cli_error("%s", err.message);

@@ -25,6 +25,8 @@ h1=$(grep output_sha256 <<<"$out")
 check "run reference again" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0
 h2=$(grep output_sha256 <<<"$out")
 if [ -z "$h1" ] || [ "$h1" != "$h2" ]; then echo "FAIL same hash twice: '$h1' vs '$h2'"; fails=$((fails+1)); else echo "ok   same hash twice"; fi
+check "run --seed with trailing junk is usage" 2 "$S" run --variant reference --seed 7x && contains "bad seed named" "--seed '7x'"
+check "run --seed out of range is usage" 2 "$S" run --variant reference --seed 99999999999999999999999
 check "run another seed differs" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0 --seed 7
 h3=$(grep output_sha256 <<<"$out")
 if [ "$h1" = "$h3" ]; then echo "FAIL seed changes the output"; fails=$((fails+1)); else echo "ok   seed changes the output"; fi

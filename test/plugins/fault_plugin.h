@@ -25,6 +25,10 @@
 #define FAULT_HANG 4     /* sleeps forever: the watchdog */
 #define FAULT_OVERFLOW 5 /* writes past the end of O (see fault_overflow) */
 
+#ifndef FAULT_INPUT_KIND
+#define FAULT_INPUT_KIND SAGERUN_INPUT_FP16 /* SAGERUN_INPUT_SAGE2: quantized in prepare */
+#endif
+
 typedef struct fault_state {
     const sagerun_plugin_inputs *in;
     unsigned runs;
@@ -144,7 +148,8 @@ static const sagerun_variant_descriptor fault_variant = {
     .version = "0.0.1",
     .description = "test plugin: faults on purpose",
     .backend = SAGERUN_BACKEND_HOST,
-    .input_kind = SAGERUN_INPUT_FP16,
+    .input_kind = FAULT_INPUT_KIND,
+    .quant = {sizeof(sagerun_sage2_quant_params), 32, 128, 64, 64, 448.0f}, /* sm89's */
     .geometry = fault_geometry,
     .create = fault_create,
     .prepare = fault_prepare,

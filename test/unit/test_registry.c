@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <malloc.h>
 
 #include "internal.h"
 
@@ -241,6 +242,43 @@ static void pinned_hashes_are_checked(void **state)
     sagerun_registry_destroy(reg);
 }
 
+/* A sage2 variant whose prepare fails: prepare again (or run, which prepares first) must not
+ * quantize the inputs again, leaking the first set of quantized tensors each time. */
+static void failed_prepare_does_not_quantize_again(void **state)
+{
+    (void)state;
+    setenv("SAGERUN_TEST_FAULTS", "1", 1);
+    sagerun_context *ctx;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, NULL), SAGERUN_OK);
+    sagerun_registry *reg;
+    sagerun_error e = {0};
+    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, FAKES "/fault_error_prepare_sage2.so", &e),
+                     SAGERUN_OK);
+    long i = sagerun_registry_find(reg, "fault-error-prepare-sage2");
+    assert_true(i >= 0);
+    sagerun_problem p = sagerun_problem_make(1, 256, 2, 2, 64);
+    sagerun_inputs *in;
+    assert_int_equal(sagerun_inputs_create_synthetic(ctx, &p, 1, &in, &e), SAGERUN_OK);
+    sagerun_instance *inst;
+    assert_int_equal(sagerun_instance_create(reg, (size_t)i, ctx, in, &inst, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_instance_prepare(inst, NULL, &e), SAGERUN_VARIANT);
+    /* each further attempt would leak q_int8, k_int8 and v_fp8 (3 x 32 KiB) */
+    size_t before = mallinfo2().uordblks;
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(sagerun_instance_prepare(inst, NULL, &e), SAGERUN_VARIANT);
+        assert_int_equal(sagerun_instance_run(inst, NULL, &e), SAGERUN_VARIANT);
+    }
+    size_t after = mallinfo2().uordblks;
+    if (after > before + 16384)
+        fail_msg("heap grew by %zu bytes over 8 failed prepares", after - before);
+    sagerun_instance_destroy(inst);
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(ctx);
+    unsetenv("SAGERUN_TEST_FAULTS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +290,7 @@ int main(void)
         cmocka_unit_test(instance_refuses_backend_mismatch),
         cmocka_unit_test(writable_plugins_are_refused_unless_allowed),
         cmocka_unit_test(pinned_hashes_are_checked),
+        cmocka_unit_test(failed_prepare_does_not_quantize_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -273,6 +273,56 @@ static void test_data_file(void **state)
     sr_safetensors_close(f);
 }
 
+/* A file's sage2 tensors are read whole into buffers sized for the problem: one of another size
+ * must be refused, naming the file and the tensor (a larger one used to overrun the buffer). */
+static void test_sage2_tensor_sizes(void **state)
+{
+    (void)state;
+    /* q, k, v [1, 64, 1, 64] F16; sm89 granularities: q_scale 4 per head, k_scale 1, L 64 */
+    static uint8_t zeros[64 * 64 * 2 * 2];
+    sr_st_write_tensor t[10];
+    memset(t, 0, sizeof t);
+    const char *names[10] = {"q", "k", "v", "q_int8", "q_scale", "k_int8", "k_scale",
+                             "v_fp8_f32acc", "v_scale_f32acc", "k_mean"};
+    const int dtypes[10] = {SAGERUN_DTYPE_F16, SAGERUN_DTYPE_F16, SAGERUN_DTYPE_F16,
+                            SAGERUN_DTYPE_I8, SAGERUN_DTYPE_F32, SAGERUN_DTYPE_I8,
+                            SAGERUN_DTYPE_F32, SAGERUN_DTYPE_F8_E4M3, SAGERUN_DTYPE_F32,
+                            SAGERUN_DTYPE_F16};
+    /* q_int8 twice its size: 2 * 64 * 64 bytes instead of 64 * 64 */
+    const uint64_t shapes[10][4] = {{1, 64, 1, 64}, {1, 64, 1, 64}, {1, 64, 1, 64},
+                                    {1, 128, 1, 64}, {1, 1, 4, 1},  {1, 64, 1, 64},
+                                    {1, 1, 1, 1},   {1, 64, 1, 64}, {1, 1, 64, 1},
+                                    {1, 1, 1, 64}};
+    for (int i = 0; i < 10; i++) {
+        t[i].name = names[i];
+        t[i].dtype = dtypes[i];
+        t[i].rank = 4;
+        memcpy(t[i].shape, shapes[i], sizeof shapes[i]);
+        t[i].data = zeros;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/sage2-wrong-size.safetensors", dir);
+    sagerun_error err = {0};
+    assert_int_equal(sr_safetensors_write(path, t, 10, NULL, &err), SAGERUN_OK);
+    sagerun_context *ctx = NULL;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    sagerun_inputs *in = NULL;
+    int st = sagerun_inputs_create_from_safetensors(ctx, path, SAGERUN_LAYOUT_NHD, &in, &err);
+    if (st != SAGERUN_FORMAT)
+        fail_msg("status %d, expected SAGERUN_FORMAT (%s)", st, err.message);
+    assert_null(in);
+    if (!strstr(err.message, path) || !strstr(err.message, "q_int8"))
+        fail_msg("message does not name the file and the tensor: %s", err.message);
+    /* the right size is accepted */
+    t[3].shape[1] = 64;
+    assert_int_equal(sr_safetensors_write(path, t, 10, NULL, &err), SAGERUN_OK);
+    assert_int_equal(sagerun_inputs_create_from_safetensors(ctx, path, SAGERUN_LAYOUT_NHD, &in,
+                                                            &err),
+                     SAGERUN_OK);
+    sagerun_inputs_destroy(in);
+    sagerun_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_write_rejects),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_data_file),
+        cmocka_unit_test(test_sage2_tensor_sizes),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
