@@ -103,9 +103,29 @@ sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_work
         sagerun_status st = sagerun_inputs_create_from_safetensors(ctx, w->input_path,
                                                                    (int)w->problem.layout, out,
                                                                    err);
-        if (st == SAGERUN_OK)
-            (*out)->problem.sm_scale = w->problem.sm_scale;
-        return st;
+        if (st != SAGERUN_OK)
+            return st;
+        /* The file decides the shape; a workload that declares another one is an error, not a
+         * silent switch to what the file holds. */
+        const sagerun_problem *f = &(*out)->problem, *d = &w->problem;
+        if (f->batch != d->batch || f->seq_len != d->seq_len || f->heads_q != d->heads_q ||
+            f->heads_kv != d->heads_kv || f->head_dim != d->head_dim || f->dtype != d->dtype) {
+            st = sr_error_set(err, SAGERUN_FORMAT,
+                              "workload %s declares [B=%u, N=%u, Hq=%u, D=%u] Hkv=%u %s, but its "
+                              "input file %s holds [B=%u, N=%u, Hq=%u, D=%u] Hkv=%u %s (read as "
+                              "%s)",
+                              w->name ? w->name : "?", d->batch, d->seq_len, d->heads_q,
+                              d->head_dim, d->heads_kv, sagerun_dtype_name((int)d->dtype),
+                              w->input_path, f->batch, f->seq_len, f->heads_q, f->head_dim,
+                              f->heads_kv, sagerun_dtype_name((int)f->dtype),
+                              f->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD");
+            sagerun_inputs_destroy(*out);
+            *out = NULL;
+            return st;
+        }
+        (*out)->problem.sm_scale = d->sm_scale;
+        (*out)->problem.causal = d->causal;
+        return SAGERUN_OK;
     }
     sagerun_inputs *in;
     sagerun_status st = sr_inputs_alloc(ctx, &w->problem, &in, err);

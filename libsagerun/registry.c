@@ -536,9 +536,14 @@ sagerun_status sagerun_registry_rejection(const sagerun_registry *reg, size_t in
     if (!reg || !out || index >= reg->n_rejected)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "rejection index %zu out of range",
                             index);
-    out->struct_size = sizeof *out;
-    out->path = reg->rejected[index].path;
-    out->reason = reg->rejected[index].reason;
+    /* Fill only what the caller's struct covers (it may predate later fields). */
+    sagerun_rejection r = {.struct_size = sizeof r,
+                           .path = reg->rejected[index].path,
+                           .reason = reg->rejected[index].reason};
+    uint32_t size = out->struct_size && out->struct_size < sizeof r ? out->struct_size
+                                                                    : (uint32_t)sizeof r;
+    memcpy(out, &r, size);
+    out->struct_size = size;
     return SAGERUN_OK;
 }
 

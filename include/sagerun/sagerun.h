@@ -220,7 +220,9 @@ typedef struct sagerun_rejection {
     const char *reason;
 } sagerun_rejection;
 
-/* Loaded variants, sorted by name. Pointers stay valid while the registry lives. */
+/* Loaded variants, sorted by name. Pointers stay valid while the registry lives. The caller sets
+ * info->struct_size / out->struct_size to the size it was compiled with (0: this header's); only
+ * that much is written. */
 SAGERUN_API size_t sagerun_registry_variant_count(const sagerun_registry *reg);
 SAGERUN_API sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg,
                                                          size_t index, sagerun_variant_info *info,

@@ -46,9 +46,17 @@ int sr_cmd_list(int argc, char **argv)
         case 'b':
             backend = optarg;
             break;
-        case 'd':
-            device = atoi(optarg);
+        case 'd': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || v > 1024) {
+                sr_cli_error("list: --device '%s': expected a device ordinal (0, 1, ...)", optarg);
+                free(plugins);
+                return SR_EXIT_USAGE;
+            }
+            device = (int)v;
             break;
+        }
         case 'h':
             list_usage(stdout);
             free(plugins);
@@ -88,7 +96,7 @@ int sr_cmd_list(int argc, char **argv)
     size_t nr = sagerun_registry_rejection_count(reg);
     printf("rejected (%zu):\n", nr);
     for (size_t i = 0; i < nr; i++) {
-        sagerun_rejection r;
+        sagerun_rejection r = {.struct_size = sizeof r};
         sagerun_registry_rejection(reg, i, &r, NULL);
         printf("  %s\n    %s\n", r.path, r.reason);
     }

@@ -39,6 +39,17 @@ check "run bad GQA shape" 1 "$S" run --variant reference --shape 1,16,3,2,64 && 
 check "run CUDA variant on host" 1 "$S" run --variant baseline --backend host --shape 1,64,1,128 && contains "needs CUDA" "needs a CUDA device"
 check "missing --plugin file" 1 "$S" list --plugin /nonexistent.so && contains "names the file" "/nonexistent.so"
 
+# A workload file's shape must agree with its input file; --layout re-reads a file's axes.
+TINY=$ROOT/test/data/tiny_qkv.safetensors
+printf '{"shape": [2, 999, 8, 128], "input": {"source": "safetensors", "path": "%s"}}' "$TINY" > "$TMP/wl.json"
+check "workload shape differs from its file" 1 "$S" run --variant reference --workload "$TMP/wl.json" \
+    && contains "names both shapes" "declares [B=2, N=999, Hq=8, D=128]" && contains "names the file" "tiny_qkv.safetensors holds [B=1, N=16, Hq=2, D=8]"
+check "inputs read as NHD" 0 "$S" run --variant reference --inputs "$TINY" --iterations 1 --warmup 0 \
+    && contains "NHD shape" "[1, 16, 2, 8] Hkv 2 NHD"
+check "inputs read as HND" 0 "$S" run --variant reference --inputs "$TINY" --layout hnd --iterations 1 --warmup 0 \
+    && contains "HND shape" "[1, 2, 16, 8] Hkv 16 HND"
+check "list --device must be a number" 2 "$S" list --device abc && contains "names the option" "--device 'abc'"
+
 # Plugin policy: pins and unsafe permissions.
 sha=$("$S" list --backend host --plugin "$FAKES/fake_good.so" | awk '/^  fake-good /{f=1} f && /sha256/{print $2; exit}')
 check "pinned plugin, right hash" 0 "$S" list --backend host --plugin "$FAKES/fake_good.so" --expect-plugin-sha256 "fake-good=$sha"

@@ -92,7 +92,7 @@ static void newer_gpu_variants_are_rejected(void **state)
     gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "fake_future_gpu.so", path, sizeof path);
     assert_int_equal(sagerun_registry_add_path(reg, path, NULL), SAGERUN_OK);
     assert_int_equal(sagerun_registry_find(reg, "fake-future-gpu"), -1);
-    sagerun_rejection r;
+    sagerun_rejection r = {.struct_size = sizeof r};
     assert_int_equal(sagerun_registry_rejection(reg, 0, &r, NULL), SAGERUN_OK);
     assert_non_null(strstr(r.reason, "needs a newer GPU"));
     sagerun_registry_destroy(reg);

@@ -21,7 +21,7 @@
 static const char *reason_for(sagerun_registry *reg, const char *file)
 {
     for (size_t i = 0; i < sagerun_registry_rejection_count(reg); i++) {
-        sagerun_rejection r;
+        sagerun_rejection r = {.struct_size = sizeof r};
         assert_int_equal(sagerun_registry_rejection(reg, i, &r, NULL), SAGERUN_OK);
         size_t n = strlen(r.path), m = strlen(file);
         if (n >= m && strcmp(r.path + n - m, file) == 0)
