@@ -35,17 +35,16 @@ sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *prob
     return SAGERUN_OK;
 }
 
-sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
-                                               const sagerun_problem *problem, uint64_t seed,
-                                               sagerun_inputs **out, sagerun_error *err)
+/* Q, K, V of a checked problem, filled by the generator with the given knobs. */
+static sagerun_status create_generated(sagerun_context *ctx, const sagerun_problem *problem,
+                                       const sr_synthetic *syn, sagerun_inputs **out,
+                                       sagerun_error *err)
 {
     sagerun_inputs *in;
     sagerun_status st = sr_inputs_alloc(ctx, problem, &in, err);
     if (st != SAGERUN_OK)
         return st;
-    sr_synthetic syn;
-    sr_synthetic_default(&syn, seed);
-    st = sr_generate_inputs(ctx, &in->problem, &syn, in->q, in->k, in->v, err);
+    st = sr_generate_inputs(ctx, &in->problem, syn, in->q, in->k, in->v, err);
     if (st == SAGERUN_OK)
         st = sagerun_context_synchronize(ctx, err);
     if (st != SAGERUN_OK) {
@@ -54,6 +53,15 @@ sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
     }
     *out = in;
     return SAGERUN_OK;
+}
+
+sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
+                                               const sagerun_problem *problem, uint64_t seed,
+                                               sagerun_inputs **out, sagerun_error *err)
+{
+    sr_synthetic syn;
+    sr_synthetic_default(&syn, seed);
+    return create_generated(ctx, problem, &syn, out, err);
 }
 
 sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
@@ -127,17 +135,5 @@ sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_work
         (*out)->problem.causal = d->causal;
         return SAGERUN_OK;
     }
-    sagerun_inputs *in;
-    sagerun_status st = sr_inputs_alloc(ctx, &w->problem, &in, err);
-    if (st != SAGERUN_OK)
-        return st;
-    st = sr_generate_inputs(ctx, &in->problem, &w->synthetic, in->q, in->k, in->v, err);
-    if (st == SAGERUN_OK)
-        st = sagerun_context_synchronize(ctx, err);
-    if (st != SAGERUN_OK) {
-        sagerun_inputs_destroy(in);
-        return st;
-    }
-    *out = in;
-    return SAGERUN_OK;
+    return create_generated(ctx, &w->problem, &w->synthetic, out, err);
 }

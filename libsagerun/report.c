@@ -922,8 +922,7 @@ sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *e
 
 /* ---- rendering -------------------------------------------------------------------------------- */
 
-/* A duration with a unit chosen for it: "243.919 ms". */
-static void format_seconds(double s, char *buf, size_t len)
+void sr_format_seconds(double s, char *buf, size_t len)
 {
     if (!isfinite(s))
         snprintf(buf, len, "-");
@@ -1061,7 +1060,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
         }
         if (isfinite(v->prepare_s)) {
             char prep[32];
-            format_seconds(v->prepare_s, prep, sizeof(prep));
+            sr_format_seconds(v->prepare_s, prep, sizeof(prep));
             fprintf(out, "%s%s: prepare %s", bullet, l, prep);
             if (isfinite(v->tops))
                 fprintf(out, ", %.3g TOPS", v->tops);
@@ -1096,7 +1095,7 @@ typedef struct row_text {
 static void row_of(const sr_report_variant *v, row_text *t)
 {
     snprintf(t->label, sizeof(t->label), "%s", variant_label(v));
-    format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
+    sr_format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
     format_spread(&v->timing, t->spread, sizeof(t->spread));
     if (isfinite(v->tops))
         snprintf(t->tops, sizeof(t->tops), v->tops >= 100 ? "%.0f" : "%.3g", v->tops);
@@ -1224,14 +1223,14 @@ sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double thr
         const char *label = variant_label(ov);
         const sr_report_variant *nv = find_variant(n, label);
         char op[32], np[32], change[32], exact[32], finding[96] = "";
-        format_seconds(ov->timing.count ? ov->timing.p50 : NAN, op, sizeof(op));
+        sr_format_seconds(ov->timing.count ? ov->timing.p50 : NAN, op, sizeof(op));
         if (!nv) {
             *findings |= SAGERUN_DIFF_MISSING;
             fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", label, op, "-", "-",
                     exact_word(ov->byte_exact), "MISSING in new");
             continue;
         }
-        format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
+        sr_format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
         double pct = (nv->timing.p50 / ov->timing.p50 - 1.0) * 100.0;
         if (isfinite(pct) && ov->timing.count && nv->timing.count)
             snprintf(change, sizeof(change), "%+.2f%%", pct);
@@ -1263,7 +1262,7 @@ sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double thr
         if (find_variant(o, variant_label(nv)))
             continue;
         char np[32];
-        format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
+        sr_format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
         fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", variant_label(nv), "-", np, "-",
                 exact_word(nv->byte_exact), "new");
     }

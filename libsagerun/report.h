@@ -146,4 +146,7 @@ uint64_t sr_nvml_slowdown_mask(void);
 void sr_nvml_reason_names(uint64_t reasons, char *buf, size_t len);
 
 
+/* A duration with a unit chosen for it: "243.919 ms", "1.2345 s", "131.30 us"; "-" if not finite. */
+void sr_format_seconds(double s, char *buf, size_t len);
+
 #endif

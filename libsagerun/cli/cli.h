@@ -67,6 +67,11 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
                                const sr_cli_plugin_policy *policy, sagerun_registry **out,
                                sagerun_error *err);
 
+/* Parses an integer option value in [min, 100000000]; false after printing
+ * "sagerun: CMD: OPT 'TEXT': expected an integer >= MIN". */
+bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
+                      uint32_t *out);
+
 /* Parses "B,N,H,D" or "B,N,Hq,Hkv,D" into problem (defaults for the rest). */
 bool sr_cli_parse_shape(const char *text, sagerun_problem *problem);
 

@@ -87,19 +87,6 @@ static void compare_usage(FILE *out)
             "  130 (SIGINT), 143 (SIGTERM)  interrupted: the reports hold the rounds finished\n");
 }
 
-static bool parse_u32(const char *opt, const char *text, unsigned long min, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(text, &end, 10);
-    if (*text < '0' || *text > '9' || *end || errno || v < min || v > 100000000ul) {
-        sr_cli_error("compare: %s '%s': expected an integer >= %lu", opt, text, min);
-        return false;
-    }
-    *out = (uint32_t)v;
-    return true;
-}
-
 static bool parse_percent(const char *opt, const char *text, double *out)
 {
     char *end;
@@ -319,16 +306,16 @@ int sr_cmd_compare(int argc, char **argv)
             }
             break;
         }
-        case O_WARMUP: if (!parse_u32("--warmup", optarg, 0, &opts.warmup)) goto out; break;
-        case O_ROUNDS: if (!parse_u32("--rounds", optarg, 1, &opts.rounds)) goto out; break;
-        case O_ITER: if (!parse_u32("--iterations", optarg, 1, &opts.iterations)) goto out; break;
+        case O_WARMUP: if (!sr_cli_parse_u32("compare", "--warmup", optarg, 0, &opts.warmup)) goto out; break;
+        case O_ROUNDS: if (!sr_cli_parse_u32("compare", "--rounds", optarg, 1, &opts.rounds)) goto out; break;
+        case O_ITER: if (!sr_cli_parse_u32("compare", "--iterations", optarg, 1, &opts.iterations)) goto out; break;
         case O_THRESHOLD:
             if (!parse_percent("--noise-threshold", optarg, &opts.noise_threshold_percent))
                 goto out;
             break;
         case O_EXPECT: opts.expect_sha256 = optarg; break;
         case O_ACC_ROWS:
-            if (!parse_u32("--accuracy-rows", optarg, 1, &opts.accuracy_rows)) goto out;
+            if (!sr_cli_parse_u32("compare", "--accuracy-rows", optarg, 1, &opts.accuracy_rows)) goto out;
             break;
         case O_NO_ACC: opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY; break;
         case O_NO_CLOCKS: opts.flags |= SAGERUN_COMPARE_NO_CLOCKS; break;
@@ -336,7 +323,7 @@ int sr_cmd_compare(int argc, char **argv)
         case O_MARKDOWN: md_path = optarg; break;
         case O_QUIET: quiet = true; break;
         case O_BACKEND: backend = optarg; break;
-        case O_DEVICE: if (!parse_u32("--device", optarg, 0, &device)) goto out; break;
+        case O_DEVICE: if (!sr_cli_parse_u32("compare", "--device", optarg, 0, &device)) goto out; break;
         case O_TIMEOUT: {
             char *end;
             timeout_s = strtod(optarg, &end);

@@ -35,18 +35,6 @@ static void run_usage(FILE *out)
             "exit status: 0 success, 1 error, 2 usage\n");
 }
 
-static int parse_count(const char *opt, const char *text, long min, long *out)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || v < min || v > 1000000) {
-        sr_cli_error("run: %s '%s': expected an integer >= %ld", opt, text, min);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -96,7 +84,7 @@ int sr_cmd_run(int argc, char **argv)
         {0, 0, 0, 0}};
     char **plugins = calloc((size_t)argc, sizeof *plugins);
     int n_plugins = 0, c;
-    long device = 0, warmup = 1, iterations = 5;
+    uint32_t device = 0, warmup = 1, iterations = 5;
     const char *variant = NULL, *backend = "auto", *save_inputs = NULL, *save_output = NULL;
     sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
     sr_cli_plugin_policy policy = {0};
@@ -122,8 +110,8 @@ int sr_cmd_run(int argc, char **argv)
         case 'I': wo.inputs_file = optarg; break;
         case 'X': save_inputs = optarg; break;
         case 'Y': save_output = optarg; break;
-        case 'w': if (parse_count("--warmup", optarg, 0, &warmup)) goto out; break;
-        case 'i': if (parse_count("--iterations", optarg, 1, &iterations)) goto out; break;
+        case 'w': if (!sr_cli_parse_u32("run", "--warmup", optarg, 0, &warmup)) goto out; break;
+        case 'i': if (!sr_cli_parse_u32("run", "--iterations", optarg, 1, &iterations)) goto out; break;
         case 'p': plugins[n_plugins++] = optarg; break;
         case SR_OPT_ALLOW_UNSAFE:
         case SR_OPT_PLUGIN_PIN:
@@ -131,7 +119,7 @@ int sr_cmd_run(int argc, char **argv)
                 goto out;
             break;
         case 'b': backend = optarg; break;
-        case 'd': if (parse_count("--device", optarg, 0, &device)) goto out; break;
+        case 'd': if (!sr_cli_parse_u32("run", "--device", optarg, 0, &device)) goto out; break;
         case 'h': run_usage(stdout); rc = SR_EXIT_OK; goto out;
         default: run_usage(stderr); goto out;
         }
@@ -219,7 +207,7 @@ int sr_cmd_run(int argc, char **argv)
         sr_cli_error("%s", err.message);
         goto done;
     }
-    for (long i = 0; i < warmup; i++)
+    for (uint32_t i = 0; i < warmup; i++)
         if (sagerun_instance_run(inst, NULL, &err) != SAGERUN_OK) {
             sr_cli_error("%s", err.message);
             goto done;
@@ -229,7 +217,7 @@ int sr_cmd_run(int argc, char **argv)
         sr_cli_error("run: out of memory");
         goto done;
     }
-    for (long i = 0; i < iterations; i++)
+    for (uint32_t i = 0; i < iterations; i++)
         if (sagerun_instance_run(inst, &times[i], &err) != SAGERUN_OK) {
             sr_cli_error("%s", err.message);
             goto done;
@@ -252,7 +240,7 @@ int sr_cmd_run(int argc, char **argv)
     else
         printf(" from %s\n", w.input_path);
     printf("prepare_s     %.6f\n", prepare_s);
-    printf("run_p50_s     %.6f (min %.6f, max %.6f, %ld runs)\n", median, times[0],
+    printf("run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
            times[iterations - 1], iterations);
     printf("output_sha256 %s\n", hex);
     if (save_output && save_tensors(save_output, run_ctx, problem, in, inst, &err) != SAGERUN_OK) {

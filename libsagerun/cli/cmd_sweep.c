@@ -100,18 +100,6 @@ static const char *str_or(const json_t *o, const char *key, const char *fallback
     return s ? s : fallback;
 }
 
-static void format_seconds(double s, char *buf, size_t len)
-{
-    if (!isfinite(s))
-        snprintf(buf, len, "-");
-    else if (s >= 1.0)
-        snprintf(buf, len, "%.4f s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, len, "%.3f ms", s * 1e3);
-    else
-        snprintf(buf, len, "%.2f us", s * 1e6);
-}
-
 enum { COLS = 9, CELL = 96 };
 typedef struct table_row {
     char cell[COLS][CELL];
@@ -131,7 +119,7 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
     for (size_t i = 0; i < json_array_size(shape) && used < CELL; i++)
         used += (size_t)snprintf(t->cell[2] + used, CELL - used, "%s%lld", i ? "x" : "",
                                  (long long)json_integer_value(json_array_get(shape, i)));
-    format_seconds(base ? num_or_nan(base, "p50_s") : NAN, t->cell[3], CELL);
+    sr_format_seconds(base ? num_or_nan(base, "p50_s") : NAN, t->cell[3], CELL);
     const char *status = str_or(w, "status", "?");
     if (strcmp(status, "error") == 0) {
         snprintf(t->cell[4], CELL, "ERROR");
@@ -146,7 +134,7 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
         return;
     }
     snprintf(t->cell[4], CELL, "%s", str_or(v, "label", "?"));
-    format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
+    sr_format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
     double sp = num_or_nan(v, "speedup_percent");
     const json_t *iv = json_object_get(v, "interval_percent");
     if (json_is_true(json_object_get(v, "is_baseline")))
@@ -588,19 +576,6 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
 
 /* ---- running ---------------------------------------------------------------------------------- */
 
-static bool parse_u32(const char *opt, const char *text, unsigned long min, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(text, &end, 10);
-    if (*text < '0' || *text > '9' || *end || errno || v < min || v > 100000000ul) {
-        sr_cli_error("sweep: %s '%s': expected an integer >= %lu", opt, text, min);
-        return false;
-    }
-    *out = (uint32_t)v;
-    return true;
-}
-
 static json_t *real_or_null(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
@@ -769,10 +744,10 @@ int sr_cmd_sweep(int argc, char **argv)
             if (!sr_cli_plugin_policy_option(&policy, c, optarg))
                 goto out;
             break;
-        case O_WARMUP: if (!parse_u32("--warmup", optarg, 0, &warmup)) goto out; warmup_given = true; break;
-        case O_ROUNDS: if (!parse_u32("--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
-        case O_ITER: if (!parse_u32("--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
-        case O_ACC_ROWS: if (!parse_u32("--accuracy-rows", optarg, 1, &acc_rows)) goto out; acc_rows_given = true; break;
+        case O_WARMUP: if (!sr_cli_parse_u32("sweep", "--warmup", optarg, 0, &warmup)) goto out; warmup_given = true; break;
+        case O_ROUNDS: if (!sr_cli_parse_u32("sweep", "--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
+        case O_ITER: if (!sr_cli_parse_u32("sweep", "--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
+        case O_ACC_ROWS: if (!sr_cli_parse_u32("sweep", "--accuracy-rows", optarg, 1, &acc_rows)) goto out; acc_rows_given = true; break;
         case O_THRESHOLD: {
             char *end;
             threshold = strtod(optarg, &end);
@@ -794,7 +769,7 @@ int sr_cmd_sweep(int argc, char **argv)
             break;
         case O_QUIET: quiet = true; break;
         case O_BACKEND: backend = optarg; break;
-        case O_DEVICE: if (!parse_u32("--device", optarg, 0, &device)) goto out; break;
+        case O_DEVICE: if (!sr_cli_parse_u32("sweep", "--device", optarg, 0, &device)) goto out; break;
         case 'h': sweep_usage(stdout); rc = SR_EXIT_OK; goto out;
         default: sweep_usage(stderr); goto out;
         }

@@ -1,4 +1,5 @@
 /* Pieces shared by the CLI's commands. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,20 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     }
     *out = reg;
     return SAGERUN_OK;
+}
+
+bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
+                      uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || v < min || v > 100000000ul) {
+        sr_cli_error("%s: %s '%s': expected an integer >= %lu", cmd, opt, text, min);
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
 }
 
 bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
