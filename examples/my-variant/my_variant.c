@@ -103,16 +103,4 @@ static const sagerun_variant_descriptor my_variant = {
     .destroy = my_destroy,
 };
 
-SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
-                                               sagerun_plugin_answer *answer)
-{
-    if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
-        snprintf(answer->reason, sizeof answer->reason, "built for plugin ABI %d",
-                 SAGERUN_PLUGIN_ABI_MAJOR);
-        return -1;
-    }
-    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
-    answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
-    answer->variant = &my_variant;
-    return 0;
-}
+SAGERUN_PLUGIN_DEFINE_ENTRY(my_variant)

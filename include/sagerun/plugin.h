@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sagerun.h"
 
@@ -209,6 +210,26 @@ typedef int (*sagerun_plugin_entry_fn)(const sagerun_plugin_query *query,
  * It may be called more than once (e.g. once per registry) and must be idempotent. */
 SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
                                                sagerun_plugin_answer *answer);
+
+/* Defines sagerun_plugin_entry for the usual plugin, one static descriptor: a host of another ABI
+ * major is refused with both versions in the reason; otherwise the answer is this header's ABI
+ * and the descriptor. Use once, at file scope: SAGERUN_PLUGIN_DEFINE_ENTRY(my_descriptor) */
+#define SAGERUN_PLUGIN_DEFINE_ENTRY(descriptor)                                                    \
+    SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,              \
+                                                   sagerun_plugin_answer *answer)                  \
+    {                                                                                              \
+        if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {                                        \
+            snprintf(answer->reason, sizeof answer->reason,                                        \
+                     "built for plugin ABI %d.%d, the host speaks %u.%u",                          \
+                     SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR, query->abi_major,         \
+                     query->abi_minor);                                                            \
+            return -1;                                                                             \
+        }                                                                                          \
+        answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;                                              \
+        answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;                                              \
+        answer->variant = &(descriptor);                                                           \
+        return 0;                                                                                  \
+    }
 
 #ifdef __cplusplus
 }

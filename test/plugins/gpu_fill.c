@@ -75,12 +75,4 @@ static const sagerun_variant_descriptor fill_variant = {
     .destroy = fill_destroy,
 };
 
-SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
-                                               sagerun_plugin_answer *answer)
-{
-    (void)query;
-    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
-    answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
-    answer->variant = &fill_variant;
-    return 0;
-}
+SAGERUN_PLUGIN_DEFINE_ENTRY(fill_variant)

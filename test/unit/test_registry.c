@@ -1,5 +1,6 @@
 /* Plugin discovery and ABI negotiation against the fake plugins of test/plugins (built into
  * build/test-plugins), plus the real plugins of the build tree. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -279,6 +280,32 @@ static void failed_prepare_does_not_quantize_again(void **state)
     unsetenv("SAGERUN_TEST_FAULTS");
 }
 
+/* A shipped plugin (SAGERUN_PLUGIN_DEFINE_ENTRY) asked by a host of another ABI major refuses
+ * with both versions named, and answers a matching host with its descriptor. */
+static void entry_refuses_another_major(void **state)
+{
+    (void)state;
+    void *h = dlopen(SAGERUN_TEST_PLUGINS "/reference.so", RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    sagerun_plugin_entry_fn entry;
+    void *sym = dlsym(h, SAGERUN_PLUGIN_ENTRY_NAME);
+    assert_non_null(sym);
+    memcpy(&entry, &sym, sizeof entry);
+    sagerun_plugin_query q = {.struct_size = sizeof q, .abi_major = 2, .abi_minor = 0};
+    sagerun_plugin_answer a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    assert_int_not_equal(entry(&q, &a), 0);
+    assert_non_null(strstr(a.reason, "built for plugin ABI 1.0, the host speaks 2.0"));
+    q.abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    assert_int_equal(entry(&q, &a), 0);
+    assert_int_equal(a.abi_major, SAGERUN_PLUGIN_ABI_MAJOR);
+    assert_string_equal(a.variant->name, "reference");
+    dlclose(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +317,7 @@ int main(void)
         cmocka_unit_test(instance_refuses_backend_mismatch),
         cmocka_unit_test(writable_plugins_are_refused_unless_allowed),
         cmocka_unit_test(pinned_hashes_are_checked),
+        cmocka_unit_test(entry_refuses_another_major),
         cmocka_unit_test(failed_prepare_does_not_quantize_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -199,16 +199,4 @@ static const sagerun_variant_descriptor sage2_variant = {
     .destroy = sage2_destroy,
 };
 
-SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
-                                               sagerun_plugin_answer *answer)
-{
-    if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
-        snprintf(answer->reason, sizeof answer->reason, "built for plugin ABI %d, host has %u",
-                 SAGERUN_PLUGIN_ABI_MAJOR, query->abi_major);
-        return -1;
-    }
-    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
-    answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
-    answer->variant = &sage2_variant;
-    return 0;
-}
+SAGERUN_PLUGIN_DEFINE_ENTRY(sage2_variant)
