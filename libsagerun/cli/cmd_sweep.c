@@ -3,12 +3,19 @@
  * different GPUs or nodes, and `sagerun merge` combines their summaries. Also the summary's
  * writer and table, shared with cmd_merge.c (sweep.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 #include "cli.h"
 #include "inputs.h"
@@ -600,73 +607,225 @@ static json_t *workload_row(size_t index, const sr_workload *w, const char *devi
                      "device", device, "backend", backend, "variants");
 }
 
-static bool fill_from_result(json_t *row, const sagerun_compare_result *res, sagerun_error *err)
+/* ---- one workload: a `sagerun compare` of its own ----------------------------------------------
+ * Each workload runs as a child `sagerun compare` with the sweep's options spelled out, so it gets
+ * compare's fault containment (a variant that crashes, hangs or poisons the CUDA context is
+ * reported failed and the others are measured again without it) and a bad plugin costs its rows,
+ * never the sweep. The child writes the workload's report; the row is read back from it. */
+
+typedef struct arg_list {
+    char **v;
+    size_t n, cap;
+} arg_list;
+
+static bool args_add(arg_list *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool args_add(arg_list *a, const char *fmt, ...)
+{
+    if (a->n + 2 > a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 32;
+        char **v = realloc(a->v, cap * sizeof(*v));
+        if (!v)
+            return false;
+        a->v = v;
+        a->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&a->v[a->n], fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        return false;
+    a->v[++a->n] = NULL;
+    return true;
+}
+
+static void args_free(arg_list *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->v[i]);
+    free(a->v);
+    memset(a, 0, sizeof(*a));
+}
+
+/* The compare command line every workload shares (argv[0] is this program). */
+static bool compare_args(arg_list *a, const sagerun_compare_options *o, const char *backend,
+                         uint32_t device, char **plugins, int n_plugins,
+                         const sr_cli_plugin_policy *policy)
+{
+    bool ok = args_add(a, "sagerun") && args_add(a, "compare") && args_add(a, "--quiet") &&
+              args_add(a, "--baseline") && args_add(a, "%s", o->baseline) &&
+              args_add(a, "--warmup") && args_add(a, "%u", o->warmup) &&
+              args_add(a, "--rounds") && args_add(a, "%u", o->rounds) &&
+              args_add(a, "--iterations") && args_add(a, "%u", o->iterations) &&
+              args_add(a, "--noise-threshold") && args_add(a, "%.17g", o->noise_threshold_percent) &&
+              args_add(a, "--backend") && args_add(a, "%s", backend) && args_add(a, "--device") &&
+              args_add(a, "%u", device);
+    for (size_t i = 0; ok && o->variants && i < o->variant_count; i++)
+        ok = args_add(a, "--variant") && args_add(a, "%s", o->variants[i]);
+    if (ok && o->accuracy_rows)
+        ok = args_add(a, "--accuracy-rows") && args_add(a, "%u", o->accuracy_rows);
+    if (ok && (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY))
+        ok = args_add(a, "--no-accuracy");
+    if (ok && (o->flags & SAGERUN_COMPARE_NO_CLOCKS))
+        ok = args_add(a, "--no-clocks");
+    for (int i = 0; ok && i < n_plugins; i++)
+        ok = args_add(a, "--plugin") && args_add(a, "%s", plugins[i]);
+    if (ok && policy->allow_unsafe)
+        ok = args_add(a, "--allow-unsafe-plugins");
+    for (int i = 0; ok && i < policy->n_pins; i++)
+        ok = args_add(a, "--expect-plugin-sha256") && args_add(a, "%s", policy->pins[i]);
+    return ok;
+}
+
+/* Runs `argv` as this program with stdout discarded and stderr into the file `log`; returns its
+ * exit status, 128+signal when it was killed, or -1 (errno set) when it could not start. */
+static int run_self(char **argv, const char *log)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, self, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The row's variants and status from the workload's report. */
+static bool fill_from_report(json_t *row, const sr_report *r)
 {
     json_t *vs = json_object_get(row, "variants");
-    for (size_t i = 0; i < sagerun_compare_result_variant_count(res); i++) {
-        sagerun_compare_variant v = {.struct_size = sizeof v};
-        if (sagerun_compare_result_variant(res, i, &v, err) != SAGERUN_OK)
+    bool failed = false, inexact = false;
+    for (size_t i = 0; i < r->variant_count; i++) {
+        const sr_report_variant *v = &r->variants[i];
+        bool ran = v->timing.count > 0;
+        const char *verdict = sr_verdict_name(v->verdict);
+        json_t *iv = v->interval.valid ? json_pack("[f, f]", v->interval.low, v->interval.high)
+                                       : json_null();
+        json_t *o = json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "label",
+                              v->label ? v->label : v->name, "name", v->name, "is_baseline",
+                              v->is_baseline, "p50_s", real_or_null(ran ? v->timing.p50 : NAN),
+                              "speedup_percent", real_or_null(v->speedup_percent),
+                              "interval_percent", iv, "verdict",
+                              verdict && v->verdict != SR_VERDICT_NONE ? json_string(verdict)
+                                                                       : json_null(),
+                              "byte_exact", ran && v->byte_exact >= 0 ? json_boolean(v->byte_exact)
+                                                                      : json_null(),
+                              "failure", v->failure ? json_string(v->failure) : json_null());
+        if (!o || json_array_append_new(vs, o) != 0)
             return false;
-        json_t *iv = isfinite(v.speedup_low_percent) && isfinite(v.speedup_high_percent)
-                         ? json_pack("[f, f]", v.speedup_low_percent, v.speedup_high_percent)
-                         : json_null();
-        const char *verdict = sagerun_verdict_name(v.verdict);
-        json_t *o = json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "label", v.label,
-                              "name", v.name, "is_baseline", v.is_baseline, "p50_s",
-                              real_or_null(v.ran ? v.timing.p50_s : NAN), "speedup_percent",
-                              real_or_null(v.speedup_percent), "interval_percent", iv, "verdict",
-                              verdict ? json_string(verdict) : json_null(), "byte_exact",
-                              v.ran ? json_boolean(v.byte_exact) : json_null(), "failure",
-                              v.failure ? json_string(v.failure) : json_null());
-        if (!o || json_array_append_new(vs, o) != 0) {
-            sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-            return false;
-        }
+        failed |= v->failure != NULL || !ran;
+        inexact |= v->byte_exact != 1;
     }
-    const char *status = !sagerun_compare_result_all_ran(res)          ? "failed"
-                         : !sagerun_compare_result_all_byte_exact(res) ? "not-byte-exact"
-                                                                       : "ok";
+    const char *status = r->incomplete ? "incomplete"
+                         : failed      ? "failed"
+                         : inexact     ? "not-byte-exact"
+                                       : "ok";
     json_object_set_new(row, "status", json_string(status));
     json_object_set_new(row, "error", json_null());
     return true;
 }
 
-/* One workload: inputs, the comparison, its report; the row says how it went. */
-static void run_one(sagerun_registry *reg, sagerun_context *ctx, const sagerun_compare_options *o,
-                    const sr_workload *w, const char *out_dir, const char *file, json_t *row)
+/* Copies the child's messages to stderr and keeps its last line (its error, when it failed). */
+static void relay_log(const char *log, char *last, size_t len)
 {
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    char line[SAGERUN_ERROR_MESSAGE_SIZE + 64];
+    while (fgets(line, sizeof(line), f)) {
+        fputs(line, stderr);
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (n)
+            snprintf(last, len, "%s", strncmp(line, "sagerun: ", 9) == 0 ? line + 9 : line);
+    }
+    fclose(f);
+}
+
+/* One workload; returns the child's exit status (130/143: the sweep was interrupted). */
+static int run_one(const arg_list *shared, const sr_workload *w, const char *out_dir,
+                   const char *file, json_t *row)
+{
+    char *report = NULL, *spec = NULL, *log = NULL, why[SAGERUN_ERROR_MESSAGE_SIZE] = "";
+    char last[SAGERUN_ERROR_MESSAGE_SIZE] = "";
+    arg_list a = {0};
+    json_t *wj = sr_workload_to_json(w);
+    sr_report r;
+    memset(&r, 0, sizeof(r));
+    int rc = SR_EXIT_ERROR;
+    if (asprintf(&report, "%s/%s", out_dir, file) < 0 ||
+        asprintf(&spec, "%s/.%s.workload.json", out_dir, file) < 0 ||
+        asprintf(&log, "%s/.%s.log", out_dir, file) < 0) {
+        report = spec = log = NULL;
+        snprintf(why, sizeof(why), "out of memory");
+        goto done;
+    }
+    if (!wj || json_dump_file(wj, spec, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
+        snprintf(why, sizeof(why), "cannot write the workload file %s", spec);
+        goto done;
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < shared->n; i++)
+        ok = args_add(&a, "%s", shared->v[i]);
+    if (!ok || !args_add(&a, "--workload") || !args_add(&a, "%s", spec) ||
+        !args_add(&a, "--json") || !args_add(&a, "%s", report)) {
+        snprintf(why, sizeof(why), "out of memory");
+        goto done;
+    }
+    unlink(report); /* a report left by an earlier run must not pass for this one */
+    rc = run_self(a.v, log);
+    relay_log(log, last, sizeof(last));
+    if (rc < 0) {
+        snprintf(why, sizeof(why), "cannot start sagerun compare: %s", strerror(errno));
+        rc = SR_EXIT_ERROR;
+        goto done;
+    }
     sagerun_error err = {0};
-    sagerun_inputs *in = NULL;
-    sagerun_compare_result *res = NULL;
-    char *metadata = NULL, *path = NULL;
-    if (sr_inputs_create_for_workload(ctx, w, &in, &err) != SAGERUN_OK ||
-        sagerun_compare_run(reg, ctx, in, o, &res, &err) != SAGERUN_OK)
-        goto fail;
-    if (!(metadata = json_dumps(w->metadata, JSON_COMPACT)) ||
-        sagerun_compare_result_set_metadata(res, metadata, &err) != SAGERUN_OK) {
-        if (!metadata)
-            sr_error_set(&err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-        goto fail;
+    if (access(report, F_OK) != 0) {
+        snprintf(why, sizeof(why), "%s", last[0] ? last : "sagerun compare failed without a report");
+        goto done;
     }
-    if (asprintf(&path, "%s/%s", out_dir, file) < 0) {
-        path = NULL;
-        sr_error_set(&err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-        goto fail;
+    if (sr_report_read(report, &r, &err) != SAGERUN_OK) {
+        snprintf(why, sizeof(why), "%s", err.message);
+        goto done;
     }
-    if (sagerun_compare_result_write_json(res, path, NULL, &err) != SAGERUN_OK ||
-        !fill_from_result(row, res, &err))
-        goto fail;
+    if (!fill_from_report(row, &r)) {
+        snprintf(why, sizeof(why), "out of memory");
+        goto done;
+    }
     json_object_set_new(row, "report", json_string(file));
-    goto out;
-fail:
-    json_object_set_new(row, "status", json_string("error"));
-    json_object_set_new(row, "error", json_string(err.message[0] ? err.message : "unknown"));
-    json_array_clear(json_object_get(row, "variants"));
-out:
-    free(path);
-    free(metadata);
-    sagerun_compare_result_destroy(res);
-    sagerun_inputs_destroy(in);
+done:
+    if (why[0]) {
+        json_object_set_new(row, "status", json_string("error"));
+        json_object_set_new(row, "error", json_string(why));
+        json_array_clear(json_object_get(row, "variants"));
+    }
+    if (spec)
+        unlink(spec);
+    if (log)
+        unlink(log);
+    free(log);
+    sr_report_clear(&r);
+    json_decref(wj);
+    args_free(&a);
+    free(report);
+    free(spec);
+    return rc;
 }
 
 static bool parse_shard(const char *text, long *index, long *count)
@@ -715,6 +874,7 @@ int sr_cmd_sweep(int argc, char **argv)
     size_t n_cli_variants = 0;
     int n_plugins = 0, c, rc = SR_EXIT_USAGE;
     sr_cli_plugin_policy policy = {0};
+    arg_list shared = {0};
     const char *baseline = NULL, *out_dir = NULL, *backend = "auto";
     uint32_t warmup = 0, rounds = 0, iterations = 0, acc_rows = 0, device = 0;
     bool warmup_given = false, rounds_given = false, iter_given = false, acc_rows_given = false,
@@ -826,6 +986,10 @@ int sr_cmd_sweep(int argc, char **argv)
                                                                             : opts.baseline;
     if (on_host && !baseline && !s.baseline && !quiet)
         fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a GPU)\n");
+    if (!compare_args(&shared, &opts, backend, device, plugins, n_plugins, &policy)) {
+        sr_cli_error("sweep: out of memory");
+        goto out;
+    }
     sagerun_device_info info = {.struct_size = sizeof info};
     if (sagerun_context_device_info(ctx, &info, &err) != SAGERUN_OK)
         snprintf(info.name, sizeof(info.name), "unknown");
@@ -902,12 +1066,20 @@ int sr_cmd_sweep(int argc, char **argv)
             sr_cli_error("sweep: out of memory");
             goto out;
         }
-        run_one(reg, ctx, &opts, w, out_dir, s.files[i], row);
+        int child = run_one(&shared, w, out_dir, s.files[i], row);
         if (!quiet && json_is_string(json_object_get(row, "error")))
             fprintf(stderr, "sagerun sweep: workload '%s': %s\n", w->name,
                     json_string_value(json_object_get(row, "error")));
         if (sr_sweep_summary_write(out_dir, summary, &err) != SAGERUN_OK) {
             sr_cli_error("sweep: %s", err.message);
+            goto out;
+        }
+        if (child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM) {
+            /* The interrupt reached the comparison too (same process group): stop here; the
+             * summary holds what ran, this workload's report is marked incomplete. */
+            sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
+                         out_dir);
+            rc = child;
             goto out;
         }
     }
@@ -916,6 +1088,7 @@ int sr_cmd_sweep(int argc, char **argv)
             SR_SWEEP_SUMMARY_MD);
     rc = sr_sweep_summary_exit_code(summary);
 out:
+    args_free(&shared);
     json_decref(summary);
     if (loaded)
         sweep_free(&s);

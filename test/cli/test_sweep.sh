@@ -108,4 +108,25 @@ s = json.load(open(sys.argv[1] + "/summary.json"))
 assert len(s["workloads"]) == 3 and all(w["status"] == "error" and "nope" in w["error"] for w in s["workloads"])
 ' "$TMP/nope"
 
+# A variant that crashes costs its rows, not the sweep: every workload still has the good
+# variants' numbers (each workload runs as a contained `sagerun compare`).
+if [ -f "$FAKES/fault_segv_run.so" ]; then
+    check "crashing variant: the sweep goes on, exit 1" 1 env SAGERUN_TEST_FAULTS=1 "$S" sweep \
+        "$SWEEP" "${H[@]}" --plugin "$FAKES/fault_segv_run.so" --variant reference-mt \
+        --variant fault-segv-run --rounds 2 --iterations 2 --warmup 0 --no-accuracy \
+        --out-dir "$TMP/crash"
+    py "crash rows: failed, good numbers kept" '
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert len(s["workloads"]) == 3, s
+for w in s["workloads"]:
+    assert w["status"] == "failed", w
+    v = {x["name"]: x for x in w["variants"]}
+    assert v["reference-mt"]["p50_s"] and v["reference-mt"]["byte_exact"] is True, v
+    assert v["reference"]["p50_s"], v
+    f = v["fault-segv-run"]["failure"]  # under ASan the sanitizer reports the crash itself
+    assert "SIGSEGV" in f or "sanitizer report" in f, v
+' "$TMP/crash"
+fi
+
 finish
