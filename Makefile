@@ -47,6 +47,12 @@ ALL_NVCC      := $(NVCC_FLAGS) $(CUDA_ARCHS) -Iinclude -Ilibsagerun
 VARIANT_NVCC_FLAGS ?= -O3 -std=c++17 --use_fast_math -Xptxas -v
 VARIANT_NVCC  := $(VARIANT_NVCC_FLAGS) $(CUDA_ARCHS) -Iinclude
 
+# nvcc to a fatbin with flags $(1) from sources $(2); ptxas's report (registers, spills) is kept
+# beside it in .ptxas.txt and printed when the build fails.
+nvcc_fatbin = $(NVCC) $(1) -fatbin $(2) -o $@ 2> $(@:.fatbin=.ptxas.txt) || { cat $(@:.fatbin=.ptxas.txt); exit 1; }
+# A fatbin ($<) embedded as read-only data under the symbol $(1).
+embed_image = $(CC) -c -DSR_IMAGE_SYMBOL=$(1) -DSR_IMAGE_FILE='"$<"' libsagerun/incbin.S -o $@
+
 # ---- the library -------------------------------------------------------------------------------
 LIB_SRC       := $(wildcard libsagerun/*.c)
 LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o)
@@ -86,10 +92,10 @@ $(B)/obj/libsagerun/%.o: libsagerun/%.c
 # Each kernel file becomes one fatbin, embedded with .incbin under a symbol of its own.
 $(B)/kernels/%.fatbin: libsagerun/kernels/%.cu $(wildcard libsagerun/kernels/*.h)
 	@mkdir -p $(@D)
-	$(NVCC) $(ALL_NVCC) -fatbin $< -o $@ 2> $(@:.fatbin=.ptxas.txt) || { cat $(@:.fatbin=.ptxas.txt); exit 1; }
+	$(call nvcc_fatbin,$(ALL_NVCC),$<)
 
 $(B)/kernels/%_image.o: $(B)/kernels/%.fatbin libsagerun/incbin.S
-	$(CC) -c -DSR_IMAGE_SYMBOL=sr_image_$(subst -,_,$*) -DSR_IMAGE_FILE='"$<"' libsagerun/incbin.S -o $@
+	$(call embed_image,sr_image_$(subst -,_,$*))
 
 $(B)/kernels/library_images.c: Makefile $(KERNEL_SRC)
 	@mkdir -p $(@D)
@@ -134,10 +140,10 @@ $(B)/variants/%.o: variants/%.c
 
 $(B)/variants/%/image.fatbin: $$(wildcard variants/%/*.cu) $(wildcard variants/common/*)
 	@mkdir -p $(@D)
-	$(NVCC) $(VARIANT_NVCC) -fatbin $(filter %.cu,$^) -o $@ 2> $(@:.fatbin=.ptxas.txt) || { cat $(@:.fatbin=.ptxas.txt); exit 1; }
+	$(call nvcc_fatbin,$(VARIANT_NVCC),$(filter %.cu,$^))
 
 $(B)/variants/%/image.o: $(B)/variants/%/image.fatbin libsagerun/incbin.S
-	$(CC) -c -DSR_IMAGE_SYMBOL=sagerun_variant_image -DSR_IMAGE_FILE='"$<"' libsagerun/incbin.S -o $@
+	$(call embed_image,sagerun_variant_image)
 
 $(PLUGIN_OUT)/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard variants/$$*/*.c)))) \
               $$(if $$(wildcard variants/$$*/*.cu),$(B)/variants/$$*/image.o)
@@ -159,10 +165,10 @@ $(B)/test/gpu/%: test/gpu/%.c $(LIB_INTERNAL)
 
 $(B)/test-plugins/%.fatbin: test/plugins/%.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(ALL_NVCC) -fatbin $< -o $@ 2> $(@:.fatbin=.ptxas.txt) || { cat $(@:.fatbin=.ptxas.txt); exit 1; }
+	$(call nvcc_fatbin,$(ALL_NVCC),$<)
 
 $(B)/test-plugins/%_image.o: $(B)/test-plugins/%.fatbin libsagerun/incbin.S
-	$(CC) -c -DSR_IMAGE_SYMBOL=sagerun_variant_image -DSR_IMAGE_FILE='"$<"' libsagerun/incbin.S -o $@
+	$(call embed_image,sagerun_variant_image)
 
 # A test plugin is test/plugins/NAME.c, plus NAME.cu when it has GPU code.
 $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),$(B)/test-plugins/$$*_image.o)

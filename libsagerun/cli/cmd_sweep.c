@@ -18,7 +18,6 @@
 extern char **environ;
 
 #include "cli.h"
-#include "inputs.h"
 #include "report.h"
 #include "sagerun/compare.h"
 #include "sweep.h"
