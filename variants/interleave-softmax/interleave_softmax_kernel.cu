@@ -13,6 +13,7 @@
  * dynamic shared memory: Q 16K + K 2x8K + V 2x8K = 48 KiB for D = 128. */
 #include "../common/sage2_params.h"
 #include "../common/sage2_device.cuh"
+#include "../common/sage2_wgmma.cuh"
 
 namespace {
 
@@ -87,10 +88,200 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
     }
 };
 
+
+#if SAGE2_HAS_WGMMA || !defined(__CUDA_ARCH__) /* host pass: names only */
+/* sm_90a: the warpgroup (the CTA's 4 warps) computes with asynchronous wgmma, so that tensor work
+ * and the softmax of the same warp overlap:
+ *   - Q·Kᵀ of both slices is issued as two wgmma groups (Q and K straight from shared memory);
+ *     the softmax of slice 0 runs while slice 1's scores are still being computed, and the
+ *     conversion of the V tile to f16 runs while both are;
+ *   - P·V is f16 wgmma with P in registers and V (as f16) in shared memory, in groups of PV_N
+ *     channels, double-buffered: the fold O = fma(α, O, B) of one group runs while the next
+ *     group's products are computed.
+ * The numerics are baseline's: integer scores are exact in any instruction, and P·V replays
+ * ptxas's sm_90 lowering of the FP8 mma.sync (sage2_wgmma.cuh), so the output bytes are equal.
+ * Shared memory (D = 128): Q 16K (rows permuted, below) + K 2x8K + V8 2x8K + V16 16K = 64 KiB. */
+template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
+    using Base = Sage2Cta<HD>;
+    using Base::k_bh, Base::v_bh, Base::ks_bh, Base::k_stride_n, Base::v_stride_d;
+    using Base::N, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
+    using Base::o, Base::m, Base::d;
+
+    static constexpr int Q_BYTES = CTA_Q * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
+    static constexpr int VH_BYTES = HD * wg::VH_ROW_BYTES;
+    static constexpr int Q_OFF = 0;
+    static constexpr int K_OFF = Q_BYTES;               /* 2 buffers */
+    static constexpr int V8_OFF = K_OFF + 2 * K_BYTES;  /* 2 buffers */
+    static constexpr int VH_OFF = V8_OFF + 2 * V8_BYTES;
+    static constexpr int TOTAL = VH_OFF + VH_BYTES;     /* 64 KiB at D = 128 */
+    static constexpr int PV_GROUPS = HD / PV_N;         /* channel groups per slice */
+    static constexpr int PV_NB = PV_N / MMA_N;          /* 8-channel blocks per group */
+    static_assert(TOTAL <= 65536, "smem");
+    static_assert(Q_OFF % 1024 == 0 && K_OFF % 1024 == 0 && V8_OFF % 1024 == 0 && VH_OFF % 1024 == 0,
+                  "wgmma operands need 1024-byte aligned tiles");
+    static_assert(NUM_WARPS * Base::O_WARP_BYTES <= TOTAL, "O staging exceeds the tiles' smem");
+
+    uint8_t *smem;
+
+    __device__ __forceinline__ uint8_t *k_buf(int b) { return smem + K_OFF + b * K_BYTES; }
+    __device__ __forceinline__ uint8_t *v8_buf(int b) { return smem + V8_OFF + b * V8_BYTES; }
+
+    /* Q rows in shared memory: CTA row 32w + 16sl + i goes to row 64sl + 16w + i, so that the 64
+     * rows of slice sl of all four warps form the M = 64 A tile of one wgmma (warp w supplies rows
+     * 16w..16w+15 of it, which are its own slice sl). */
+    __device__ __forceinline__ void load_q_permuted(const int8_t *q_bh, int64_t stride_n, int rows_left) {
+        constexpr int CPR = HD / 16;
+        const uint32_t base = smem_u32(smem + Q_OFF);
+#pragma unroll
+        for (int it = 0; it < CTA_Q * CPR / NUM_THREADS; ++it) {
+            const int idx = it * NUM_THREADS + tid;
+            const int row = idx / CPR, chunk = idx % CPR;
+            const int srow = ((row >> 4) & 1) * 64 + (row >> 5) * 16 + (row & 15);
+            const bool ok = row < rows_left;
+            const int8_t *src = q_bh + (ok ? (int64_t)row * stride_n + chunk * 16 : 0);
+            cp_async_16(base + smem_offset<HD>(srow, chunk), src, ok ? 16u : 0u);
+        }
+    }
+
+    /* One P·V group: channels [PV_N*cg, +PV_N) of slice sl, the four steps of the chain. */
+    __device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
+                                             int cg) {
+        const uint64_t dv = wg::kmajor_desc<wg::VH_ROW_BYTES>(smem_u32(smem + VH_OFF) +
+                                                              cg * PV_N * wg::VH_ROW_BYTES);
+        wg::wgmma_f16_rs<PV_N, 0>(h[0], pf[0][0], dv + 0);
+        wg::wgmma_f16_rs<PV_N, 1>(h[0], pf[0][1], dv + 2);
+        wg::wgmma_f16_rs<PV_N, 0>(h[1], pf[1][0], dv + 4);
+        wg::wgmma_f16_rs<PV_N, 1>(h[1], pf[1][1], dv + 6);
+        wg::commit();
+    }
+    /* B = (0 + H(k-half 0)) + H(k-half 1), non-ftz adds; O = fma(α, O, B) (SAGE2.md §2.5). */
+    __device__ __forceinline__ void pv_fold(const float (&h)[2][PV_NB][4], int sl, int cg,
+                                            const float (&alpha)[2]) {
+#pragma unroll
+        for (int nb = 0; nb < PV_NB; ++nb) {
+            float(&oc)[4] = o[sl][cg * PV_NB + nb];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                oc[i] = __fmaf_rn(alpha[i >> 1], oc[i],
+                                  wg::fadd_noftz(wg::fadd_noftz(0.0f, h[0][nb][i]), h[1][nb][i]));
+        }
+    }
+
+    template <bool kScaleX, bool kMask> __device__ __forceinline__ void tile(int j) {
+        const float delta = dequant_delta(q_scale, __ldg(ks_bh + j));
+        const float c = tile_slope<kScaleX>(c0, delta);
+        const int cur = j & 1, nxt = cur ^ 1;
+
+        /* K_j and V8_j have landed (and Q); every warp is done with tile j-1 (its wgmmas too) */
+        cp_async_wait<0>();
+        wg::fence_proxy_async();
+        __syncthreads();
+        if (j + 1 < n_tiles) {
+            load_k_tile<HD>(k_buf(nxt), k_bh, k_stride_n, (j + 1) * CTA_K, N, tid);
+            load_v_tile<HD>(v8_buf(nxt), v_bh, v_stride_d, (j + 1) * CTA_K, tid);
+        }
+        cp_async_commit();
+
+        /* §2.1: scores of slice 0, then slice 1, two groups in flight */
+        int32_t s[SLICES][KEY_BLOCKS][4];
+        const uint64_t dq = wg::kmajor_desc<HD>(smem_u32(smem + Q_OFF));
+        const uint64_t dk = wg::kmajor_desc<HD>(smem_u32(k_buf(cur)));
+        wg::fence();
+#pragma unroll
+        for (int sl = 0; sl < SLICES; ++sl) {
+            const uint64_t dqs = dq + ((sl * 64 * HD) >> 4);
+            wg::wgmma_s8_m64n64k32<0>(s[sl], dqs, dk);
+#pragma unroll
+            for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dqs + 2 * kk, dk + 2 * kk);
+            wg::commit();
+        }
+
+        /* V8_j -> f16 while the scores are computed */
+        wg::convert_v_tile_f16<HD>(smem + VH_OFF, v8_buf(cur), tid);
+        wg::fence_proxy_async();
+
+        /* §2.2-§2.5 per slice as its scores arrive */
+        float alpha[SLICES][2];
+        uint32_t pf[SLICES][PV_KHALVES][2][4];
+        const int valid_keys = N - j * CTA_K;
+        wg::wait<1>();
+        wg::hold(s[0]);
+        softmax_slice<kScaleX, kMask>(s[0], delta, c, valid_keys, 0, alpha[0], pf[0]);
+        wg::wait<0>();
+        wg::hold(s[1]);
+        softmax_slice<kScaleX, kMask>(s[1], delta, c, valid_keys, 1, alpha[1], pf[1]);
+
+        __syncthreads(); /* the f16 V tile is complete */
+
+        /* §2.5: groups (sl, cg) in order, two in flight */
+        float h[2][2][PV_NB][4];
+#pragma unroll
+        for (int sl = 0; sl < SLICES; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
+        wg::fence();
+        pv_issue(h[0], pf[0], 0);
+#pragma unroll
+        for (int gi = 0; gi < SLICES * PV_GROUPS; ++gi) {
+            const int sl = gi / PV_GROUPS, cg = gi % PV_GROUPS;
+            if (gi + 1 < SLICES * PV_GROUPS) {
+                const int sl1 = (gi + 1) / PV_GROUPS, cg1 = (gi + 1) % PV_GROUPS;
+                pv_issue(h[(gi + 1) & 1], pf[sl1], cg1);
+                wg::wait<1>();
+            } else {
+                wg::wait<0>();
+            }
+            wg::hold(h[gi & 1][0]);
+            wg::hold(h[gi & 1][1]);
+            pv_fold(h[gi & 1], sl, cg, alpha[sl]);
+            if (gi + 2 < SLICES * PV_GROUPS) wg::fence(); /* the fold wrote registers near the next wgmma */
+        }
+#pragma unroll
+        for (int sl = 0; sl < SLICES; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
+    }
+
+    /* x from S_int, online softmax (m, d of the slice), P as the f16 A registers of P·V */
+    template <bool kScaleX, bool kMask>
+    __device__ __forceinline__ void softmax_slice(const int32_t (&s)[KEY_BLOCKS][4], float delta, float c,
+                                                  int valid_keys, int sl, float (&alpha)[2],
+                                                  uint32_t (&pf)[PV_KHALVES][2][4]) {
+        float x[KEY_BLOCKS][4];
+        score_tile_scale<kScaleX, kMask>(s, x, delta, valid_keys, lane);
+        online_softmax_update(x, c, m[sl], d[sl], alpha);
+        wg::pack_p_f16(x, pf);
+    }
+
+    __device__ __forceinline__ void run(const sage2_attn_params &p, uint8_t *smem_) {
+        smem = smem_;
+        if (smem_u32(smem) & 1023) __trap(); /* wgmma descriptors assume 1024-byte alignment */
+        this->begin(p);
+        const int bx = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+        const int hk = h / (p.heads_q / p.heads_kv);
+        const int row0 = bx * CTA_Q;
+        const int8_t *q_bh = this->bind_tensors(p, b, h, hk, row0);
+
+        /* prologue: {Q, K_0, V8_0} */
+        load_q_permuted(q_bh, p.q_stride_n, N - row0);
+        load_k_tile<HD>(k_buf(0), k_bh, k_stride_n, 0, N, tid);
+        load_v_tile<HD>(v8_buf(0), v_bh, v_stride_d, 0, tid);
+        cp_async_commit();
+
+        this->init_softmax(p, b, h, bx);
+
+        walk_tiles(*this); /* returns with smem free: the O staging area */
+
+        this->store_o(p, smem, b, h, hk, row0); /* §2.6 epilogue */
+    }
+};
+template <int HD> using WgmmaCta32 = WgmmaCta<HD, 32>;
+#endif
+
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(128) sage2_attn_interleave_softmax(const sage2_attn_params p) {
     /* 128-byte alignment is required: the fragment addressing XORs bits 4..6 (sage2_device.cuh) */
-    extern __shared__ __align__(128) uint8_t sage2_smem[];
-    run_any_head_dim<InterleaveCta>(p, sage2_smem);
+    extern __shared__ __align__(1024) uint8_t interleave_smem[];
+#if SAGE2_HAS_WGMMA
+    run_any_head_dim<WgmmaCta32>(p, interleave_smem);
+#else
+    run_any_head_dim<InterleaveCta>(p, interleave_smem);
+#endif
 }

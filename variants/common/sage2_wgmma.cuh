@@ -1,0 +1,201 @@
+/* Hopper (sm_90a) warpgroup MMA pieces for the sage2 kernels: wgmma wrappers, shared-memory
+ * matrix descriptors, and the f16 form of the FP8 P·V product.
+ *
+ * Why f16 wgmma can stand in for the FP8 mma.sync of SAGE2.md §2.5 without changing a bit: Hopper
+ * has no FP8 mma.sync. ptxas lowers each mma.m16n8k32.f32.e4m3.e4m3.f32 to exact e4m3->f16
+ * unpacks and two chained HMMA.16816.F32 (the low 16 bits of every A/B register first, C = 0, then
+ * the high 16 bits accumulating), and adds the mma's C operand afterwards with a non-flush-to-zero
+ * FADD. The golden vectors were made that way. The kernel here builds the very same f16 operands
+ * (P in registers, V once per tile in shared memory), issues the same two-step chain as wgmma
+ * m64nNk16 (scale-d = 0, then 1), and does the same non-ftz adds, so each product is the one the
+ * emulation computes; test/gpu and the golden files check it. Integer Q·Kᵀ (§2.1) is exact in
+ * any instruction.
+ *
+ * Everything here is compiled only for sm_90a (SAGE2_HAS_WGMMA); other targets use the mma.sync
+ * pieces of sage2_device.cuh. */
+#ifndef SAGERUN_VARIANTS_SAGE2_WGMMA_CUH
+#define SAGERUN_VARIANTS_SAGE2_WGMMA_CUH
+
+#include "sage2_device.cuh"
+
+/* SAGE2_HAS_WGMMA: this device pass targets sm_90a. The host pass sees the declarations too
+ * (templates' names must resolve there), but only sm_90a device code ever calls them. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define SAGE2_HAS_WGMMA 1
+#else
+#define SAGE2_HAS_WGMMA 0
+#endif
+
+#if SAGE2_HAS_WGMMA || !defined(__CUDA_ARCH__)
+namespace sage2 {
+namespace wg {
+
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* Shared memory written by threads (st.shared, or cp.async after its wait) and then read by wgmma
+ * (the async proxy): each writing thread fences before the barrier that publishes the data. */
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* Pin registers around wgmma: after wait(), the accumulators, so that nothing reads them before
+ * the wait; before fence(), the registers a wgmma reads (A fragments), so that the instructions
+ * writing them stay ahead of the fence (a write between the fence and the wgmma is a hazard the
+ * hardware does not cover: the wgmma may read the old value). */
+template <int R, int C> __device__ __forceinline__ void hold(int32_t (&x)[R][C]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c) asm volatile("" : "+r"(x[r][c])::"memory");
+}
+template <int R, int C> __device__ __forceinline__ void hold(uint32_t (&x)[R][C]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c) asm volatile("" : "+r"(x[r][c])::"memory");
+}
+template <int R, int C> __device__ __forceinline__ void hold(float (&x)[R][C]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int c = 0; c < C; ++c) asm volatile("" : "+f"(x[r][c])::"memory");
+}
+
+/* Descriptor of a K-major tile in shared memory whose rows are ROW_BYTES long (128: the 128-byte
+ * swizzle, 64: the 64-byte swizzle, which is exactly smem_offset's XOR pattern) and whose 8-row
+ * groups follow each other. The tile must be 1024-byte aligned; the k-th 16-byte column step is
+ * desc + k (the address field counts 16-byte units). */
+template <int ROW_BYTES> __device__ __forceinline__ uint64_t kmajor_desc(uint32_t saddr) {
+    static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "swizzle width");
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)1 << 16;                          /* leading offset: unused when swizzled */
+    d |= (uint64_t)((8 * ROW_BYTES) >> 4) << 32;     /* stride between 8-row groups */
+    d |= (uint64_t)(ROW_BYTES == 128 ? 1 : 2) << 62; /* swizzle mode */
+    return d;
+}
+
+/* D (m64 x n64, s32) [scale-d: += or =] A · B, both from shared memory (descriptors), K-major. */
+template <int kScaleD>
+__device__ __forceinline__ void wgmma_s8_m64n64k32(int32_t (&d)[KEY_BLOCKS][4], uint64_t desc_a, uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p;\n}\n"
+                 : "+r"(d[0][0]), "+r"(d[0][1]), "+r"(d[0][2]), "+r"(d[0][3]), "+r"(d[1][0]), "+r"(d[1][1]), "+r"(d[1][2]), "+r"(d[1][3]), "+r"(d[2][0]), "+r"(d[2][1]), "+r"(d[2][2]), "+r"(d[2][3]), "+r"(d[3][0]), "+r"(d[3][1]), "+r"(d[3][2]), "+r"(d[3][3]), "+r"(d[4][0]), "+r"(d[4][1]), "+r"(d[4][2]), "+r"(d[4][3]), "+r"(d[5][0]), "+r"(d[5][1]), "+r"(d[5][2]), "+r"(d[5][3]), "+r"(d[6][0]), "+r"(d[6][1]), "+r"(d[6][2]), "+r"(d[6][3]), "+r"(d[7][0]), "+r"(d[7][1]), "+r"(d[7][2]), "+r"(d[7][3])
+                 : "l"(desc_a), "l"(desc_b), "n"(kScaleD));
+}
+
+template <int kScaleD>
+__device__ __forceinline__ void wgmma_f16_m64n16k16_rs(float (&d)[2][4], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kScaleD));
+}
+template <int kScaleD>
+__device__ __forceinline__ void wgmma_f16_m64n32k16_rs(float (&d)[4][4], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kScaleD));
+}
+template <int kScaleD>
+__device__ __forceinline__ void wgmma_f16_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kScaleD));
+}
+/* D (m64 x N, f32) [scale-d: += or =] A (registers, f16) · B (descriptor, f16, K-major). */
+template <int N, int kScaleD>
+__device__ __forceinline__ void wgmma_f16_rs(float (&d)[N / 8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+    if constexpr (N == 16)
+        wgmma_f16_m64n16k16_rs<kScaleD>(d, a, desc_b);
+    else if constexpr (N == 32)
+        wgmma_f16_m64n32k16_rs<kScaleD>(d, a, desc_b);
+    else
+        wgmma_f16_m64n64k16_rs<kScaleD>(d, a, desc_b);
+}
+
+/* ---- FP8 P·V as f16 wgmma (SAGE2.md §2.5, replaying the sm_90 lowering) --------------------- */
+
+/* Two e4m3 (the low 16 bits of w) -> f16x2, exact. */
+__device__ __forceinline__ uint32_t cvt_e4m3x2_f16x2(uint32_t w) {
+    uint32_t r;
+    asm("{\n .reg .b16 t;\n cvt.u16.u32 t, %1;\n cvt.rn.f16x2.e4m3x2 %0, t;\n}\n" : "=r"(r) : "r"(w));
+    return r;
+}
+/* Two fp32 -> two e4m3 (rn, satfinite, as pack_e4m3x4) -> f16x2: v0 low half, v1 high half. */
+__device__ __forceinline__ uint32_t e4m3_round_f16x2(float v0, float v1) {
+    uint32_t r;
+    asm("{\n .reg .b16 t;\n cvt.rn.satfinite.e4m3x2.f32 t, %1, %2;\n cvt.rn.f16x2.e4m3x2 %0, t;\n}\n"
+        : "=r"(r)
+        : "f"(v1), "f"(v0));
+    return r;
+}
+
+/* P (fp32, one 16-row slice) -> the f16 A registers of the four P·V steps. The FP8 A register
+ * a_i of k-half kh (pack_p_e4m3) splits into its low 16 bits, used by the first HMMA of the
+ * lowering, and its high 16 bits, used by the second: pf[kh][0] = {lo a0, lo a1, lo a2, lo a3},
+ * pf[kh][1] = {hi a0, .., hi a3}. The wgmma m64nNk16 A fragment of a warp is the mma m16n8k16
+ * fragment, so these registers go in unchanged. */
+__device__ __forceinline__ void pack_p_f16(const float (&p)[KEY_BLOCKS][4], uint32_t (&pf)[PV_KHALVES][2][4]) {
+#pragma unroll
+    for (int kh = 0; kh < PV_KHALVES; ++kh)
+#pragma unroll
+        for (int hl = 0; hl < 2; ++hl) {
+            const int nb = 4 * kh + hl;
+            pf[kh][hl][0] = e4m3_round_f16x2(p[nb][0], p[nb][1]);
+            pf[kh][hl][1] = e4m3_round_f16x2(p[nb][2], p[nb][3]);
+            pf[kh][hl][2] = e4m3_round_f16x2(p[nb + 2][0], p[nb + 2][1]);
+            pf[kh][hl][3] = e4m3_round_f16x2(p[nb + 2][2], p[nb + 2][3]);
+        }
+}
+
+/* The V tile as f16, [HD][CTA_K] rows of 128 bytes, 128-byte swizzle (smem_offset<128>). Step
+ * s = 2*kh + hl of the P·V chain (k-half kh, low/high 16 bits hl) reads bytes [32s, 32s+32) of
+ * every row: f16 k index κ = 2t'+e (κ < 8) is V8 slot 32kh + 4t' + 2hl + e and κ = 8+2t'+e is
+ * slot 32kh + 16 + 4t' + 2hl + e; the same pairing of k that the HMMA operands of the lowering
+ * have. So a 16-slot group q of V8 (four words) gives two 16-byte chunks: its low halves
+ * (chunk 4(q>>1) + (q&1)) and its high halves (chunk 4(q>>1) + 2 + (q&1)). */
+constexpr int VH_ROW_BYTES = CTA_K * 2;
+template <int HD>
+__device__ __forceinline__ void convert_v_tile_f16(uint8_t *sVh, const uint8_t *sV8, int tid) {
+    constexpr int GROUPS = HD * (CTA_K / 16);
+#pragma unroll
+    for (int it = 0; it < GROUPS / NUM_THREADS; ++it) {
+        const int idx = it * NUM_THREADS + tid;
+        const int row = idx >> 2, q = idx & 3;
+        const uint4 w = *reinterpret_cast<const uint4 *>(sV8 + smem_offset<CTA_K>(row, q));
+        uint4 lo, hi;
+        lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu);
+        hi.x = cvt_e4m3x2_f16x2(w.x >> 16);
+        lo.y = cvt_e4m3x2_f16x2(w.y & 0xffffu);
+        hi.y = cvt_e4m3x2_f16x2(w.y >> 16);
+        lo.z = cvt_e4m3x2_f16x2(w.z & 0xffffu);
+        hi.z = cvt_e4m3x2_f16x2(w.z >> 16);
+        lo.w = cvt_e4m3x2_f16x2(w.w & 0xffffu);
+        hi.w = cvt_e4m3x2_f16x2(w.w >> 16);
+        const int c0 = 4 * (q >> 1) + (q & 1);
+        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, c0)) = lo;
+        *reinterpret_cast<uint4 *>(sVh + smem_offset<VH_ROW_BYTES>(row, c0 + 2)) = hi;
+    }
+}
+
+/* IEEE fp32 add without flush-to-zero: how ptxas adds the FP8 mma's C operand on sm_90. */
+__device__ __forceinline__ float fadd_noftz(float a, float b) {
+    float r;
+    asm("add.rn.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+
+} // namespace wg
+} // namespace sage2
+#endif /* SAGE2_HAS_WGMMA || host pass */
+
+#endif
