@@ -45,7 +45,10 @@ CUDA_ARCHS    := -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,co
 NVCC_FLAGS    ?= -O3 -std=c++17 -ftz=true -Xptxas -v
 ALL_NVCC      := $(NVCC_FLAGS) $(CUDA_ARCHS) -Iinclude -Ilibsagerun
 VARIANT_NVCC_FLAGS ?= -O3 -std=c++17 --use_fast_math -Xptxas -v
-VARIANT_NVCC  := $(VARIANT_NVCC_FLAGS) $(CUDA_ARCHS) -Iinclude
+# A variant may name its own targets: VARIANT_ARCHS_<name>. interleave-softmax has an sm_90a path
+# (wgmma) instead of plain sm_90 SASS, so that Hopper loads that one.
+VARIANT_ARCHS_interleave-softmax := -gencode arch=compute_89,code=sm_89 \
+                 -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_89,code=compute_89
 
 # nvcc to a fatbin with flags $(1) from sources $(2); ptxas's report (registers, spills) is kept
 # beside it in .ptxas.txt and printed when the build fails.
@@ -140,7 +143,8 @@ $(B)/variants/%.o: variants/%.c
 
 $(B)/variants/%/image.fatbin: $$(wildcard variants/%/*.cu) $(wildcard variants/common/*)
 	@mkdir -p $(@D)
-	$(call nvcc_fatbin,$(VARIANT_NVCC),$(filter %.cu,$^))
+	$(call nvcc_fatbin,$(VARIANT_NVCC_FLAGS) $(or $(VARIANT_ARCHS_$*),$(CUDA_ARCHS)) -Iinclude,\
+	    $(filter %.cu,$^))
 
 $(B)/variants/%/image.o: $(B)/variants/%/image.fatbin libsagerun/incbin.S
 	$(call embed_image,sagerun_variant_image)

@@ -1,5 +1,7 @@
-/* The baseline variant against the golden vectors: on each file's quantized tensors it must
- * reproduce o_sm89_f32acc bit for bit, twice. Also: NHD and HND give the same bytes (transposed).
+/* The sage2 variants against the golden vectors: on each file's quantized tensors `baseline` and
+ * `interleave-softmax` must each reproduce o_sm89_f32acc bit for bit, twice. Also: NHD and HND give
+ * the same bytes (transposed), and interleave-softmax gives baseline's bytes on synthetic problems
+ * of many shapes (partial tiles, one key, GQA, D = 64, HND).
  * Golden files come from SAGERUN_GOLDEN_DIR (default ../shared/golden); absent -> skip. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,10 +22,14 @@
 static const char *const golden_files[] = {"n1000_h2.safetensors", "b2_n333_h3.safetensors",
                                            "n1200_gqa4to2.safetensors"};
 
+/* The variants that claim baseline's bytes (SAGE2.md); [0] is baseline itself. */
+static const char *const sage2_variants[] = {"baseline", "interleave-softmax"};
+enum { N_VARIANTS = sizeof sage2_variants / sizeof sage2_variants[0] };
+
 typedef struct fixture {
     sagerun_context *ctx;
     sagerun_registry *reg;
-    size_t baseline;
+    size_t variant[N_VARIANTS];
     char dir[4096];
 } fixture;
 
@@ -34,12 +40,16 @@ static int setup(void **state)
     if (!f.ctx)
         return -1;
     assert_int_equal(sagerun_registry_create(f.ctx, &f.reg, NULL), SAGERUN_OK);
-    char path[4096];
-    gpu_test_path("SAGERUN_TEST_PLUGINS", PLUGINS, "baseline.so", path, sizeof path);
-    assert_int_equal(sagerun_registry_add_path(f.reg, path, NULL), SAGERUN_OK);
-    long i = sagerun_registry_find(f.reg, "baseline");
-    assert_true(i >= 0);
-    f.baseline = (size_t)i;
+    for (int v = 0; v < N_VARIANTS; v++) {
+        char file[256], path[4096];
+        snprintf(file, sizeof file, "%s.so", sage2_variants[v]);
+        gpu_test_path("SAGERUN_TEST_PLUGINS", PLUGINS, file, path, sizeof path);
+        assert_int_equal(sagerun_registry_add_path(f.reg, path, NULL), SAGERUN_OK);
+        long i = sagerun_registry_find(f.reg, sage2_variants[v]);
+        if (i < 0)
+            fail_msg("variant %s not found in %s", sage2_variants[v], path);
+        f.variant[v] = (size_t)i;
+    }
     const char *env = getenv("SAGERUN_GOLDEN_DIR");
     snprintf(f.dir, sizeof f.dir, "%s", env && *env ? env : SAGERUN_SOURCE_DIR "/../shared/golden");
     *state = &f;
@@ -69,8 +79,8 @@ static float half_to_float(uint16_t h)
     return v;
 }
 
-/* Runs baseline on the file's own quantized tensors; returns 1 if the golden file is absent. */
-static int check_golden_file(fixture *f, const char *name)
+/* Runs variant v on the file's own quantized tensors; returns 1 if the golden file is absent. */
+static int check_golden_file(fixture *f, int v, const char *name)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", f->dir, name);
@@ -84,7 +94,7 @@ static int check_golden_file(fixture *f, const char *name)
         fail_msg("%s", e.message);
     assert_true(sr_inputs_has_file_quantization(in));
     sagerun_instance *inst;
-    if (sagerun_instance_create(f->reg, f->baseline, f->ctx, in, &inst, &e))
+    if (sagerun_instance_create(f->reg, f->variant[v], f->ctx, in, &inst, &e))
         fail_msg("%s", e.message);
     uint64_t bytes, o = sagerun_instance_output(inst, &bytes);
     uint16_t *got = malloc(bytes), *want = malloc(bytes);
@@ -121,9 +131,9 @@ static int check_golden_file(fixture *f, const char *name)
     char want_hex[65];
     crypto_hash_sha256(digest, (const unsigned char *)want, bytes);
     sodium_bin2hex(want_hex, sizeof want_hex, digest, sizeof digest);
-    printf("%s: %llu of %llu elements differ (first %llu, max %d ulp, max abs %g); sha256 %s, "
+    printf("%s %s: %llu of %llu elements differ (first %llu, max %d ulp, max abs %g); sha256 %s, "
            "golden %s, second run %s\n",
-           name, (unsigned long long)differ, (unsigned long long)n, (unsigned long long)first,
+           sage2_variants[v], name, (unsigned long long)differ, (unsigned long long)n, (unsigned long long)first,
            max_ulp, (double)max_abs, hex[0], want_hex,
            strcmp(hex[0], hex[1]) == 0 ? "identical" : "DIFFERENT");
     free(got);
@@ -136,18 +146,24 @@ static int check_golden_file(fixture *f, const char *name)
     return 0;
 }
 
-static void golden_n1000_h2(void **state) { check_golden_file(*state, golden_files[0]); }
-static void golden_b2_n333_h3(void **state) { check_golden_file(*state, golden_files[1]); }
-static void golden_n1200_gqa4to2(void **state) { check_golden_file(*state, golden_files[2]); }
+static void golden_all(void **state, const char *file)
+{
+    for (int v = 0; v < N_VARIANTS; v++)
+        if (check_golden_file(*state, v, file))
+            return;
+}
+static void golden_n1000_h2(void **state) { golden_all(state, golden_files[0]); }
+static void golden_b2_n333_h3(void **state) { golden_all(state, golden_files[1]); }
+static void golden_n1200_gqa4to2(void **state) { golden_all(state, golden_files[2]); }
 
-/* Runs baseline on synthetic inputs of a problem; returns the output in host memory. */
-static uint16_t *run_synthetic(fixture *f, const sagerun_problem *p, uint64_t *bytes)
+/* Runs variant v on synthetic inputs of a problem; returns the output in host memory. */
+static uint16_t *run_synthetic(fixture *f, int v, const sagerun_problem *p, uint64_t *bytes)
 {
     sagerun_error e = {0};
     sagerun_inputs *in;
     sagerun_instance *inst;
     if (sagerun_inputs_create_synthetic(f->ctx, p, 11, &in, &e) ||
-        sagerun_instance_create(f->reg, f->baseline, f->ctx, in, &inst, &e) ||
+        sagerun_instance_create(f->reg, f->variant[v], f->ctx, in, &inst, &e) ||
         sagerun_instance_prepare(inst, NULL, &e) || sagerun_instance_run(inst, NULL, &e))
         fail_msg("%s", e.message);
     uint64_t o = sagerun_instance_output(inst, bytes);
@@ -166,9 +182,9 @@ static void hnd_equals_nhd_transposed(void **state)
     enum { B = 2, N = 300, H = 4, HKV = 2, D = 128 };
     sagerun_problem p = sagerun_problem_make(B, N, H, HKV, D);
     uint64_t bytes;
-    uint16_t *nhd = run_synthetic(f, &p, &bytes);
+    uint16_t *nhd = run_synthetic(f, 0, &p, &bytes);
     p.layout = SAGERUN_LAYOUT_HND;
-    uint16_t *hnd = run_synthetic(f, &p, &bytes);
+    uint16_t *hnd = run_synthetic(f, 0, &p, &bytes);
     uint64_t differ = 0;
     for (int b = 0; b < B; b++)
         for (int n = 0; n < N; n++)
@@ -181,6 +197,46 @@ static void hnd_equals_nhd_transposed(void **state)
     assert_int_equal(differ, 0);
 }
 
+/* Every other sage2 variant gives baseline's bytes: shapes with partial and single tiles (the
+ * two tile classes and the mask of SAGE2.md §2.2), one key, GQA, D = 64, HND. */
+static void variants_equal_baseline(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        uint32_t b, n, h, hkv, d;
+        sagerun_layout layout;
+    } shapes[] = {
+        {1, 1, 1, 1, 128, SAGERUN_LAYOUT_NHD},   {2, 17, 4, 2, 128, SAGERUN_LAYOUT_HND},
+        {1, 64, 2, 1, 128, SAGERUN_LAYOUT_NHD},  {1, 65, 1, 1, 128, SAGERUN_LAYOUT_NHD},
+        {1, 129, 3, 3, 128, SAGERUN_LAYOUT_HND}, {1, 300, 8, 2, 128, SAGERUN_LAYOUT_NHD},
+        {2, 200, 6, 2, 64, SAGERUN_LAYOUT_NHD},  {1, 333, 2, 2, 64, SAGERUN_LAYOUT_HND},
+        {1, 2049, 4, 4, 128, SAGERUN_LAYOUT_NHD},
+    };
+    uint64_t failures = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        sagerun_problem p = sagerun_problem_make(shapes[i].b, shapes[i].n, shapes[i].h,
+                                                 shapes[i].hkv, shapes[i].d);
+        p.layout = shapes[i].layout;
+        uint64_t bytes, vbytes;
+        uint16_t *want = run_synthetic(f, 0, &p, &bytes);
+        for (int v = 1; v < N_VARIANTS; v++) {
+            uint16_t *got = run_synthetic(f, v, &p, &vbytes);
+            assert_int_equal(vbytes, bytes);
+            uint64_t differ = 0;
+            for (uint64_t k = 0; k < bytes / 2; k++)
+                differ += got[k] != want[k];
+            printf("[%u,%u,%u/%u,%u] %s: %s vs baseline: %llu of %llu elements differ\n",
+                   shapes[i].b, shapes[i].n, shapes[i].h, shapes[i].hkv, shapes[i].d,
+                   shapes[i].layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", sage2_variants[v],
+                   (unsigned long long)differ, (unsigned long long)(bytes / 2));
+            failures += differ != 0;
+            free(got);
+        }
+        free(want);
+    }
+    assert_int_equal(failures, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +244,7 @@ int main(void)
         cmocka_unit_test(golden_b2_n333_h3),
         cmocka_unit_test(golden_n1200_gqa4to2),
         cmocka_unit_test(hnd_equals_nhd_transposed),
+        cmocka_unit_test(variants_equal_baseline),
     };
     sagerun_context *probe = gpu_test_context();
     if (!probe)
