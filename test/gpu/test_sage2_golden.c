@@ -237,6 +237,95 @@ static void variants_equal_baseline(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The corner behind interleave-softmax's single add per P·V product (sage2_wgmma.cuh): a row
+ * whose max jumps so far that α = 0 while its O is negative, after which every product of a
+ * channel is a zero (P = 0, or V = −0). baseline's lowering gives B = (0 + chain) + chain = +0
+ * and O = fma(0, O<0, +0) = +0; a chain that returned −0 would give −0 without the first add.
+ * Built as quantized tensors in a safetensors file (B = H = 1, N = 192, D = 128):
+ *   Q8 row r = (127, 0, ...); K8 key 64 = (127, 0, ...), every other key 0; all scales 1.
+ *   tile 0: x = 0, P = 448 on all keys, V < 0 -> O < 0 in every channel;
+ *   tile 1: key 64 scores 16129 -> m jumps by ~2057, α = ex2(-2057) = 0, P(64) = 448, others 0;
+ *   tile 2: P = 0 everywhere.
+ * Channel 0 has V = -0 at key 64 (and < 0 elsewhere): its output must be +0 in every row.
+ * Channel 1 has V = +1 at key 64: its output is 1.0 (the scenario is live). */
+static void zero_products_corner(void **state)
+{
+    fixture *f = *state;
+    enum { N = 192, D = 128, L = 192, QS = 8, KS = 3 };
+    static int8_t q8[N * D], k8[N * D];
+    static uint8_t v8[D * L];
+    static uint16_t zeros16[N * D], kmean[D];
+    static float qs[QS], ks[KS], vs[D];
+    memset(q8, 0, sizeof q8);
+    memset(k8, 0, sizeof k8);
+    for (int r = 0; r < N; r++)
+        q8[r * D] = 127;
+    k8[64 * D] = 127;
+    for (int c = 0; c < D; c++)
+        for (int l = 0; l < L; l++)
+            v8[c * L + l] = 0xB8; /* -1.0 in e4m3; slot 64 holds token 64 (π(0) = 0) */
+    v8[0 * L + 64] = 0x80;       /* channel 0: -0 at key 64 */
+    v8[1 * L + 64] = 0x38;       /* channel 1: +1 at key 64 */
+    for (int i = 0; i < QS; i++)
+        qs[i] = 1.0f;
+    for (int i = 0; i < KS; i++)
+        ks[i] = 1.0f;
+    for (int i = 0; i < D; i++)
+        vs[i] = 1.0f;
+    const sr_st_write_tensor t[] = {
+        {"q", SAGERUN_DTYPE_F16, 4, {1, N, 1, D}, zeros16, NULL, 0},
+        {"k", SAGERUN_DTYPE_F16, 4, {1, N, 1, D}, zeros16, NULL, 0},
+        {"v", SAGERUN_DTYPE_F16, 4, {1, N, 1, D}, zeros16, NULL, 0},
+        {"q_int8", SAGERUN_DTYPE_I8, 4, {1, N, 1, D}, q8, NULL, 0},
+        {"q_scale", SAGERUN_DTYPE_F32, 3, {1, 1, QS}, qs, NULL, 0},
+        {"k_int8", SAGERUN_DTYPE_I8, 4, {1, N, 1, D}, k8, NULL, 0},
+        {"k_scale", SAGERUN_DTYPE_F32, 3, {1, 1, KS}, ks, NULL, 0},
+        {"v_fp8_f32acc", SAGERUN_DTYPE_F8_E4M3, 4, {1, D, 1, L}, v8, NULL, 0},
+        {"v_scale_f32acc", SAGERUN_DTYPE_F32, 3, {1, 1, D}, vs, NULL, 0},
+        {"k_mean", SAGERUN_DTYPE_F16, 4, {1, 1, 1, D}, kmean, NULL, 0},
+    };
+    char path[] = "/tmp/sagerun-zero-corner-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    sagerun_error e = {0};
+    if (sr_safetensors_write(path, t, sizeof t / sizeof t[0], NULL, &e))
+        fail_msg("%s", e.message);
+    uint16_t *out[N_VARIANTS];
+    for (int v = 0; v < N_VARIANTS; v++) {
+        sagerun_inputs *in;
+        sagerun_instance *inst;
+        if (sagerun_inputs_create_from_safetensors(f->ctx, path, SAGERUN_LAYOUT_NHD, &in, &e) ||
+            sagerun_instance_create(f->reg, f->variant[v], f->ctx, in, &inst, &e) ||
+            sagerun_instance_prepare(inst, NULL, &e) || sagerun_instance_run(inst, NULL, &e))
+            fail_msg("%s: %s", sage2_variants[v], e.message);
+        assert_true(sr_inputs_has_file_quantization(in));
+        uint64_t bytes, o = sagerun_instance_output(inst, &bytes);
+        assert_int_equal(bytes, (uint64_t)N * D * 2);
+        out[v] = malloc(bytes);
+        assert_int_equal(sagerun_mem_download(f->ctx, out[v], o, bytes, &e), SAGERUN_OK);
+        sagerun_instance_destroy(inst);
+        sagerun_inputs_destroy(in);
+    }
+    unlink(path);
+    uint64_t plus_zero = 0, ones = 0, differ = 0;
+    for (int r = 0; r < N; r++) {
+        plus_zero += out[0][r * D + 0] == 0x0000;
+        ones += out[0][r * D + 1] == 0x3C00;
+    }
+    for (int v = 1; v < N_VARIANTS; v++)
+        for (int i = 0; i < N * D; i++)
+            differ += out[v][i] != out[0][i];
+    printf("zero-products corner: baseline +0 in channel 0 for %llu of %d rows, 1.0 in channel 1 "
+           "for %llu; other variants differ in %llu elements\n",
+           (unsigned long long)plus_zero, N, (unsigned long long)ones, (unsigned long long)differ);
+    for (int v = 0; v < N_VARIANTS; v++)
+        free(out[v]);
+    assert_int_equal(plus_zero, N);
+    assert_int_equal(ones, N);
+    assert_int_equal(differ, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +334,7 @@ int main(void)
         cmocka_unit_test(golden_n1200_gqa4to2),
         cmocka_unit_test(hnd_equals_nhd_transposed),
         cmocka_unit_test(variants_equal_baseline),
+        cmocka_unit_test(zero_products_corner),
     };
     sagerun_context *probe = gpu_test_context();
     if (!probe)

@@ -1,16 +1,21 @@
 /* sage2 `interleave-softmax`: the baseline's numerics (bit-exact; SAGE2.md is the contract),
- * scheduled so that the softmax can overlap the tensor-core work of the same warp.
+ * scheduled so that the softmax overlaps the tensor-core work of the same warp.
  *
- * The one difference from baseline (SAGE2.md §3's "free" list: order of issue, buffering): K and
- * V are double-buffered, so one __syncthreads per tile suffices and a whole tile (scores,
- * softmax, P·V) is one basic block, which ptxas may interleave freely. Bit-exact with baseline,
- * but not faster on the H200 (-0.5%). The other candidates tried (biased int->float scores, V as
- * f16 in shared memory on sm_90, tree max, cross-tile pipeline, 8 warps x 16 rows) and their
- * timings are in test/bench/RESULTS.md, section "Issue 6"; their code is in the git history
- * (commit dc2be1a, variants/interleave-softmax and variants/common/sage2_device.cuh).
+ * Two CTA programs, one per target (the plugin's fatbin has sm_89 and sm_90a code):
+ *   - WgmmaCta (sm_90a, Hopper): asynchronous warpgroup MMAs. Q·Kᵀ of the two 16-row slices runs
+ *     as two wgmma groups while the V tile is converted to f16 and slice 0's softmax starts;
+ *     P·V is f16 wgmma (P in registers, V from shared memory) in 32-channel groups, two in
+ *     flight, each folded into O while the next runs. +25% over baseline on the seed workload
+ *     of the H200 (test/bench/RESULTS.md, "Issue 6"). Why the bits stay baseline's:
+ *     sage2_wgmma.cuh.
+ *   - InterleaveCta (sm_89, and anything that JIT-compiles the compute_89 PTX): baseline's
+ *     mma.sync with K and V double-buffered and one barrier per tile (-0.5% on the H200 when it
+ *     was the only path; Ada was not measured).
+ * The candidates tried on the way and their timings are in test/bench/NOTES-kernels.md.
  *
- * Launch: grid (ceil(N/128), Hq, B), 128 threads, SAGE2_SMEM_BYTES (interleave_softmax.c) of
- * dynamic shared memory: Q 16K + K 2x8K + V 2x8K = 48 KiB for D = 128. */
+ * Launch: grid (ceil(N/128), Hq, B), 128 threads, SAGE2_SMEM_BYTES (interleave_softmax.c) = 64 KiB
+ * of dynamic shared memory (WgmmaCta at D = 128: Q 16K + K 2x8K + V8 2x8K + V as f16 16K;
+ * InterleaveCta uses the first 48K). */
 #include "../common/sage2_params.h"
 #include "../common/sage2_device.cuh"
 #include "../common/sage2_wgmma.cuh"
@@ -143,6 +148,33 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
         }
     }
 
+    /* The copies of load_k_tile / load_v_tile (sage2_device.cuh), with the per-thread address
+     * arithmetic reduced to one base per tile: a thread's rows advance by a fixed count per copy
+     * (16 or 32), which leaves the swizzle unchanged. Worth +0.8% here, where the tile is short;
+     * baseline keeps the plain loaders, so the comparator stays the code that was measured. */
+    __device__ __forceinline__ void load_k_hoisted(int b, int key0) {
+        constexpr int CPR = HD / 16, ROWS_PER = NUM_THREADS / CPR, ITERS = CTA_K / ROWS_PER;
+        static_assert(ROWS_PER % 8 == 0, "the row step must keep the swizzle");
+        const int r0 = tid / CPR, chunk = tid % CPR;
+        const uint32_t dst = smem_u32(k_buf(b)) + smem_offset<HD>(r0, chunk);
+        const int8_t *src = k_bh + (int64_t)(key0 + r0) * k_stride_n + chunk * 16;
+        const int64_t step = (int64_t)ROWS_PER * k_stride_n;
+#pragma unroll
+        for (int it = 0; it < ITERS; ++it) {
+            const bool ok = key0 + r0 + it * ROWS_PER < N;
+            cp_async_16(dst + it * ROWS_PER * HD, ok ? src + it * step : k_bh, ok ? 16u : 0u);
+        }
+    }
+    __device__ __forceinline__ void load_v_hoisted(int b, int key0) {
+        constexpr int CPR = CTA_K / 16, ROWS_PER = NUM_THREADS / CPR, ITERS = HD / ROWS_PER;
+        static_assert(ROWS_PER % 8 == 0, "the row step must keep the swizzle");
+        const int r0 = tid / CPR, chunk = tid % CPR;
+        const uint32_t dst = smem_u32(v8_buf(b)) + smem_offset<CTA_K>(r0, chunk);
+        const uint8_t *src = v_bh + (int64_t)r0 * v_stride_d + key0 + chunk * 16;
+        const int64_t step = (int64_t)ROWS_PER * v_stride_d;
+#pragma unroll
+        for (int it = 0; it < ITERS; ++it) cp_async_16(dst + it * ROWS_PER * CTA_K, src + it * step, 16u);
+    }
     /* One P·V group: channels [PV_N*cg, +PV_N) of slice sl, the four steps of the chain. */
     __device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
                                              int cg) {
@@ -154,7 +186,10 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
         wg::wgmma_f16_rs<PV_N, 1>(h[1], pf[1][1], dv + 6);
         wg::commit();
     }
-    /* B = (0 + H(k-half 0)) + H(k-half 1), non-ftz adds; O = fma(α, O, B) (SAGE2.md §2.5). */
+    /* B = H(k-half 0) + H(k-half 1), a non-ftz add; O = fma(α, O, B) (SAGE2.md §2.5). The sm_90
+     * lowering computes (0 + H0) + H1: its first add changes nothing but a −0 into +0, and a chain
+     * that starts from zero never yields −0 on this hardware (sage2_wgmma.cuh), so it is left out
+     * (−6% of the tile's instructions, +6% speed). */
     __device__ __forceinline__ void pv_fold(const float (&h)[2][PV_NB][4], int sl, int cg,
                                             const float (&alpha)[2]) {
 #pragma unroll
@@ -162,8 +197,7 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
             float(&oc)[4] = o[sl][cg * PV_NB + nb];
 #pragma unroll
             for (int i = 0; i < 4; ++i)
-                oc[i] = __fmaf_rn(alpha[i >> 1], oc[i],
-                                  wg::fadd_noftz(wg::fadd_noftz(0.0f, h[0][nb][i]), h[1][nb][i]));
+                oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], wg::fadd_noftz(h[0][nb][i], h[1][nb][i]));
         }
     }
 
@@ -177,8 +211,8 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
         wg::fence_proxy_async();
         __syncthreads();
         if (j + 1 < n_tiles) {
-            load_k_tile<HD>(k_buf(nxt), k_bh, k_stride_n, (j + 1) * CTA_K, N, tid);
-            load_v_tile<HD>(v8_buf(nxt), v_bh, v_stride_d, (j + 1) * CTA_K, tid);
+            load_k_hoisted(nxt, (j + 1) * CTA_K);
+            load_v_hoisted(nxt, (j + 1) * CTA_K);
         }
         cp_async_commit();
 
@@ -260,8 +294,8 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
 
         /* prologue: {Q, K_0, V8_0} */
         load_q_permuted(q_bh, p.q_stride_n, N - row0);
-        load_k_tile<HD>(k_buf(0), k_bh, k_stride_n, 0, N, tid);
-        load_v_tile<HD>(v8_buf(0), v_bh, v_stride_d, 0, tid);
+        load_k_hoisted(0, 0);
+        load_v_hoisted(0, 0);
         cp_async_commit();
 
         this->init_softmax(p, b, h, bx);
@@ -277,7 +311,8 @@ template <int HD> using WgmmaCta32 = WgmmaCta<HD, 32>;
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(128) sage2_attn_interleave_softmax(const sage2_attn_params p) {
-    /* 128-byte alignment is required: the fragment addressing XORs bits 4..6 (sage2_device.cuh) */
+    /* the fragment addressing XORs address bits 4..6 (sage2_device.cuh), and wgmma's swizzled
+     * descriptors need 1024-byte aligned tiles */
     extern __shared__ __align__(1024) uint8_t interleave_smem[];
 #if SAGE2_HAS_WGMMA
     run_any_head_dim<WgmmaCta32>(p, interleave_smem);
