@@ -3,9 +3,9 @@
  *
  * Two CTA programs, one per target (the plugin's fatbin has sm_89 and sm_90a code):
  *   - WgmmaCta (sm_90a, Hopper): asynchronous warpgroup MMAs. Q·Kᵀ of the two 16-row slices runs
- *     as two wgmma groups while the V tile is converted to f16 and slice 0's softmax starts;
- *     P·V is f16 wgmma (P in registers, V from shared memory) in 32-channel groups, two in
- *     flight, each folded into O while the next runs. +25% over baseline on the seed workload
+ *     as one wgmma group while the V tile is converted to f16; the softmax of both slices runs
+ *     as two interleaved chains; P·V is f16 wgmma (P in registers, V from shared memory) in
+ *     32-channel groups, two in flight, each folded into O while the next runs. +25% over baseline on the seed workload
  *     of the H200 (test/bench/RESULTS.md, "Issue 6"). Why the bits stay baseline's:
  *     sage2_wgmma.cuh.
  *   - InterleaveCta (sm_89, and anything that JIT-compiles the compute_89 PTX): baseline's
@@ -97,9 +97,9 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
 #if SAGE2_HAS_WGMMA || !defined(__CUDA_ARCH__) /* host pass: names only */
 /* sm_90a: the warpgroup (the CTA's 4 warps) computes with asynchronous wgmma, so that tensor work
  * and the softmax of the same warp overlap:
- *   - Q·Kᵀ of both slices is issued as two wgmma groups (Q and K straight from shared memory);
- *     the softmax of slice 0 runs while slice 1's scores are still being computed, and the
- *     conversion of the V tile to f16 runs while both are;
+ *   - Q·Kᵀ of both slices is issued as one wgmma group (Q and K straight from shared memory);
+ *     the conversion of the V tile to f16 runs while it computes; then the softmax of the two
+ *     slices runs as two independent chains;
  *   - P·V is f16 wgmma with P in registers and V (as f16) in shared memory, in groups of PV_N
  *     channels, double-buffered: the fold O = fma(α, O, B) of one group runs while the next
  *     group's products are computed.
@@ -216,7 +216,7 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
         }
         cp_async_commit();
 
-        /* §2.1: scores of slice 0, then slice 1, two groups in flight */
+        /* §2.1: scores of both slices, one wgmma group */
         int32_t s[SLICES][KEY_BLOCKS][4];
         const uint64_t dq = wg::kmajor_desc<HD>(smem_u32(smem + Q_OFF));
         const uint64_t dk = wg::kmajor_desc<HD>(smem_u32(k_buf(cur)));
@@ -227,23 +227,25 @@ template <int HD, int PV_N> struct WgmmaCta : Sage2Cta<HD> {
             wg::wgmma_s8_m64n64k32<0>(s[sl], dqs, dk);
 #pragma unroll
             for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dqs + 2 * kk, dk + 2 * kk);
-            wg::commit();
         }
+        wg::commit();
 
         /* V8_j -> f16 while the scores are computed */
         wg::convert_v_tile_f16<HD>(smem + VH_OFF, v8_buf(cur), tid);
         wg::fence_proxy_async();
 
-        /* §2.2-§2.5 per slice as its scores arrive */
+        /* §2.2-§2.5 for both slices at once: two independent dependency chains (max, shuffles,
+         * ex2, sums) that ptxas interleaves. Starting slice 0's softmax while slice 1's scores
+         * were still in flight measured 5% slower (test/bench/NOTES-kernels.md). */
         float alpha[SLICES][2];
         uint32_t pf[SLICES][PV_KHALVES][2][4];
         const int valid_keys = N - j * CTA_K;
-        wg::wait<1>();
-        wg::hold(s[0]);
-        softmax_slice<kScaleX, kMask>(s[0], delta, c, valid_keys, 0, alpha[0], pf[0]);
         wg::wait<0>();
+        wg::hold(s[0]);
         wg::hold(s[1]);
-        softmax_slice<kScaleX, kMask>(s[1], delta, c, valid_keys, 1, alpha[1], pf[1]);
+#pragma unroll
+        for (int sl = 0; sl < SLICES; ++sl)
+            softmax_slice<kScaleX, kMask>(s[sl], delta, c, valid_keys, sl, alpha[sl], pf[sl]);
 
         __syncthreads(); /* the f16 V tile is complete */
 
