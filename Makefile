@@ -36,7 +36,8 @@ ALL_CFLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hid
 LIB_CFLAGS    := $(ALL_CFLAGS) -DSAGERUN_BUILDING_LIBRARY
 LDLIBS        := -ljansson -lsodium -lm -ldl -lpthread
 
-# Every GPU image: SASS for sm_89 and sm_90, PTX for compute_89 (JIT for newer parts).
+# Every GPU image: SASS for sm_89 and sm_90, PTX for compute_89 (JIT for newer parts), unless a
+# variant names its own targets (VARIANT_ARCHS_<name>, below).
 # -ftz=true: SAGE2.md's fp32 arithmetic is flush-to-zero. Variants all use VARIANT_NVCC_FLAGS
 # (--use_fast_math, as SageAttention builds; every bit-relevant operation in the sage2 kernels is
 # written with explicit rounding intrinsics or PTX, so contraction choices cannot differ).

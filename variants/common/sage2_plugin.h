@@ -10,7 +10,10 @@
 
 #include "sage2_params.h"
 
-/* Dynamic shared memory per CTA; a variant may define its own before including this file. */
+/* Dynamic shared memory per CTA; a variant may define its own before including this file.
+ * A variant whose sm_90a code needs more than its code for other targets defines
+ * SAGE2_SMEM_BYTES for sm_90 (what the geometry reports) and SAGE2_SMEM_BYTES_NOT_SM90 for the
+ * rest, so that Ada keeps two CTAs per SM. */
 #ifndef SAGE2_SMEM_BYTES
 #define SAGE2_SMEM_BYTES 32768 /* Q 16 KiB int8 + K 8 KiB int8 + V 8 KiB fp8 */
 #endif
@@ -41,6 +44,7 @@ typedef struct sage2_state {
     sagerun_function *kernel;
     sage2_attn_params params;
     uint32_t grid[3];
+    uint32_t smem_bytes; /* dynamic shared memory per CTA on this device */
 } sage2_state;
 
 static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
@@ -98,12 +102,17 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
         snprintf(err, errlen, "out of memory");
         return SAGERUN_OUT_OF_MEMORY;
     }
+    st->smem_bytes = SAGE2_SMEM_BYTES;
+#ifdef SAGE2_SMEM_BYTES_NOT_SM90
+    if (s->compute_capability(s->host) != 90)
+        st->smem_bytes = SAGE2_SMEM_BYTES_NOT_SM90;
+#endif
     sagerun_module *module;
     int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
     if (rc == 0)
         rc = s->module_get_function(s->host, module, SAGE2_KERNEL_NAME, &st->kernel, err, errlen);
     if (rc == 0)
-        rc = s->function_set_max_dynamic_smem(s->host, st->kernel, SAGE2_SMEM_BYTES, err, errlen);
+        rc = s->function_set_max_dynamic_smem(s->host, st->kernel, st->smem_bytes, err, errlen);
     if (rc != 0) {
         free(st);
         return rc;
@@ -171,8 +180,8 @@ static int sage2_run(void *state, char *err, size_t errlen)
     sage2_state *st = state;
     const uint32_t block[3] = {SAGE2_THREADS, 1, 1};
     void *args[] = {&st->params};
-    return st->services->launch(st->services->host, st->kernel, st->grid, block,
-                                SAGE2_SMEM_BYTES, args, err, errlen);
+    return st->services->launch(st->services->host, st->kernel, st->grid, block, st->smem_bytes,
+                                args, err, errlen);
 }
 
 static void sage2_destroy(void *state) { free(state); }
