@@ -12,7 +12,13 @@ CUDA_HOME     ?= /usr/local/cuda
 NVCC          ?= $(CUDA_HOME)/bin/nvcc
 CC            ?= cc
 B             := build
-GIT_COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The commit that reports name (source_commit): HEAD, with "-dirty" when tracked files differ from
+# it. The objects that embed it depend on a stamp file that changes only when the value does, so a
+# report never names an older commit than the code that ran.
+GIT_COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+                   git diff --quiet HEAD -- 2>/dev/null; [ $$? -eq 1 ] && echo -dirty)
+COMMIT_STAMP  := $(B)/git-commit.txt
+$(shell mkdir -p $(B) && { echo '$(GIT_COMMIT)' | cmp -s - $(COMMIT_STAMP) || echo '$(GIT_COMMIT)' > $(COMMIT_STAMP); })
 
 .SECONDEXPANSION:
 # Keep intermediate files (fatbins, objects): nvcc builds are slow.
@@ -88,6 +94,8 @@ lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL)
 cli: $(CLI)
 plugins: $(PLUGINS)
 tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS)
+
+$(addprefix $(B)/obj/libsagerun/,compare.o cli/main.o cli/cmd_merge.o cli/cmd_sweep.o): $(COMMIT_STAMP)
 
 $(B)/obj/libsagerun/%.o: libsagerun/%.c
 	@mkdir -p $(@D)
