@@ -92,14 +92,7 @@ __device__ __forceinline__ void wgmma_s8_m64n64k32(int32_t (&d)[KEY_BLOCKS][4], 
                  : "l"(desc_a), "l"(desc_b), "n"(kScaleD));
 }
 
-template <int kScaleD>
-__device__ __forceinline__ void wgmma_f16_m64n16k16_rs(float (&d)[2][4], const uint32_t (&a)[4], uint64_t desc_b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
-                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kScaleD));
-}
+/* D (m64 x n32, f32) [scale-d: += or =] A (registers, f16) · B (descriptor, f16, K-major). */
 template <int kScaleD>
 __device__ __forceinline__ void wgmma_f16_m64n32k16_rs(float (&d)[4][4], const uint32_t (&a)[4], uint64_t desc_b) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
@@ -107,24 +100,6 @@ __device__ __forceinline__ void wgmma_f16_m64n32k16_rs(float (&d)[4][4], const u
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
                  : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kScaleD));
-}
-template <int kScaleD>
-__device__ __forceinline__ void wgmma_f16_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kScaleD));
-}
-/* D (m64 x N, f32) [scale-d: += or =] A (registers, f16) · B (descriptor, f16, K-major). */
-template <int N, int kScaleD>
-__device__ __forceinline__ void wgmma_f16_rs(float (&d)[N / 8][4], const uint32_t (&a)[4], uint64_t desc_b) {
-    if constexpr (N == 16)
-        wgmma_f16_m64n16k16_rs<kScaleD>(d, a, desc_b);
-    else if constexpr (N == 32)
-        wgmma_f16_m64n32k16_rs<kScaleD>(d, a, desc_b);
-    else
-        wgmma_f16_m64n64k16_rs<kScaleD>(d, a, desc_b);
 }
 
 /* ---- FP8 P·V as f16 wgmma (SAGE2.md §2.5, replaying the sm_90 lowering) --------------------- */
