@@ -50,23 +50,14 @@ __device__ __forceinline__ void fence_proxy_async() {
  * the wait; before fence(), the registers a wgmma reads (A fragments), so that the instructions
  * writing them stay ahead of the fence (a write between the fence and the wgmma is a hazard the
  * hardware does not cover: the wgmma may read the old value). */
-template <int R, int C> __device__ __forceinline__ void hold(int32_t (&x)[R][C]) {
+__device__ __forceinline__ void hold(int32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+__device__ __forceinline__ void hold(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+__device__ __forceinline__ void hold(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+template <class T, int R, int C> __device__ __forceinline__ void hold(T (&x)[R][C]) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int c = 0; c < C; ++c) asm volatile("" : "+r"(x[r][c])::"memory");
-}
-template <int R, int C> __device__ __forceinline__ void hold(uint32_t (&x)[R][C]) {
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int c = 0; c < C; ++c) asm volatile("" : "+r"(x[r][c])::"memory");
-}
-template <int R, int C> __device__ __forceinline__ void hold(float (&x)[R][C]) {
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int c = 0; c < C; ++c) asm volatile("" : "+f"(x[r][c])::"memory");
+        for (int c = 0; c < C; ++c) hold(x[r][c]);
 }
 
 /* Descriptor of a K-major tile in shared memory whose rows are ROW_BYTES long (128: the 128-byte
