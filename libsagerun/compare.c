@@ -9,6 +9,7 @@
 #include "kernels/compare_params.h"
 #include "kernels/quantize_math.h"
 #include "limits.h"
+#include "judge.h"
 #include "report.h"
 
 #ifndef SAGERUN_GIT_COMMIT
@@ -750,7 +751,7 @@ static void judge(sr_report *rep, double threshold)
             x[r] = v->rounds[r].p50;
         }
         v->interval = sr_paired_speedup_interval(b, x, R);
-        v->verdict = sr_verdict_of(&v->interval, threshold);
+        v->verdict = sr_judge_verdict(&v->interval, threshold);
     }
     free(b);
     free(x);
@@ -1365,7 +1366,7 @@ static void derive_missing(sr_report *r)
             x[k] = v->rounds[k].p50;
         }
         v->interval = sr_paired_speedup_interval(b, x, R);
-        v->verdict = sr_verdict_of(&v->interval, 1.0);
+        v->verdict = sr_judge_verdict(&v->interval, 1.0);
     }
     free(b);
     free(x);

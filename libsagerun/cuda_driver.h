@@ -31,6 +31,13 @@
     X(cuMemGetInfo, 12000)                                                                         \
     X(cuMemAllocHost, 12000)                                                                       \
     X(cuMemFreeHost, 12000)                                                                        \
+    X(cuMemHostGetDevicePointer, 12000)                                                            \
+    X(cuStreamBeginCapture, 12000)                                                                 \
+    X(cuStreamEndCapture, 12000)                                                                   \
+    X(cuGraphInstantiateWithFlags, 12000)                                                          \
+    X(cuGraphLaunch, 12000)                                                                        \
+    X(cuGraphDestroy, 12000)                                                                       \
+    X(cuGraphExecDestroy, 12000)                                                                   \
     X(cuMemcpyHtoDAsync, 12000)                                                                    \
     X(cuMemcpyDtoHAsync, 12000)                                                                    \
     X(cuMemcpyDtoDAsync, 12000)                                                                    \

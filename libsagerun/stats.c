@@ -95,34 +95,56 @@ double sr_t_quantile_975(unsigned dof)
     return z + g1 / v + g2 / (v * v) + g3 / (v * v * v) + g4 / (v * v * v * v);
 }
 
+/* The 20%-trimmed mean of n sorted values, and their winsorized standard deviation. */
+static void trimmed_stats(const double *d, size_t n, size_t g, double *mean, double *wsd)
+{
+    double sum = 0, wsum = 0, ss = 0;
+    for (size_t i = g; i < n - g; i++)
+        sum += d[i];
+    *mean = sum / (double)(n - 2 * g);
+    for (size_t i = 0; i < n; i++)
+        wsum += d[i < g ? g : i >= n - g ? n - g - 1 : i];
+    double wmean = wsum / (double)n;
+    for (size_t i = 0; i < n; i++) {
+        double w = d[i < g ? g : i >= n - g ? n - g - 1 : i] - wmean;
+        ss += w * w;
+    }
+    *wsd = sqrt(ss / (double)(n - 1));
+}
+
 sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
                                        size_t rounds)
 {
     /* Each round r gives one paired observation d_r = ln(baseline_r / variant_r): both variants
      * ran in the same round, so drift between rounds (clocks, temperature) cancels in the ratio,
-     * and the log makes "2x faster" and "2x slower" symmetric. With R rounds, mean d and sample
-     * standard deviation s (R-1 in the denominator), the 95% interval of the mean log-ratio is
-     * d +- t(0.975, R-1) * s / sqrt(R) (Student's t: the rounds are few and s is estimated). The
-     * interval in percent is (exp(bound) - 1) * 100, the same convention as the seed's speedup. */
+     * and the log makes "2x faster" and "2x slower" symmetric. The location of d is its 20%-trimmed
+     * mean (g = floor(0.2 R) rounds cut at each end: a round hit by a spike does not move it), with
+     * the Tukey-McLaughlin interval: mean +- t(0.975, R-2g-1) * s_w / ((1 - 2g/R) sqrt(R)), s_w the
+     * winsorized standard deviation. Below 10 rounds nothing is trimmed (it would cost too many
+     * degrees of freedom) and this is Student's t on
+     * the plain mean. In percent: (exp(bound) - 1) * 100, the seed's sign convention. */
     sr_interval iv = {0};
     if (rounds < 2)
         return iv;
-    double sum = 0;
+    double *d = malloc(rounds * sizeof(double));
+    if (!d)
+        return iv;
     for (size_t r = 0; r < rounds; r++) {
         if (!(baseline[r] > 0) || !(variant[r] > 0) || !isfinite(baseline[r]) ||
-            !isfinite(variant[r]))
+            !isfinite(variant[r])) {
+            free(d);
             return iv;
-        sum += log(baseline[r] / variant[r]);
+        }
+        d[r] = log(baseline[r] / variant[r]);
     }
-    double mean = sum / (double)rounds;
-    double ss = 0;
-    for (size_t r = 0; r < rounds; r++) {
-        double d = log(baseline[r] / variant[r]) - mean;
-        ss += d * d;
-    }
-    double sd = sqrt(ss / (double)(rounds - 1));
-    iv.dof = (unsigned)(rounds - 1);
-    double half = sr_t_quantile_975(iv.dof) * sd / sqrt((double)rounds);
+    qsort(d, rounds, sizeof(double), compare_doubles);
+    size_t g = rounds >= 10 ? (size_t)floor(0.2 * (double)rounds) : 0;
+    double mean, wsd;
+    trimmed_stats(d, rounds, g, &mean, &wsd);
+    free(d);
+    iv.dof = (unsigned)(rounds - 2 * g - 1);
+    double kept = 1.0 - 2.0 * (double)g / (double)rounds;
+    double half = sr_t_quantile_975(iv.dof) * wsd / (kept * sqrt((double)rounds));
     iv.estimate = expm1(mean) * 100.0;
     iv.low = expm1(mean - half) * 100.0;
     iv.high = expm1(mean + half) * 100.0;
@@ -130,36 +152,24 @@ sr_interval sr_paired_speedup_interval(const double *baseline, const double *var
     return iv;
 }
 
-sr_verdict sr_verdict_of(const sr_interval *interval, double threshold_percent)
-{
-    if (!interval->valid || !(threshold_percent >= 0))
-        return SR_VERDICT_AMBIGUOUS;
-    if (interval->low > threshold_percent)
-        return SR_VERDICT_FASTER;
-    if (interval->high < -threshold_percent)
-        return SR_VERDICT_SLOWER;
-    if (interval->low >= -threshold_percent && interval->high <= threshold_percent)
-        return SR_VERDICT_SAME;
-    return SR_VERDICT_AMBIGUOUS;
-}
-
 static const char *const verdict_names[] = {
     [SR_VERDICT_FASTER] = "faster",
     [SR_VERDICT_SLOWER] = "slower",
     [SR_VERDICT_SAME] = "same",
     [SR_VERDICT_AMBIGUOUS] = "ambiguous",
+    [SR_VERDICT_BELOW_THRESHOLD] = "below-threshold",
 };
 
 const char *sr_verdict_name(int verdict)
 {
-    if (verdict <= SR_VERDICT_NONE || verdict > SR_VERDICT_AMBIGUOUS)
+    if (verdict <= SR_VERDICT_NONE || verdict > SR_VERDICT_BELOW_THRESHOLD)
         return NULL;
     return verdict_names[verdict];
 }
 
 sr_verdict sr_verdict_parse(const char *name)
 {
-    for (int v = SR_VERDICT_FASTER; name && v <= SR_VERDICT_AMBIGUOUS; v++)
+    for (int v = SR_VERDICT_FASTER; name && v <= SR_VERDICT_BELOW_THRESHOLD; v++)
         if (strcmp(name, verdict_names[v]) == 0)
             return (sr_verdict)v;
     return SR_VERDICT_NONE;

@@ -35,7 +35,7 @@ double sr_t_quantile_975(unsigned dof);
  * sr_speedup_percent). valid is false when fewer than two rounds or a non-positive time. */
 typedef struct sr_interval {
     bool valid;
-    double estimate; /* exp(mean log-ratio) - 1, in percent: the geometric-mean paired speedup */
+    double estimate; /* exp(trimmed mean log-ratio) - 1, in percent: the paired speedup */
     double low, high;
     unsigned dof;
 } sr_interval;
@@ -50,13 +50,13 @@ typedef enum sr_verdict {
     SR_VERDICT_FASTER = 1,
     SR_VERDICT_SLOWER = 2,
     SR_VERDICT_SAME = 3,
-    SR_VERDICT_AMBIGUOUS = 4
+    SR_VERDICT_AMBIGUOUS = 4,
+    SR_VERDICT_BELOW_THRESHOLD = 5 /* differs from 0, but within the threshold */
 } sr_verdict;
 
-/* faster / slower when the whole interval lies beyond +threshold / -threshold (percent), same when
- * it lies within [-threshold, +threshold], ambiguous otherwise (and for an invalid interval). */
-sr_verdict sr_verdict_of(const sr_interval *interval, double threshold_percent);
-/* "faster", "slower", "same", "ambiguous"; NULL for SR_VERDICT_NONE or an unknown value. */
+/* The verdict of an interval is judge.h's sr_judge_verdict (one place for it). */
+/* "faster", "slower", "same", "ambiguous", "below-threshold"; NULL for SR_VERDICT_NONE or an
+ * unknown value. */
 const char *sr_verdict_name(int verdict);
 /* The inverse of sr_verdict_name; SR_VERDICT_NONE for an unknown name. */
 sr_verdict sr_verdict_parse(const char *name);

@@ -36,11 +36,14 @@ typedef enum sagerun_verdict {
     SAGERUN_VERDICT_NONE = 0,     /* the baseline itself, or a variant that did not run */
     SAGERUN_VERDICT_FASTER = 1,   /* the whole 95% interval of the speedup is above +threshold */
     SAGERUN_VERDICT_SLOWER = 2,   /* the whole interval is below -threshold */
-    SAGERUN_VERDICT_SAME = 3,     /* the interval lies within [-threshold, +threshold] */
-    SAGERUN_VERDICT_AMBIGUOUS = 4 /* anything else: more rounds or a quieter machine needed */
+    SAGERUN_VERDICT_SAME = 3,     /* the interval lies within [-threshold, +threshold] and holds 0 */
+    SAGERUN_VERDICT_AMBIGUOUS = 4, /* anything else: more rounds or a quieter machine needed */
+    SAGERUN_VERDICT_BELOW_THRESHOLD = 5 /* within [-threshold, +threshold] but excluding 0: a real
+                                         * difference, smaller than the threshold */
 } sagerun_verdict;
 
-/* "faster", "slower", "same", "ambiguous"; NULL for SAGERUN_VERDICT_NONE or unknown values. */
+/* "faster", "slower", "same", "ambiguous", "below-threshold"; NULL for SAGERUN_VERDICT_NONE or
+ * unknown values. */
 SAGERUN_API const char *sagerun_verdict_name(int verdict);
 
 /* Called between steps of a comparison (never inside a timed region). phase is "prepare",

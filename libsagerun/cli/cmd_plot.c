@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "judge.h"
 #include "report.h"
 #include "stats.h"
 
@@ -204,7 +205,7 @@ static void derive_intervals(sr_report *r, double threshold)
             x[k] = v->rounds[k].p50;
         }
         v->interval = sr_paired_speedup_interval(b, x, R);
-        v->verdict = sr_verdict_of(&v->interval, threshold);
+        v->verdict = sr_judge_verdict(&v->interval, threshold);
     }
     free(b);
     free(x);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "judge.h"
 #include "report.h"
 
 #ifndef SAGERUN_SOURCE_DIR
@@ -133,7 +134,7 @@ static void make_report(sr_report *r)
             const double b[] = {r->variants[0].rounds[0].p50, r->variants[0].rounds[1].p50};
             const double x[] = {v->rounds[0].p50, v->rounds[1].p50};
             v->interval = sr_paired_speedup_interval(b, x, 2);
-            v->verdict = sr_verdict_of(&v->interval, 1.0);
+            v->verdict = sr_judge_verdict(&v->interval, 1.0);
             v->byte_diff = (sr_byte_diff){true, 65536, 12, 7, 3, 0.0009765625};
         }
     }

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "judge.h"
 #include "stats.h"
 
 #ifndef SAGERUN_SOURCE_DIR
@@ -166,8 +167,8 @@ static void test_interval_hand_values(void **state)
     assert_close(iv.estimate, 2.020134002675581, 1e-12);
     assert_close(iv.low, -0.4829676542662177, 1e-9);
     assert_close(iv.high, 4.586194911489136, 1e-9);
-    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
-    assert_int_equal(sr_verdict_of(&iv, 5.0), SR_VERDICT_SAME);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
+    assert_int_equal(sr_judge_verdict(&iv, 5.0), SR_VERDICT_SAME);
 
     /* twice as fast in every round: exactly +100%, zero width */
     const double half[] = {0.5, 0.5, 0.5, 0.5, 0.5};
@@ -175,16 +176,16 @@ static void test_interval_hand_values(void **state)
     iv = sr_paired_speedup_interval(ones, half, 5);
     assert_close(iv.low, 100, 1e-12);
     assert_close(iv.high, 100, 1e-12);
-    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_FASTER);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_FASTER);
     const double twice[] = {2, 2, 2, 2, 2};
     iv = sr_paired_speedup_interval(ones, twice, 5);
     assert_close(iv.high, -50, 1e-12);
-    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_SLOWER);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_SLOWER);
 
     /* fewer than two rounds, or a non-positive time: no interval, ambiguous */
     iv = sr_paired_speedup_interval(ones, half, 1);
     assert_false(iv.valid);
-    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
     const double bad[] = {1, 0, 1};
     iv = sr_paired_speedup_interval(ones, bad, 3);
     assert_false(iv.valid);
@@ -198,8 +199,8 @@ static void test_a_a_is_same(void **state)
     sr_interval iv = sr_paired_speedup_interval(rounds, rounds, 5);
     assert_true(iv.valid);
     assert_true(iv.low == 0 && iv.high == 0);
-    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_SAME);
-    assert_int_equal(sr_verdict_of(&iv, 0.0), SR_VERDICT_SAME);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_SAME);
+    assert_int_equal(sr_judge_verdict(&iv, 0.0), SR_VERDICT_SAME);
     /* drift across rounds that hits both sides alike cancels: the seed's own per-round p50s */
     const double seed_base[] = {0.24101924896240234, 0.2419222717285156, 0.2436042709350586,
                                 0.24513208007812498, 0.24709844970703126};
@@ -208,7 +209,31 @@ static void test_a_a_is_same(void **state)
     iv = sr_paired_speedup_interval(seed_base, seed_var, 5);
     assert_true(iv.low > -1 && iv.high < 1);
     assert_true(iv.high < 0); /* interleave-softmax was a little slower in every round */
-    assert_int_equal(sr_verdict_of(&iv, 1.0), SR_VERDICT_SAME);
+    /* a real difference, inside the threshold: not "same" */
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_BELOW_THRESHOLD);
+}
+
+/* From 10 rounds on, the interval is the 20%-trimmed (Tukey-McLaughlin) one: a round hit by a
+ * spike does not move it. Hand values: d = ln(1.01) in 9 rounds and ln(1.5) in one; g = 2, the
+ * trimmed mean is ln(1.01) exactly and the winsorized values are all ln(1.01): zero width. */
+static void test_interval_trims_spikes(void **state)
+{
+    (void)state;
+    double base[10], var[10];
+    for (int r = 0; r < 10; r++) {
+        base[r] = 1.01;
+        var[r] = 1.0;
+    }
+    base[3] = 1.5; /* one spiked round */
+    sr_interval iv = sr_paired_speedup_interval(base, var, 10);
+    assert_true(iv.valid);
+    assert_int_equal(iv.dof, 5); /* 10 - 2*2 - 1 */
+    assert_close(iv.estimate, 1.0, 1e-9);
+    assert_close(iv.low, 1.0, 1e-9);
+    assert_close(iv.high, 1.0, 1e-9);
+    /* the plain mean would have been pulled to about +5% */
+    iv = sr_paired_speedup_interval(base, var, 9 + 0); /* 9 rounds: no trimming, spike inside */
+    assert_true(iv.estimate > 4.0);
 }
 
 static void test_verdict_rules(void **state)
@@ -216,21 +241,28 @@ static void test_verdict_rules(void **state)
     (void)state;
     sr_interval iv = {.valid = true};
     iv.low = 1.5, iv.high = 3;
-    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_FASTER);
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_FASTER);
     iv.low = 1.0, iv.high = 3; /* touching the threshold does not clear it */
-    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_AMBIGUOUS);
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_AMBIGUOUS);
     iv.low = -3, iv.high = -1.5;
-    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_SLOWER);
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_SLOWER);
     iv.low = -1, iv.high = 1; /* inside, bounds included */
-    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_SAME);
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_SAME);
+    iv.low = 0.2, iv.high = 0.9; /* inside, but 0 is not: differs, below the threshold */
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_BELOW_THRESHOLD);
+    iv.low = -0.9, iv.high = -0.1;
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_BELOW_THRESHOLD);
+    iv.low = 0, iv.high = 0.5; /* 0 on the edge still holds it */
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_SAME);
     iv.low = -0.5, iv.high = 1.5;
-    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_AMBIGUOUS);
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_AMBIGUOUS);
     iv.low = -2, iv.high = 2;
-    assert_int_equal(sr_verdict_of(&iv, 1), SR_VERDICT_AMBIGUOUS);
+    assert_int_equal(sr_judge_verdict(&iv, 1), SR_VERDICT_AMBIGUOUS);
     assert_string_equal(sr_verdict_name(SR_VERDICT_SAME), "same");
     assert_null(sr_verdict_name(SR_VERDICT_NONE));
     assert_null(sr_verdict_name(42));
-    for (int v = SR_VERDICT_FASTER; v <= SR_VERDICT_AMBIGUOUS; v++)
+    assert_string_equal(sr_verdict_name(SR_VERDICT_BELOW_THRESHOLD), "below-threshold");
+    for (int v = SR_VERDICT_FASTER; v <= SR_VERDICT_BELOW_THRESHOLD; v++)
         assert_int_equal(sr_verdict_parse(sr_verdict_name(v)), v);
     assert_int_equal(sr_verdict_parse("quicker"), SR_VERDICT_NONE);
 }
@@ -246,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_interval_hand_values),
         cmocka_unit_test(test_a_a_is_same),
         cmocka_unit_test(test_verdict_rules),
+        cmocka_unit_test(test_interval_trims_spikes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,39 @@
+/* Judgement: what the timings of a comparison say. The one place where a speedup, its interval and
+ * the verdict are derived from samples — the engine after measuring, `show` and `plot` for a report
+ * that lacks them, and the schedule's precision check all call these functions.
+ *
+ * The headline is the paired estimate: each round r gives d_r = ln(p50 of the baseline in r / p50
+ * of the variant in r) (both ran in the same round, interleaved, so drift cancels in the ratio);
+ * the estimate is exp(mean d) - 1 and the 95% interval is Student's t on the mean of d. The seed's
+ * formula (ratio of the pooled p50s) is kept beside it for the seed's JSON key, flagged when it
+ * falls outside the interval. */
+#ifndef SAGERUN_JUDGE_H
+#define SAGERUN_JUDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "stats.h"
+
+typedef struct sr_judgement {
+    double seed_speedup;       /* (pooled p50 baseline / pooled p50 variant - 1) * 100; NaN = none */
+    sr_interval interval;      /* the paired estimate and its interval (valid = >= 2 rounds) */
+    int verdict;               /* sr_verdict */
+    bool seed_outside_interval; /* the seed's number lies outside the interval */
+} sr_judgement;
+
+/* Judges a variant against the baseline from the per-round p50s of both (rounds entries each) and
+ * their pooled p50s (NaN when unknown: then seed_speedup is NaN). threshold in percent. */
+sr_judgement sr_judge_pair(const double *baseline_round_p50, const double *variant_round_p50,
+                           size_t rounds, double baseline_p50, double variant_p50,
+                           double threshold_percent);
+
+/* The verdict of an interval: faster / slower when the whole interval lies beyond +threshold /
+ * -threshold; inside [-threshold, +threshold]: same when it holds 0, below-threshold when it does
+ * not (a real difference, smaller than the threshold); ambiguous otherwise. */
+int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
+
+/* Half the width of the interval in percent points; +Inf when invalid. */
+double sr_judge_half_width(const sr_interval *interval);
+
+#endif

@@ -1,0 +1,41 @@
+// The timer's own kernels (timer.h): the hold that keeps a stream waiting while a sample is queued,
+// an empty kernel for the launch floor, and the clock probe.
+#include <stdint.h>
+
+static __device__ __forceinline__ uint64_t global_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Spins until the host writes a nonzero *flag (host-mapped memory), or gives up after timeout_ns
+// and says so in *timed_out.
+extern "C" __global__ void sr_timer_hold(const volatile uint32_t *flag, uint64_t timeout_ns,
+                                         volatile uint32_t *timed_out)
+{
+    uint64_t t0 = global_ns();
+    while (*flag == 0) {
+        if (global_ns() - t0 > timeout_ns) {
+            *timed_out = 1;
+            return;
+        }
+        __nanosleep(200);
+    }
+}
+
+extern "C" __global__ void sr_timer_empty() {}
+
+// Counts SM cycles over at least spin_ns of the global timer: out[0] cycles, out[1] nanoseconds.
+extern "C" __global__ void sr_timer_clock(uint64_t spin_ns, volatile uint64_t *out)
+{
+    uint64_t g0 = global_ns();
+    long long c0 = clock64();
+    uint64_t g1;
+    do {
+        g1 = global_ns();
+    } while (g1 - g0 < spin_ns);
+    long long c1 = clock64();
+    out[0] = (uint64_t)(c1 - c0);
+    out[1] = g1 - g0;
+}

@@ -1,0 +1,293 @@
+/* The schedule of a comparison (schedule.h): order, rounds, stopping, redone rounds. */
+#include "schedule.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge.h"
+#include "stats.h"
+
+const char *sr_order_name(int order)
+{
+    return order == SR_ORDER_INTERLEAVE ? "interleave" : order == SR_ORDER_ROTATE ? "rotate" : NULL;
+}
+
+int sr_order_parse(const char *name)
+{
+    if (name && strcmp(name, "interleave") == 0)
+        return SR_ORDER_INTERLEAVE;
+    if (name && strcmp(name, "rotate") == 0)
+        return SR_ORDER_ROTATE;
+    return -1;
+}
+
+size_t sr_order_period(int order, size_t n)
+{
+    if (order == SR_ORDER_ROTATE || n <= 1)
+        return 1;
+    return n % 2 ? 2 * n : n;
+}
+
+/* Williams' balanced Latin square: row 0 is 0, 1, n-1, 2, n-2, ...; row r adds r (mod n); for
+ * odd n, rows n .. 2n-1 are rows 0 .. n-1 reversed. */
+static size_t williams(size_t n, size_t row, size_t pos)
+{
+    bool reversed = n % 2 && row >= n;
+    size_t r = row % n, k = reversed ? n - 1 - pos : pos;
+    size_t first = k == 0 ? 0 : k % 2 ? (k + 1) / 2 : n - k / 2;
+    return (first + r) % n;
+}
+
+size_t sr_order_entry(int order, size_t n, size_t round, size_t slot, size_t per_round)
+{
+    if (n <= 1)
+        return 0;
+    if (order == SR_ORDER_ROTATE)
+        return (round + slot / per_round) % n;
+    return williams(n, round % sr_order_period(order, n), slot % n);
+}
+
+/* ---- results ------------------------------------------------------------------------------- */
+
+static size_t at(const sr_schedule_result *res, size_t e, size_t r, size_t i)
+{
+    return (e * res->capacity_rounds + r) * res->per_round + i;
+}
+
+const double *sr_schedule_entry_samples(const sr_schedule_result *res, size_t entry)
+{
+    return res->samples + at(res, entry, 0, 0);
+}
+
+static double median_of(const double *v, size_t n, double *scratch)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            scratch[k++] = v[i];
+    sr_summary s;
+    sr_summarize(scratch, k, scratch + n, &s);
+    return s.p50;
+}
+
+void sr_schedule_round_p50(const sr_schedule_result *res, size_t entry, double *out)
+{
+    double scratch[2 * 64], *big = NULL, *buf = scratch;
+    if (res->per_round > 64 && !(buf = big = malloc(2 * res->per_round * sizeof(double)))) {
+        for (size_t r = 0; r < res->rounds; r++)
+            out[r] = NAN;
+        return;
+    }
+    for (size_t r = 0; r < res->rounds; r++)
+        out[r] = median_of(res->samples + at(res, entry, r, 0), res->per_round, buf);
+    free(big);
+}
+
+double sr_schedule_half_width(const sr_schedule_result *res)
+{
+    if (res->rounds < 2)
+        return INFINITY;
+    double *b = malloc(2 * res->rounds * sizeof(double)), worst = 0;
+    if (!b)
+        return INFINITY;
+    double *x = b + res->rounds;
+    sr_schedule_round_p50(res, 0, b);
+    for (size_t e = 1; e < res->entries; e++) {
+        if (res->dropped[e])
+            continue;
+        sr_schedule_round_p50(res, e, x);
+        sr_judgement j = sr_judge_pair(b, x, res->rounds, NAN, NAN, 0);
+        worst = fmax(worst, sr_judge_half_width(&j.interval));
+    }
+    free(b);
+    return worst;
+}
+
+void sr_schedule_result_free(sr_schedule_result *res)
+{
+    free(res->samples);
+    free(res->clocks);
+    free(res->dropped);
+    memset(res, 0, sizeof(*res));
+}
+
+static bool result_alloc(sr_schedule_result *res, size_t n, size_t per_round, size_t rounds)
+{
+    memset(res, 0, sizeof(*res));
+    res->entries = n;
+    res->per_round = per_round;
+    res->capacity_rounds = rounds;
+    size_t cells = n * rounds * per_round;
+    res->samples = malloc(cells * sizeof(double));
+    res->clocks = malloc(cells * sizeof(double));
+    res->dropped = calloc(n, sizeof(bool));
+    if (!res->samples || !res->clocks || !res->dropped) {
+        sr_schedule_result_free(res);
+        return false;
+    }
+    for (size_t i = 0; i < cells; i++)
+        res->samples[i] = res->clocks[i] = NAN;
+    return true;
+}
+
+/* ---- one round ------------------------------------------------------------------------------ */
+
+typedef enum { ROUND_OK, ROUND_STOPPED, ROUND_BASELINE_FAILED } round_status;
+
+/* Takes every sample of round slot `r` (the round's data go to row r of the result). */
+static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
+                               sr_schedule_result *res, size_t r, size_t sequence, bool *throttled)
+{
+    size_t n = res->entries, I = res->per_round;
+    size_t *taken = calloc(n, sizeof(size_t));
+    if (!taken)
+        return ROUND_STOPPED;
+    round_status st = ROUND_OK;
+    *throttled = false;
+    for (size_t e = 0; e < n; e++)
+        for (size_t i = 0; i < I; i++)
+            res->samples[at(res, e, r, i)] = res->clocks[at(res, e, r, i)] = NAN;
+    for (size_t slot = 0; slot < n * I && st == ROUND_OK; slot++) {
+        size_t e = sr_order_entry(p->order, n, sequence, slot, I);
+        if (res->dropped[e])
+            continue;
+        if (s->stop && s->stop(s->user)) {
+            st = ROUND_STOPPED;
+            break;
+        }
+        sr_sample smp = {.per_call_s = NAN, .clock_mhz = NAN};
+        if (!s->sample(s->user, e, sequence, &smp)) {
+            res->dropped[e] = true;
+            if (e == 0)
+                st = ROUND_BASELINE_FAILED;
+            continue;
+        }
+        size_t i = taken[e]++;
+        res->samples[at(res, e, r, i)] = smp.per_call_s;
+        res->clocks[at(res, e, r, i)] = smp.clock_mhz;
+        *throttled = *throttled || smp.throttled;
+    }
+    free(taken);
+    return st;
+}
+
+/* The run's median clock over the kept rounds and round r, and whether some entry's median clock
+ * in round r lies more than drop below it. */
+static bool clock_dropped(const sr_schedule_result *res, size_t r, double drop)
+{
+    size_t n = res->entries, I = res->per_round, cells = (r + 1) * I;
+    double *all = malloc(2 * cells * sizeof(double)), *mine = malloc(2 * I * sizeof(double));
+    bool low = false;
+    if (all && mine && drop > 0) {
+        for (size_t e = 0; e < n && !low; e++) {
+            if (res->dropped[e])
+                continue;
+            double run = median_of(res->clocks + at(res, e, 0, 0), cells, all);
+            double here = median_of(res->clocks + at(res, e, r, 0), I, mine);
+            low = isfinite(run) && isfinite(here) && here < (1.0 - drop) * run;
+        }
+    }
+    free(all);
+    free(mine);
+    return low;
+}
+
+/* ---- the schedule ---------------------------------------------------------------------------- */
+
+static bool may_stop_here(size_t rounds, size_t period)
+{
+    return rounds % period == 0 && rounds >= period;
+}
+
+static int end_after_round(const sr_schedule_plan *p, const sr_schedule_result *res,
+                           size_t period, double elapsed, double *half_width)
+{
+    *half_width = sr_schedule_half_width(res);
+    if (res->rounds >= res->capacity_rounds)
+        return SR_SCHEDULE_ROUNDS;
+    if (!may_stop_here(res->rounds, period))
+        return -1;
+    if (p->max_time_s > 0 && elapsed >= p->max_time_s)
+        return SR_SCHEDULE_BUDGET;
+    if (res->rounds >= p->min_rounds && p->target_half_width > 0 &&
+        *half_width <= p->target_half_width)
+        return SR_SCHEDULE_PRECISION;
+    return -1;
+}
+
+/* Seconds left: to min_rounds, else one more period; never past the budget. */
+static double eta(const sr_schedule_plan *p, size_t rounds, size_t period, double elapsed)
+{
+    size_t left = p->min_rounds > rounds ? p->min_rounds - rounds : period - rounds % period;
+    double s = elapsed / (double)rounds * (double)left;
+    if (p->max_time_s > 0)
+        s = fmin(s, fmax(0.0, p->max_time_s - elapsed));
+    return s;
+}
+
+static uint32_t whole_periods(uint32_t rounds, size_t period)
+{
+    size_t r = rounds < 1 ? 1 : rounds;
+    return (uint32_t)((r + period - 1) / period * period);
+}
+
+bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s,
+                     sr_schedule_result *res)
+{
+    sr_schedule_plan p = *plan;
+    size_t period = sr_order_period(p.order, n);
+    p.min_rounds = whole_periods(p.min_rounds, period);
+    p.max_rounds = whole_periods(p.max_rounds < p.min_rounds ? p.min_rounds : p.max_rounds, period);
+    size_t I = p.samples_per_round ? p.samples_per_round : 1;
+    if (!result_alloc(res, n, I, p.max_rounds))
+        return false;
+    res->end = SR_SCHEDULE_ROUNDS;
+    double t0 = s->now(s->user);
+    size_t sequence = 0; /* rounds taken, redone ones included: the order's row */
+    for (;;) {
+        bool throttled;
+        round_status st = take_round(&p, s, res, res->rounds, sequence++, &throttled);
+        if (st != ROUND_OK) {
+            res->end = st == ROUND_STOPPED ? SR_SCHEDULE_STOPPED : SR_SCHEDULE_BASELINE;
+            break;
+        }
+        bool slow = clock_dropped(res, res->rounds, p.clock_drop);
+        if ((slow || throttled) && res->redone < p.max_redos) {
+            res->redone++;
+            res->redone_clock += slow;
+            res->redone_throttle += !slow && throttled;
+            /* the redone round keeps the order's row sequence, so balance holds */
+            sequence--;
+            continue;
+        }
+        res->rounds++;
+        double elapsed = s->now(s->user) - t0, hw;
+        int end = end_after_round(&p, res, period, elapsed, &hw);
+        if (s->round_done)
+            s->round_done(s->user, res->rounds, hw, eta(&p, res->rounds, period, elapsed));
+        if (end >= 0) {
+            res->end = end;
+            break;
+        }
+    }
+    res->elapsed_s = s->now(s->user) - t0;
+    return true;
+}
+
+/* ---- the time-based plan --------------------------------------------------------------------- */
+
+void sr_schedule_plan_timed(int order, double sample_s, double max_time_s, double target_hw,
+                            sr_schedule_plan *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->order = order;
+    (void)sample_s;
+    out->samples_per_round = 1; /* a round is one sample each: A,B then B,A (see schedule.h) */
+    out->min_rounds = SR_SCHEDULE_MIN_ROUNDS;
+    out->max_rounds = SR_SCHEDULE_MAX_ROUNDS;
+    out->max_time_s = max_time_s;
+    out->target_half_width = target_hw;
+    out->max_redos = SR_SCHEDULE_MIN_ROUNDS / 2;
+    out->clock_drop = SR_SCHEDULE_CLOCK_DROP;
+}

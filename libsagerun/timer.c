@@ -1,0 +1,284 @@
+/* Timing one sample (timer.h): the hold kernel, batches, graphs, cold caches and the clock probe. */
+#include "timer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_driver.h"
+
+#define SR_HOLD_TIMEOUT_NS 200000000ull /* 0.2 s: a hold that waits longer gives up and says so */
+#define SR_CLOCK_SPIN_NS 100000ull      /* the clock probe's span: 100 us */
+
+static const char *const timer_names[] = {"auto", "event", "batch", "graph"};
+static const char *const cache_names[] = {"hot", "cold"};
+
+const char *sr_timer_mode_name(int mode)
+{
+    return mode >= 0 && mode < (int)SR_ARRAY_LEN(timer_names) ? timer_names[mode] : NULL;
+}
+
+int sr_timer_mode_parse(const char *name)
+{
+    for (int i = 0; name && i < (int)SR_ARRAY_LEN(timer_names); i++)
+        if (strcmp(name, timer_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *sr_cache_mode_name(int mode)
+{
+    return mode >= 0 && mode < (int)SR_ARRAY_LEN(cache_names) ? cache_names[mode] : NULL;
+}
+
+int sr_cache_mode_parse(const char *name)
+{
+    for (int i = 0; name && i < (int)SR_ARRAY_LEN(cache_names); i++)
+        if (strcmp(name, cache_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+uint32_t sr_timer_batch_for(double per_call_s, double min_sample_s)
+{
+    if (!(per_call_s > 0) || per_call_s >= min_sample_s)
+        return 1;
+    double k = ceil(min_sample_s / per_call_s);
+    return k >= SR_TIMER_MAX_BATCH ? SR_TIMER_MAX_BATCH : (uint32_t)k;
+}
+
+void sr_timer_resolve(int mode, int cache, double per_call_s, int *mode_out, uint32_t *k_out)
+{
+    uint32_t k = sr_timer_batch_for(per_call_s, SR_TIMER_MIN_SAMPLE_S);
+    if (mode == SR_TIMER_AUTO)
+        mode = k > 1 && cache == SR_CACHE_HOT ? SR_TIMER_BATCH : SR_TIMER_EVENT;
+    if (mode == SR_TIMER_EVENT || cache == SR_CACHE_COLD)
+        k = 1; /* a cold sample is one call: the flush cannot sit between calls of a batch */
+    *mode_out = mode;
+    *k_out = k;
+}
+
+/* ---- the sample timer ------------------------------------------------------------------------ */
+
+/* Host-mapped words the device reads and writes. */
+typedef struct mapped {
+    uint32_t flag, timed_out;
+    uint64_t clock[2];
+} mapped;
+
+struct sr_sample_timer {
+    sagerun_context *ctx;
+    CUevent start, stop;
+    mapped *host;         /* pinned, mapped */
+    CUdeviceptr dev;      /* the same memory as the device sees it */
+    CUdeviceptr flush;    /* cold: 2 x L2 bytes */
+    uint64_t flush_bytes;
+    unsigned flush_count;
+};
+
+static sagerun_status timer_cuda_init(sr_sample_timer *t, int cache, sagerun_error *err)
+{
+    if (sr_context_bind(t->ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    SR_CU_CHECK(err, sr_cu.cuEventCreate(&t->start, CU_EVENT_DEFAULT));
+    SR_CU_CHECK(err, sr_cu.cuEventCreate(&t->stop, CU_EVENT_DEFAULT));
+    void *h = NULL;
+    SR_CU_CHECK(err, sr_cu.cuMemAllocHost(&h, sizeof(mapped)));
+    t->host = h;
+    memset(t->host, 0, sizeof(mapped));
+    SR_CU_CHECK(err, sr_cu.cuMemHostGetDevicePointer(&t->dev, h, 0));
+    if (cache == SR_CACHE_COLD) {
+        CUdevice dev;
+        int l2 = 0;
+        SR_CU_CHECK(err, sr_cu.cuDeviceGet(&dev, t->ctx->device));
+        SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
+        t->flush_bytes = 2 * (uint64_t)(l2 > 0 ? l2 : 64 << 20);
+        SR_CU_CHECK(err, sr_cu.cuMemAlloc(&t->flush, t->flush_bytes));
+    }
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_sample_timer_create(sagerun_context *ctx, int cache, sr_sample_timer **out,
+                                      sagerun_error *err)
+{
+    sr_sample_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    t->ctx = ctx;
+    sagerun_status st = SAGERUN_OK;
+    if (ctx->backend == SAGERUN_BACKEND_CUDA)
+        st = timer_cuda_init(t, cache, err);
+    if (st != SAGERUN_OK) {
+        sr_sample_timer_destroy(t);
+        return st;
+    }
+    *out = t;
+    return SAGERUN_OK;
+}
+
+void sr_sample_timer_destroy(sr_sample_timer *t)
+{
+    if (!t)
+        return;
+    if (t->ctx->backend == SAGERUN_BACKEND_CUDA) {
+        if (t->start)
+            sr_cu.cuEventDestroy(t->start);
+        if (t->stop)
+            sr_cu.cuEventDestroy(t->stop);
+        if (t->host)
+            sr_cu.cuMemFreeHost(t->host);
+        if (t->flush)
+            sr_cu.cuMemFree(t->flush);
+    }
+    free(t);
+}
+
+uint64_t sr_sample_timer_flush_bytes(const sr_sample_timer *t)
+{
+    return t->flush_bytes;
+}
+
+/* ---- graphs ---------------------------------------------------------------------------------- */
+
+struct sr_timer_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+};
+
+void sr_timer_graph_destroy(sr_timer_graph *g)
+{
+    if (!g)
+        return;
+    if (g->exec)
+        sr_cu.cuGraphExecDestroy(g->exec);
+    if (g->graph)
+        sr_cu.cuGraphDestroy(g->graph);
+    free(g);
+}
+
+sagerun_status sr_timer_graph_capture(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                      uint32_t calls, sr_timer_graph **out, sagerun_error *err)
+{
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA)
+        return sr_error_set(err, SAGERUN_UNSUPPORTED, "the graph timer needs the CUDA backend");
+    sr_timer_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    CUstream s = (CUstream)t->ctx->cu_stream;
+    CUresult r = sr_cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+    sagerun_status st = r == CUDA_SUCCESS ? SAGERUN_OK : sr_cuda_fail(err, (int)r, "cuStreamBeginCapture");
+    for (uint32_t i = 0; i < calls && st == SAGERUN_OK; i++)
+        st = (sagerun_status)run(user, err);
+    r = sr_cu.cuStreamEndCapture(s, &g->graph); /* ends the capture on every path */
+    if (st == SAGERUN_OK && r != CUDA_SUCCESS)
+        st = sr_cuda_fail(err, (int)r, "cuStreamEndCapture (does run synchronise or allocate?)");
+    if (st == SAGERUN_OK && (r = sr_cu.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0)) !=
+                                CUDA_SUCCESS)
+        st = sr_cuda_fail(err, (int)r, "cuGraphInstantiateWithFlags");
+    if (st != SAGERUN_OK) {
+        sr_timer_graph_destroy(g);
+        return sr_error_prefix(err, "capturing %u calls into a CUDA graph", calls);
+    }
+    *out = g;
+    return SAGERUN_OK;
+}
+
+/* ---- one sample ------------------------------------------------------------------------------ */
+
+static sagerun_status launch_own(sr_sample_timer *t, const char *name, void **params,
+                                 sagerun_error *err)
+{
+    static const uint32_t one[3] = {1, 1, 1};
+    return sr_launch_library_kernel(t->ctx, name, one, one, 0, params, err);
+}
+
+static sagerun_status queue_calls(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                  uint32_t calls, const sr_timer_graph *graph, sagerun_error *err)
+{
+    if (graph) {
+        SR_CU_CHECK(err, sr_cu.cuGraphLaunch(graph->exec, (CUstream)t->ctx->cu_stream));
+        return SAGERUN_OK;
+    }
+    for (uint32_t i = 0; i < calls; i++) {
+        int rc = run(user, err);
+        if (rc != SAGERUN_OK)
+            return (sagerun_status)rc;
+    }
+    return SAGERUN_OK;
+}
+
+/* Queues the flush (cold) and the hold, then the events around the calls; releases the hold. */
+static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                uint32_t calls, const sr_timer_graph *graph, sagerun_error *err)
+{
+    CUstream s = (CUstream)t->ctx->cu_stream;
+    if (t->flush)
+        SR_CU_CHECK(err, sr_cu.cuMemsetD8Async(t->flush, (unsigned char)(++t->flush_count), t->flush_bytes, s));
+    __atomic_store_n(&t->host->flag, 0u, __ATOMIC_SEQ_CST);
+    t->host->timed_out = 0;
+    CUdeviceptr flag = t->dev + offsetof(mapped, flag), tout = t->dev + offsetof(mapped, timed_out);
+    unsigned long long timeout = SR_HOLD_TIMEOUT_NS;
+    void *hold_params[] = {&flag, &timeout, &tout};
+    sagerun_status st = launch_own(t, "sr_timer_hold", hold_params, err);
+    if (st == SAGERUN_OK && sr_cu.cuEventRecord(t->start, s) != CUDA_SUCCESS)
+        st = sr_error_set(err, SAGERUN_CUDA, "cuEventRecord (sample start)");
+    if (st == SAGERUN_OK)
+        st = queue_calls(t, run, user, calls, graph, err);
+    if (st == SAGERUN_OK && sr_cu.cuEventRecord(t->stop, s) != CUDA_SUCCESS)
+        st = sr_error_set(err, SAGERUN_CUDA, "cuEventRecord (sample stop)");
+    __atomic_store_n(&t->host->flag, 1u, __ATOMIC_SEQ_CST); /* release on every path */
+    return st;
+}
+
+static double probe_clock(sr_sample_timer *t)
+{
+    CUdeviceptr out = t->dev + offsetof(mapped, clock);
+    unsigned long long spin = SR_CLOCK_SPIN_NS;
+    void *params[] = {&spin, &out};
+    if (launch_own(t, "sr_timer_clock", params, NULL) != SAGERUN_OK ||
+        sr_cu.cuStreamSynchronize((CUstream)t->ctx->cu_stream) != CUDA_SUCCESS)
+        return NAN;
+    volatile uint64_t *c = t->host->clock;
+    return c[1] ? (double)c[0] / (double)c[1] * 1e3 : NAN; /* cycles per ns = GHz */
+}
+
+sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                    uint32_t calls, const sr_timer_graph *graph,
+                                    sr_timed_sample *out, sagerun_error *err)
+{
+    out->clock_mhz = NAN;
+    out->hold_timed_out = false;
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
+        double t0 = sr_monotonic_seconds();
+        sagerun_status st = queue_calls(t, run, user, calls, NULL, err);
+        out->seconds = sr_monotonic_seconds() - t0;
+        return st;
+    }
+    sagerun_status st = take_cuda(t, run, user, calls, graph, err);
+    if (st != SAGERUN_OK) {
+        sr_cu.cuStreamSynchronize((CUstream)t->ctx->cu_stream);
+        return st;
+    }
+    SR_CU_CHECK(err, sr_cu.cuEventSynchronize(t->stop));
+    float ms = 0;
+    SR_CU_CHECK(err, sr_cu.cuEventElapsedTime(&ms, t->start, t->stop));
+    out->seconds = (double)ms * 1e-3;
+    out->hold_timed_out = t->host->timed_out != 0;
+    out->clock_mhz = probe_clock(t);
+    return SAGERUN_OK;
+}
+
+static int run_empty(void *user, sagerun_error *err)
+{
+    return launch_own(user, "sr_timer_empty", NULL, err);
+}
+
+double sr_sample_timer_launch_floor(sr_sample_timer *t, uint32_t calls)
+{
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA || calls == 0)
+        return NAN;
+    sr_timed_sample s;
+    if (sr_sample_timer_take(t, run_empty, t, calls, NULL, &s, NULL) != SAGERUN_OK)
+        return NAN;
+    return s.seconds / calls;
+}

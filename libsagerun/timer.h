@@ -1,0 +1,82 @@
+/* Timing one sample: K calls of a variant between two device events (CUDA) or two reads of the
+ * monotonic clock (host), outside anything else of sagerun's own.
+ *
+ * On CUDA every sample is queued behind a hold kernel that spins on a host-mapped flag: the start
+ * event, the K calls and the stop event are all queued while the stream is held, then the flag is
+ * released. So the events time the kernels, not the host's launch cost. Modes:
+ *   event  one call per sample;
+ *   batch  K back-to-back calls per sample (K so that a sample lasts at least ~1 ms);
+ *   graph  K calls captured once into a CUDA graph, the graph launched per sample (for variants
+ *          whose run may be captured: the caller opts in);
+ *   auto   event for calls of 1 ms and more, batch below.
+ * Cold cache: before each sample (outside the events) a buffer of twice the L2 size, allocated
+ * once, is overwritten; a cold sample is one call (K = 1).
+ * After each sample a short clock kernel measures the effective SM clock (cycles over the global
+ * timer) on the device, outside the events. */
+#ifndef SAGERUN_TIMER_H
+#define SAGERUN_TIMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef enum sr_timer_mode {
+    SR_TIMER_AUTO = 0,
+    SR_TIMER_EVENT = 1,
+    SR_TIMER_BATCH = 2,
+    SR_TIMER_GRAPH = 3
+} sr_timer_mode;
+
+typedef enum sr_cache_mode { SR_CACHE_HOT = 0, SR_CACHE_COLD = 1 } sr_cache_mode;
+
+/* "auto", "event", "batch", "graph" / "hot", "cold"; NULL for unknown values; parse: -1. */
+const char *sr_timer_mode_name(int mode);
+int sr_timer_mode_parse(const char *name);
+const char *sr_cache_mode_name(int mode);
+int sr_cache_mode_parse(const char *name);
+
+/* The shortest sample batch mode aims at. */
+#define SR_TIMER_MIN_SAMPLE_S 1e-3
+#define SR_TIMER_MAX_BATCH 10000u
+
+/* Calls per sample for calls of per_call_s seconds: 1 from min_sample_s on, else enough calls
+ * for min_sample_s (at most SR_TIMER_MAX_BATCH). */
+uint32_t sr_timer_batch_for(double per_call_s, double min_sample_s);
+/* The mode auto resolves to, and K, for a call of per_call_s seconds under `mode`/`cache`. */
+void sr_timer_resolve(int mode, int cache, double per_call_s, int *mode_out, uint32_t *k_out);
+
+/* ---- the sample timer of one context --------------------------------------------------------- */
+typedef struct sr_sample_timer sr_sample_timer;
+
+/* What the caller times: `calls` calls of run(user). run returns 0 or a sagerun_status with its
+ * message in err. */
+typedef int (*sr_timed_call_fn)(void *user, sagerun_error *err);
+
+sagerun_status sr_sample_timer_create(sagerun_context *ctx, int cache, sr_sample_timer **out,
+                                      sagerun_error *err);
+void sr_sample_timer_destroy(sr_sample_timer *t);
+
+/* A CUDA graph of K calls of run(user), for graph mode; destroy with sr_timer_graph_destroy. */
+typedef struct sr_timer_graph sr_timer_graph;
+sagerun_status sr_timer_graph_capture(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                      uint32_t calls, sr_timer_graph **out, sagerun_error *err);
+void sr_timer_graph_destroy(sr_timer_graph *g);
+
+typedef struct sr_timed_sample {
+    double seconds;   /* the whole sample (all calls) */
+    double clock_mhz; /* effective SM clock right after it; NaN when unknown (host) */
+    bool hold_timed_out; /* the hold kernel gave up waiting: launch cost may be in the sample */
+} sr_timed_sample;
+
+/* One sample: K = calls of run(user), or one launch of graph (then run is not called). */
+sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                    uint32_t calls, const sr_timer_graph *graph,
+                                    sr_timed_sample *out, sagerun_error *err);
+/* The per-launch floor: seconds per launch of an empty kernel, timed as a batch of `calls`
+ * launches under the hold (NaN on the host). */
+double sr_sample_timer_launch_floor(sr_sample_timer *t, uint32_t calls);
+/* The L2 flush buffer's size in bytes (0: hot, or host). */
+uint64_t sr_sample_timer_flush_bytes(const sr_sample_timer *t);
+
+#endif

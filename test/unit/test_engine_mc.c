@@ -1,0 +1,244 @@
+/* Monte-Carlo of the measurement engine: the shipped schedule (schedule.h), the timer's choice of
+ * calls per sample (timer.h) and the judgement (judge.h) — the real functions — driven by a
+ * simulated device under five noise models:
+ *   quiet    100 ms calls, 0.1% per-call noise (the H200's within-round spread on the seed
+ *            workload: robust sd 0.02..0.14%, median 0.09%, test/bench/issue6);
+ *   drift    quiet + a linear drift of 2.6% over 10 s;
+ *   shift    quiet + a 0.9% level shift for 0.5 s starting inside some round;
+ *   spikes   quiet + 2% of samples slowed by 2..30%;
+ *   launch   10 us calls with 1% device jitter; timed per call without the hold kernel (the
+ *            seed's timer), the host's launch cost adds -24%..+28% to each call; with the hold it
+ *            is not timed.
+ * Asserted, for the default schedule: A/A "faster" or "slower" in under 0.1% of runs; the smallest
+ * true speedup called "faster" in >= 80% of runs is <= 1.15% (100 ms models) and <= 1.5% (10 us);
+ * the headline lies inside its interval. The seed schedule (rotate, 3 + 5 x 10, one call per
+ * sample) is simulated beside it for the table (SAGERUN_MC_TABLE=1 prints it; SAGERUN_MC_RUNS
+ * sets the A/A runs per cell, default 20000). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "judge.h"
+#include "schedule.h"
+#include "timer.h"
+
+typedef struct model {
+    const char *name;
+    double t;           /* true per-call seconds of the baseline */
+    double sigma;       /* per-call relative noise (device) */
+    double drift_per_s; /* relative drift per second */
+    double shift;       /* relative level shift ... */
+    double shift_len_s; /* ... lasting this long */
+    double spike_p;     /* probability of a slowed sample */
+    bool launch;        /* launch-dominated: the host's launch cost is timed without the hold */
+    double max_speedup; /* the bar: smallest speedup called faster in 80% */
+} model;
+
+static const model models[] = {
+    {"quiet", 0.1, 0.001, 0, 0, 0, 0, false, 1.15},
+    {"drift 2.6%", 0.1, 0.001, 0.0026, 0, 0, 0, false, 1.15},
+    {"shift 0.9%", 0.1, 0.001, 0, 0.009, 0.5, 0, false, 1.15},
+    {"spikes", 0.1, 0.001, 0, 0, 0, 0.02, false, 1.15},
+    {"launch 10us", 10e-6, 0.01, 0, 0, 0, 0, true, 1.5},
+};
+
+/* ---- the simulated device -------------------------------------------------------------------- */
+
+typedef struct sim {
+    const model *m;
+    double speedup; /* true, percent: the variant's call takes t / (1 + speedup/100) */
+    bool seed;      /* the seed's schedule and timer */
+    uint64_t rng;
+    double now, shift_at;
+    uint32_t k;     /* calls per sample */
+} sim;
+
+static double uniform(sim *s)
+{
+    /* xorshift64*: fast, good enough for noise */
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return (double)((s->rng * 2685821657736338717ull) >> 11) * 0x1.0p-53;
+}
+
+static double normal(sim *s)
+{
+    double u = uniform(s), v = uniform(s);
+    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * M_PI * v);
+}
+
+static double one_call(sim *s, size_t entry)
+{
+    const model *m = s->m;
+    double t = entry == 0 ? m->t : m->t / (1.0 + s->speedup / 100.0);
+    double f = 1.0 + m->drift_per_s * s->now;
+    if (m->shift && s->now >= s->shift_at && s->now < s->shift_at + m->shift_len_s)
+        f += m->shift;
+    return t * f;
+}
+
+static bool sim_sample(void *user, size_t entry, size_t round, sr_sample *out)
+{
+    (void)round;
+    sim *s = user;
+    const model *m = s->m;
+    double base = one_call(s, entry);
+    /* K calls: their device noise averages; the launch term is timed only without the hold */
+    double per_call = base * (1.0 + m->sigma / sqrt((double)s->k) * normal(s));
+    if (m->launch && s->seed)
+        per_call += base * (-0.24 + 0.52 * uniform(s));
+    if (m->spike_p && uniform(s) < m->spike_p)
+        per_call *= 1.02 + 0.28 * uniform(s);
+    s->now += per_call * s->k + 50e-6; /* + the sample's own overhead */
+    out->per_call_s = per_call;
+    out->clock_mhz = 1980;
+    out->throttled = false;
+    return true;
+}
+
+static double sim_now(void *user)
+{
+    return ((sim *)user)->now;
+}
+
+/* ---- one comparison, as the engine plans and judges it --------------------------------------- */
+
+static sr_judgement compare_once(sim *s, size_t n)
+{
+    sr_schedule_plan plan;
+    if (s->seed) {
+        s->k = 1;
+        plan = (sr_schedule_plan){.order = SR_ORDER_ROTATE, .samples_per_round = 10,
+                                  .min_rounds = 5, .max_rounds = 5};
+    } else {
+        int mode;
+        sr_timer_resolve(SR_TIMER_AUTO, SR_CACHE_HOT, s->m->t, &mode, &s->k);
+        sr_schedule_plan_timed(SR_ORDER_INTERLEAVE, s->m->t * s->k, SR_SCHEDULE_MAX_TIME_S,
+                               SR_SCHEDULE_TARGET_HW, &plan);
+    }
+    s->now = 0;
+    s->shift_at = 1.0 + 5.0 * uniform(s);
+    sr_sampler sampler = {.user = s, .sample = sim_sample, .now = sim_now};
+    sr_schedule_result res;
+    if (!sr_schedule_run(&plan, n, &sampler, &res))
+        fail_msg("out of memory");
+    double b[SR_SCHEDULE_MAX_ROUNDS], x[SR_SCHEDULE_MAX_ROUNDS];
+    sr_schedule_round_p50(&res, 0, b);
+    sr_schedule_round_p50(&res, 1, x);
+    sr_summary sb, sx;
+    size_t count = res.rounds * res.per_round;
+    sr_summarize(sr_schedule_entry_samples(&res, 0), count, NULL, &sb);
+    sr_summarize(sr_schedule_entry_samples(&res, 1), count, NULL, &sx);
+    sr_judgement j = sr_judge_pair(b, x, res.rounds, sb.p50, sx.p50, 1.0);
+    sr_schedule_result_free(&res);
+    return j;
+}
+
+typedef struct cell {
+    unsigned runs, faster, slower, outside, seed_outside;
+    double half_width_sum, bias_sum;
+} cell;
+
+static cell run_cell(const model *m, double speedup, bool seed, unsigned runs, uint64_t seed_rng)
+{
+    cell c = {.runs = runs};
+    sim s = {.m = m, .speedup = speedup, .seed = seed, .rng = seed_rng | 1};
+    for (unsigned i = 0; i < runs; i++) {
+        sr_judgement j = compare_once(&s, 2);
+        c.faster += j.verdict == SR_VERDICT_FASTER;
+        c.slower += j.verdict == SR_VERDICT_SLOWER;
+        c.outside += !(j.interval.estimate >= j.interval.low && j.interval.estimate <= j.interval.high);
+        c.seed_outside += j.seed_outside_interval;
+        c.half_width_sum += sr_judge_half_width(&j.interval);
+        c.bias_sum += j.interval.estimate - speedup;
+    }
+    return c;
+}
+
+/* The smallest true speedup on a 0.05-point grid called "faster" in >= 80% of runs. */
+static double smallest_detected(const model *m, bool seed, unsigned runs)
+{
+    for (int step = 0; step <= 60; step++) {
+        double sp = step <= 20 ? 1.0 + 0.05 * step : 2.0 + 0.25 * (step - 20);
+        cell c = run_cell(m, sp, seed, runs, 0x9e3779b97f4a7c15ull ^ (uint64_t)(sp * 1000));
+        if (c.faster * 10 >= runs * 8)
+            return sp;
+    }
+    return INFINITY;
+}
+
+static unsigned env_runs(void)
+{
+    const char *e = getenv("SAGERUN_MC_RUNS");
+    long v = e ? strtol(e, NULL, 10) : 0;
+    return v > 0 ? (unsigned)v : 20000u;
+}
+
+static void test_default_schedule(void **state)
+{
+    (void)state;
+    unsigned runs = env_runs(), sens_runs = runs / 10 < 500 ? 500 : runs / 10;
+    bool table = getenv("SAGERUN_MC_TABLE") != NULL;
+    if (table)
+        printf("| model | schedule | A/A false faster/slower | A/A mean half-width | smallest "
+               "speedup called faster in 80%% | seed formula outside its interval (A/A) |\n"
+               "|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+        const model *m = &models[i];
+        for (int seed = table ? 1 : 0; seed >= 0; seed--) {
+            cell aa = run_cell(m, 0.0, seed, runs, 0x1234567ull + i);
+            double smallest = smallest_detected(m, seed, sens_runs);
+            if (table)
+                printf("| %s | %s | %.3f%% | %.3f | %.2f%% | %.1f%% |\n", m->name,
+                       seed ? "seed (rotate 3+5x10)" : "default (interleave, timed)",
+                       100.0 * (aa.faster + aa.slower) / runs, aa.half_width_sum / runs,
+                       smallest, 100.0 * aa.seed_outside / runs);
+            if (seed)
+                continue;
+            if ((aa.faster + aa.slower) * 1000u >= runs)
+                fail_msg("%s: A/A called faster/slower in %u + %u of %u runs", m->name,
+                         aa.faster, aa.slower, runs);
+            if (aa.outside)
+                fail_msg("%s: the headline fell outside its interval %u times", m->name,
+                         aa.outside);
+            if (!(smallest <= m->max_speedup))
+                fail_msg("%s: the smallest speedup called faster in 80%% of runs is %.2f%%, "
+                         "the bar %.2f%%", m->name, smallest, m->max_speedup);
+        }
+    }
+}
+
+/* A true slowdown of about 2% is called "slower", its interval covering the truth most times. */
+static void test_slower_variant_covered(void **state)
+{
+    (void)state;
+    const double truth = 1.0 / 1.02 * 100.0 - 100.0; /* -1.96% */
+    for (size_t i = 0; i < 4; i++) {
+        sim s = {.m = &models[i], .speedup = truth, .rng = 0xabcdefull + i};
+        unsigned slower = 0, covered = 0, runs = 2000;
+        for (unsigned r = 0; r < runs; r++) {
+            sr_judgement j = compare_once(&s, 2);
+            slower += j.verdict == SR_VERDICT_SLOWER;
+            covered += j.interval.low <= truth && truth <= j.interval.high;
+        }
+        if (slower < runs * 99 / 100 || covered < runs * 90 / 100)
+            fail_msg("%s: slower in %u of %u, the interval covered %.2f%% in %u", models[i].name,
+                     slower, runs, truth, covered);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_schedule),
+        cmocka_unit_test(test_slower_variant_covered),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
