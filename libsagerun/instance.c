@@ -1,5 +1,6 @@
 /* Instances: one variant bound to one set of inputs. create → prepare → run* → destroy.
- * sagerun_instance_run is the timed call: the timing loop of a comparison calls it. */
+ * sr_instance_call is one call of the variant; the comparison's timing loop is schedule.c, its
+ * samples timer.c; sagerun_instance_run times one call with events for the public API. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,10 +155,9 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
     return SAGERUN_OK;
 }
 
-sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds, sagerun_error *err)
+int sr_instance_call(void *instance, sagerun_error *err)
 {
-    if (!inst)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance is NULL");
+    sagerun_instance *inst = instance;
     const sagerun_variant_descriptor *d = inst->desc;
     if (!inst->prepared) {
         sagerun_status st = sagerun_instance_prepare(inst, NULL, err);
@@ -165,18 +165,33 @@ sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds, sag
             return st;
     }
     char why[SR_PLUGIN_ERR_SIZE] = "";
+    int rc = d->run(inst->state, why, sizeof why);
+    if (rc != 0)
+        return variant_failed(err, d, "run", rc, why);
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds, sagerun_error *err)
+{
+    if (!inst)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance is NULL");
+    if (!inst->prepared) {
+        sagerun_status st = sagerun_instance_prepare(inst, NULL, err);
+        if (st != SAGERUN_OK)
+            return st;
+    }
     sagerun_status st = sr_timer_start(&inst->timer, err);
     if (st != SAGERUN_OK)
         return st;
-    int rc = d->run(inst->state, why, sizeof why);
-    if (rc != 0) {
+    int rc = sr_instance_call(inst, err);
+    if (rc != SAGERUN_OK) {
         sagerun_context_synchronize(inst->ctx, NULL);
-        return variant_failed(err, d, "run", rc, why);
+        return (sagerun_status)rc;
     }
     double s = 0;
     st = sr_timer_stop(&inst->timer, &s, err);
     if (st != SAGERUN_OK)
-        return sr_error_prefix(err, "variant %s: run", d->name);
+        return sr_error_prefix(err, "variant %s: run", inst->desc->name);
     if (seconds)
         *seconds = s;
     return SAGERUN_OK;

@@ -116,6 +116,11 @@ sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_prob
 /* Frees what sr_sage2_quantize_inputs allocated. */
 void sr_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *t);
 
+/* ---- instances (instance.c) ---- */
+/* One call of the variant's run on its stream (prepared first if needed), untimed: what the
+ * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */
+int sr_instance_call(void *instance, sagerun_error *err);
+
 /* ---- registry (registry.c) ---- */
 const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry *reg,
                                                          size_t index);

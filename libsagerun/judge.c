@@ -2,6 +2,9 @@
 #include "judge.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+#include "report.h"
 
 int sr_judge_verdict(const sr_interval *iv, double threshold)
 {
@@ -32,4 +35,60 @@ sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, doub
     j.seed_outside_interval = j.interval.valid && isfinite(j.seed_speedup) &&
                               (j.seed_speedup < j.interval.low || j.seed_speedup > j.interval.high);
     return j;
+}
+
+/* ---- a whole report ---------------------------------------------------------------------------- */
+
+static double operations_of(const sr_report *r)
+{
+    if (r->has_problem)
+        return sagerun_problem_operations(&r->problem);
+    if (r->q_shape_len != 4)
+        return NAN;
+    /* the seed's q_shape is [B, N, H, D] */
+    const uint64_t *q = r->q_shape;
+    return 4.0 * (double)q[0] * (double)q[2] * (double)q[1] * (double)q[1] * (double)q[3];
+}
+
+static sr_judgement judge_variant(const sr_report_variant *base, const sr_report_variant *v,
+                                  double threshold)
+{
+    size_t R = base->round_count == v->round_count ? v->round_count : 0;
+    double *b = malloc((R ? R : 1) * 2 * sizeof(double));
+    if (!b)
+        R = 0;
+    double *x = b ? b + (R ? R : 1) : NULL;
+    for (size_t k = 0; k < R; k++) {
+        b[k] = base->rounds[k].p50;
+        x[k] = v->rounds[k].p50;
+    }
+    sr_judgement j = sr_judge_pair(b, x, R, base->timing.p50, v->timing.p50, threshold);
+    free(b);
+    return j;
+}
+
+size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
+{
+    size_t outside = 0;
+    double ops = operations_of(r);
+    for (size_t i = 0; i < r->variant_count; i++) {
+        sr_report_variant *v = &r->variants[i];
+        if (v->failure || !v->timing.count)
+            continue;
+        if (!isfinite(v->tops) && v->timing.p50 > 0 && isfinite(ops))
+            v->tops = ops / v->timing.p50 / 1e12;
+        if (i == 0) {
+            v->speedup_percent = 0.0;
+            continue;
+        }
+        if (only_missing && v->interval.valid)
+            continue;
+        sr_judgement j = judge_variant(&r->variants[0], v, threshold);
+        if (!only_missing || !isfinite(v->speedup_percent))
+            v->speedup_percent = j.seed_speedup;
+        v->interval = j.interval;
+        v->verdict = j.verdict;
+        outside += j.seed_outside_interval;
+    }
+    return outside;
 }

@@ -2,6 +2,7 @@
  * machine without libnvidia-ml.so.1 simply has no clock readings in its reports. */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,10 @@
 typedef int nvml_return;
 typedef struct nvml_device_opaque *nvml_device;
 enum { NVML_OK = 0, NVML_CLOCK_SM = 1, NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_PERF_POLICY_POWER = 0, NVML_PERF_POLICY_THERMAL = 1 };
+typedef struct nvml_violation_time {
+    unsigned long long reference_time, violation_time; /* ns */
+} nvml_violation_time;
 
 /* nvmlClocksThrottleReasons bits (nvml.h), with the names the report uses. */
 static const struct {
@@ -38,6 +43,8 @@ struct sr_nvml {
     nvml_return (*max_clock_info)(nvml_device, int, unsigned *);
     nvml_return (*temperature)(nvml_device, int, unsigned *);
     nvml_return (*throttle_reasons)(nvml_device, unsigned long long *);
+    nvml_return (*energy)(nvml_device, unsigned long long *);
+    nvml_return (*violation)(nvml_device, int, nvml_violation_time *);
 };
 
 /* CUDA ordinals count the devices CUDA_VISIBLE_DEVICES lets through; NVML indexes all of them.
@@ -110,6 +117,10 @@ sr_nvml *sr_nvml_open(int ordinal, char *why, size_t why_len)
     if (!n->throttle_reasons)
         n->throttle_reasons = (nvml_return(*)(nvml_device, unsigned long long *))dlsym(
             lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    n->energy = (nvml_return(*)(nvml_device, unsigned long long *))dlsym(
+        lib, "nvmlDeviceGetTotalEnergyConsumption");
+    n->violation = (nvml_return(*)(nvml_device, int, nvml_violation_time *))dlsym(
+        lib, "nvmlDeviceGetViolationStatus");
     if (!init || !by_index || !n->shutdown) {
         snprintf(why, why_len, "NVML lacks nvmlInit_v2/nvmlDeviceGetHandleByIndex_v2");
         dlclose(lib);
@@ -202,4 +213,27 @@ void sr_nvml_reason_names(uint64_t bits, char *buf, size_t len)
     }
     if (bits)
         snprintf(buf + used, len - used, "%s0x%llx", used ? "," : "", (unsigned long long)bits);
+}
+
+double sr_nvml_energy_j(sr_nvml *n)
+{
+    unsigned long long mj;
+    if (n && n->energy && n->energy(n->dev, &mj) == NVML_OK)
+        return (double)mj * 1e-3;
+    return NAN;
+}
+
+double sr_nvml_violation_s(sr_nvml *n)
+{
+    double total = 0;
+    bool any = false;
+    static const int policies[] = {NVML_PERF_POLICY_POWER, NVML_PERF_POLICY_THERMAL};
+    for (size_t i = 0; n && n->violation && i < SR_ARRAY_LEN(policies); i++) {
+        nvml_violation_time v;
+        if (n->violation(n->dev, policies[i], &v) == NVML_OK) {
+            total += (double)v.violation_time * 1e-9;
+            any = true;
+        }
+    }
+    return any ? total : NAN;
 }

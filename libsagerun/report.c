@@ -142,6 +142,66 @@ static json_t *scheduler_json(builder *b, const sagerun_launch_geometry *g)
     return o;
 }
 
+static json_t *interval_json(builder *b, const sr_interval *iv, const char *method)
+{
+    if (!iv->valid)
+        return json_null();
+    json_t *o = json_object();
+    put(b, o, "estimate", real_or_null(iv->estimate));
+    put(b, o, "low", real_or_null(iv->low));
+    put(b, o, "high", real_or_null(iv->high));
+    put(b, o, "confidence", json_real(0.95));
+    put(b, o, "dof", json_integer(iv->dof));
+    put(b, o, "method", json_string(method));
+    return o;
+}
+
+#define SR_INTERVAL_METHOD                                                                         \
+    "per-round paired log-ratio of p50; 20%-trimmed mean with Tukey-McLaughlin t from 10 rounds, " \
+    "Student t below"
+
+static json_t *variant_timing_json(builder *b, const sr_variant_timing *t)
+{
+    if (!t->present)
+        return json_null();
+    json_t *o = json_object();
+    put(b, o, "timer", json_string(t->timer));
+    put(b, o, "calls_per_sample", json_integer(t->calls_per_sample));
+    put(b, o, "warmup_calls", json_integer(t->warmup_calls));
+    put(b, o, "first_call_s", real_or_null(t->first_call_s));
+    put(b, o, "warm_call_s", real_or_null(t->warm_call_s));
+    put(b, o, "sm_clock_mhz", real_or_null(t->clock_mhz));
+    put(b, o, "energy_per_call_j", real_or_null(t->energy_per_call_j));
+    put(b, o, "mean_power_w", real_or_null(t->mean_power_w));
+    put(b, o, "energy_saving_interval_percent",
+        interval_json(b, &t->energy_interval, "per-round paired log-ratio of energy per call"));
+    put(b, o, "hold_timeouts", json_integer(t->hold_timeouts));
+    return o;
+}
+
+static json_t *measurement_json(builder *b, const sr_measurement_info *m)
+{
+    if (!m->present)
+        return json_null();
+    json_t *o = json_object();
+    put(b, o, "schedule", json_string(m->schedule));
+    put(b, o, "order", json_string(m->order));
+    put(b, o, "cache", json_string(m->cache));
+    put(b, o, "ended_by", json_string(m->end));
+    put(b, o, "min_rounds", json_integer(m->min_rounds));
+    put(b, o, "max_rounds", json_integer(m->max_rounds));
+    put(b, o, "target_half_width_percent", real_or_null(m->target_half_width));
+    put(b, o, "max_time_s", real_or_null(m->max_time_s));
+    put(b, o, "elapsed_s", real_or_null(m->elapsed_s));
+    put(b, o, "half_width_percent", real_or_null(m->half_width));
+    put(b, o, "rounds_redone", json_integer(m->redone));
+    put(b, o, "rounds_redone_clock", json_integer(m->redone_clock));
+    put(b, o, "rounds_redone_throttle", json_integer(m->redone_throttle));
+    put(b, o, "launch_floor_s", real_or_null(m->launch_floor_s));
+    put(b, o, "l2_flush_bytes", json_integer((json_int_t)m->flush_bytes));
+    return o;
+}
+
 static json_t *variant_json(builder *b, const sr_report *r, const sr_report_variant *v)
 {
     json_t *o = json_object();
@@ -168,18 +228,7 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
     put(b, o, "scheduler", v->has_scheduler ? scheduler_json(b, &v->scheduler) : json_null());
     put(b, o, "prepare_s", real_or_null(v->prepare_s));
     put(b, o, "tops", real_or_null(v->tops));
-    if (v->interval.valid) {
-        json_t *iv = json_object();
-        put(b, iv, "estimate", real_or_null(v->interval.estimate));
-        put(b, iv, "low", real_or_null(v->interval.low));
-        put(b, iv, "high", real_or_null(v->interval.high));
-        put(b, iv, "confidence", json_real(0.95));
-        put(b, iv, "dof", json_integer(v->interval.dof));
-        put(b, iv, "method", json_string("per-round paired log-ratio of p50, Student t"));
-        put(b, o, "speedup_interval_percent", iv);
-    } else {
-        put(b, o, "speedup_interval_percent", json_null());
-    }
+    put(b, o, "speedup_interval_percent", interval_json(b, &v->interval, SR_INTERVAL_METHOD));
     put(b, o, "verdict", string_or_null(sr_verdict_name(v->verdict)));
     json_t *det = json_object();
     put(b, det, "deterministic", tristate(v->deterministic));
@@ -219,6 +268,7 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
     }
     put(b, o, "failure", string_or_null(v->failure));
     put(b, o, "failure_phase", string_or_null(v->failure_phase));
+    put(b, o, "measurement", variant_timing_json(b, &v->how));
     if (v->samples) {
         /* For plots of drift and distributions: every timed call, one array per round. */
         json_t *rounds_s = json_array();
@@ -326,6 +376,7 @@ json_t *sr_report_to_json(const sr_report *r)
         }
         put(&b, clocks, "rounds", cr);
         put(&b, root, "clocks", clocks);
+        put(&b, root, "measurement", measurement_json(&b, &r->measurement));
         json_t *warnings = json_array();
         for (size_t i = 0; i < r->warning_count; i++)
             append(&b, warnings, json_string(r->warnings[i]));
@@ -617,6 +668,65 @@ static void read_samples(reader *rd, json_t *o, const char *where, sr_report_var
         }
 }
 
+static void read_interval(reader *rd, json_t *iv, const char *where, sr_interval *out)
+{
+    out->estimate = get_number(rd, iv, where, "estimate", false, true);
+    out->low = get_number(rd, iv, where, "low", true, false);
+    out->high = get_number(rd, iv, where, "high", true, false);
+    out->dof = (unsigned)get_uint(rd, iv, where, "dof", false, false, 0);
+    out->valid = true;
+    if (!rd->failed && !(out->low <= out->high))
+        fail_at(rd, where, "low", "the interval's low bound %g lies above its high bound %g",
+                out->low, out->high);
+}
+
+static void copy_word(char *dst, size_t len, char *src)
+{
+    snprintf(dst, len, "%s", src ? src : "");
+    free(src);
+}
+
+static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_variant_timing *t)
+{
+    char sub[160];
+    copy_word(t->timer, sizeof(t->timer), get_string(rd, o, where, "timer", false, true));
+    t->calls_per_sample = (uint32_t)get_uint(rd, o, where, "calls_per_sample", false, false, 1);
+    t->warmup_calls = (uint32_t)get_uint(rd, o, where, "warmup_calls", false, false, 0);
+    t->first_call_s = get_number(rd, o, where, "first_call_s", false, true);
+    t->warm_call_s = get_number(rd, o, where, "warm_call_s", false, true);
+    t->clock_mhz = get_number(rd, o, where, "sm_clock_mhz", false, true);
+    t->energy_per_call_j = get_number(rd, o, where, "energy_per_call_j", false, true);
+    t->mean_power_w = get_number(rd, o, where, "mean_power_w", false, true);
+    json_t *iv = get_object(rd, o, where, "energy_saving_interval_percent", false, true);
+    if (iv) {
+        path_join(sub, sizeof(sub), where, "energy_saving_interval_percent");
+        read_interval(rd, iv, sub, &t->energy_interval);
+    }
+    t->hold_timeouts = (uint32_t)get_uint(rd, o, where, "hold_timeouts", false, false, 0);
+    t->present = true;
+}
+
+static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
+{
+    const char *w = "measurement";
+    copy_word(m->schedule, sizeof(m->schedule), get_string(rd, o, w, "schedule", false, true));
+    copy_word(m->order, sizeof(m->order), get_string(rd, o, w, "order", false, true));
+    copy_word(m->cache, sizeof(m->cache), get_string(rd, o, w, "cache", false, true));
+    copy_word(m->end, sizeof(m->end), get_string(rd, o, w, "ended_by", false, true));
+    m->min_rounds = (uint32_t)get_uint(rd, o, w, "min_rounds", false, false, 0);
+    m->max_rounds = (uint32_t)get_uint(rd, o, w, "max_rounds", false, false, 0);
+    m->target_half_width = get_number(rd, o, w, "target_half_width_percent", false, true);
+    m->max_time_s = get_number(rd, o, w, "max_time_s", false, true);
+    m->elapsed_s = get_number(rd, o, w, "elapsed_s", false, true);
+    m->half_width = get_number(rd, o, w, "half_width_percent", false, true);
+    m->redone = (uint32_t)get_uint(rd, o, w, "rounds_redone", false, false, 0);
+    m->redone_clock = (uint32_t)get_uint(rd, o, w, "rounds_redone_clock", false, false, 0);
+    m->redone_throttle = (uint32_t)get_uint(rd, o, w, "rounds_redone_throttle", false, false, 0);
+    m->launch_floor_s = get_number(rd, o, w, "launch_floor_s", false, true);
+    m->flush_bytes = (uint64_t)get_uint(rd, o, w, "l2_flush_bytes", false, false, 0);
+    m->present = true;
+}
+
 static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report_variant *v)
 {
     char sub[128];
@@ -636,11 +746,7 @@ static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report
     json_t *iv = get_object(rd, o, where, "speedup_interval_percent", false, true);
     if (iv) {
         path_join(sub, sizeof(sub), where, "speedup_interval_percent");
-        v->interval.estimate = get_number(rd, iv, sub, "estimate", false, true);
-        v->interval.low = get_number(rd, iv, sub, "low", true, false);
-        v->interval.high = get_number(rd, iv, sub, "high", true, false);
-        v->interval.dof = (unsigned)get_uint(rd, iv, sub, "dof", false, false, 0);
-        v->interval.valid = true;
+        read_interval(rd, iv, sub, &v->interval);
     }
     char *verdict = get_string(rd, o, where, "verdict", false, true);
     if (verdict) {
@@ -686,6 +792,11 @@ static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report
     }
     v->failure = get_string(rd, o, where, "failure", false, true);
     v->failure_phase = get_string(rd, o, where, "failure_phase", false, true);
+    json_t *how = get_object(rd, o, where, "measurement", false, true);
+    if (how) {
+        path_join(sub, sizeof(sub), where, "measurement");
+        read_variant_timing(rd, how, sub, &v->how);
+    }
     read_samples(rd, o, where, v);
 }
 
@@ -802,6 +913,9 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
             }
         }
     }
+    json_t *meas = get_object(rd, root, "", "measurement", false, true);
+    if (meas)
+        read_measurement(rd, meas, &r->measurement);
     json_t *warnings = get_array(rd, root, "", "warnings", false);
     for (size_t i = 0; warnings && i < json_array_size(warnings) && !rd->failed; i++) {
         json_t *w = json_array_get(warnings, i);
@@ -950,17 +1064,33 @@ static void format_spread(const sr_summary *t, char *buf, size_t len)
                  (t->p90 - t->p50) / t->p50 * 100.0);
 }
 
+/* The headline is the paired estimate with its interval (judge.h); without an interval, the
+ * seed's ratio of p50s. */
 static void format_speedup(const sr_report_variant *v, char *buf, size_t len)
 {
     if (v->is_baseline)
         snprintf(buf, len, "(baseline)");
+    else if (v->interval.valid)
+        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", v->interval.estimate, v->interval.low,
+                 v->interval.high);
     else if (!isfinite(v->speedup_percent))
         snprintf(buf, len, "-");
-    else if (v->interval.valid)
-        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", v->speedup_percent, v->interval.low,
-                 v->interval.high);
     else
         snprintf(buf, len, "%+.2f%%", v->speedup_percent);
+}
+
+static void format_verdict(const sr_report *r, const sr_report_variant *v, char *buf, size_t len)
+{
+    double thr = isfinite(r->noise_threshold_percent) ? r->noise_threshold_percent : 1.0;
+    const char *vn = sr_verdict_name(v->verdict);
+    if (v->failure)
+        snprintf(buf, len, "FAILED");
+    else if (v->verdict == SR_VERDICT_SAME)
+        snprintf(buf, len, "same (within \u00b1%.3g%%)", thr);
+    else if (v->verdict == SR_VERDICT_BELOW_THRESHOLD)
+        snprintf(buf, len, "differs, below \u00b1%.3g%%", thr);
+    else
+        snprintf(buf, len, "%s", vn ? vn : "-");
 }
 
 static void format_exact(const sr_report_variant *v, char *buf, size_t len)
@@ -1017,9 +1147,25 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
                     (r->driver_version % 1000) / 10);
         fprintf(out, "%s\n", r->compute_capability > 0 ? ")" : "");
     }
-    fprintf(out, "%sschedule: warmup %llu, %llu rounds x %llu iterations", bullet,
-            (unsigned long long)r->warmup, (unsigned long long)r->rounds,
-            (unsigned long long)r->iterations);
+    const sr_measurement_info *m = &r->measurement;
+    if (m->present) {
+        fprintf(out, "%sschedule: %s, %s order, %llu rounds x %llu samples, ended by %s", bullet,
+                m->schedule, m->order, (unsigned long long)r->rounds_completed,
+                (unsigned long long)r->iterations, m->end);
+        if (isfinite(m->half_width))
+            fprintf(out, " (half-width %.3f points", m->half_width);
+        if (isfinite(m->half_width) && isfinite(m->target_half_width))
+            fprintf(out, ", target %.3f", m->target_half_width);
+        fprintf(out, "%s, %s cache", isfinite(m->half_width) ? ")" : "", m->cache);
+        if (m->redone)
+            fprintf(out, ", %u rounds redone", m->redone);
+        if (isfinite(m->launch_floor_s))
+            fprintf(out, ", launch floor %.2f us", m->launch_floor_s * 1e6);
+    } else {
+        fprintf(out, "%sschedule: warmup %llu, %llu rounds x %llu iterations", bullet,
+                (unsigned long long)r->warmup, (unsigned long long)r->rounds,
+                (unsigned long long)r->iterations);
+    }
     if (isfinite(r->noise_threshold_percent))
         fprintf(out, ", noise threshold %.3g%%", r->noise_threshold_percent);
     fprintf(out, "\n");
@@ -1033,6 +1179,24 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
         fprintf(out, "%ssource commit %s%s%s\n", bullet,
                 r->source_commit ? r->source_commit : "unknown", r->tool_version ? ", sagerun " : "",
                 r->tool_version ? r->tool_version : "");
+}
+
+/* How a variant was timed: timer, calls per sample, clock, energy. */
+static void print_timing_note(const sr_report_variant *v, FILE *out, const char *bullet)
+{
+    const sr_variant_timing *t = &v->how;
+    if (!t->present)
+        return;
+    fprintf(out, "%s%s: timer %s, %u call%s per sample", bullet, variant_label(v), t->timer,
+            t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
+    if (isfinite(t->clock_mhz))
+        fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
+    if (isfinite(t->energy_per_call_j))
+        fprintf(out, ", %.4g J per call, %.0f W", t->energy_per_call_j, t->mean_power_w);
+    if (t->energy_interval.valid)
+        fprintf(out, ", energy %+.2f%% [%+.2f, %+.2f] less than the baseline",
+                t->energy_interval.estimate, t->energy_interval.low, t->energy_interval.high);
+    fprintf(out, "\n");
 }
 
 /* Notes under the table: failures, non-determinism, byte differences, clocks, warnings. */
@@ -1070,8 +1234,9 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
                         (unsigned long long)v->accuracy.rows, v->accuracy.reference);
             fprintf(out, "\n");
         }
+        print_timing_note(v, out, bullet);
     }
-    if (r->clock_source && r->clock_round_count) {
+    if (r->clock_source && r->clock_round_count && r->clock_round_count <= 40) {
         fprintf(out, "%sSM clock per round (MHz):", bullet);
         for (size_t i = 0; i < r->clock_round_count; i++)
             fprintf(out, " %d", r->clock_rounds[i].sm_clock_mhz);
@@ -1088,11 +1253,11 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
 
 /* Column texts of one row of the table. */
 typedef struct row_text {
-    char label[80], p50[32], spread[40], tops[16], speedup[64], verdict[16], exact[32],
+    char label[80], p50[32], spread[40], tops[16], speedup[64], verdict[40], exact[32],
         accuracy[64];
 } row_text;
 
-static void row_of(const sr_report_variant *v, row_text *t)
+static void row_of(const sr_report *r, const sr_report_variant *v, row_text *t)
 {
     snprintf(t->label, sizeof(t->label), "%s", variant_label(v));
     sr_format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
@@ -1102,10 +1267,25 @@ static void row_of(const sr_report_variant *v, row_text *t)
     else
         snprintf(t->tops, sizeof(t->tops), "-");
     format_speedup(v, t->speedup, sizeof(t->speedup));
-    const char *vn = sr_verdict_name(v->verdict);
-    snprintf(t->verdict, sizeof(t->verdict), "%s", v->failure ? "FAILED" : vn ? vn : "-");
+    format_verdict(r, v, t->verdict, sizeof(t->verdict));
     format_exact(v, t->exact, sizeof(t->exact));
     format_accuracy(v, t->accuracy, sizeof(t->accuracy));
+}
+
+/* Columns are as wide as their widest text on a terminal: UTF-8 continuation bytes take no
+ * column. */
+static int display_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void print_cell(FILE *out, const char *text, int width, const char *sep)
+{
+    fprintf(out, "%s%*s%s", text, width > display_width(text) ? width - display_width(text) : 0,
+            "", sep);
 }
 
 void sr_report_print_table(const sr_report *r, FILE *out)
@@ -1119,23 +1299,23 @@ void sr_report_print_table(const sr_report *r, FILE *out)
         return;
     int w[8];
     for (int c = 0; c < 8; c++)
-        w[c] = (int)strlen(head[c]);
+        w[c] = display_width(head[c]);
     for (size_t i = 0; i < n; i++) {
-        row_of(&r->variants[i], &rows[i]);
+        row_of(r, &r->variants[i], &rows[i]);
         const char *cells[8] = {rows[i].label,   rows[i].p50,     rows[i].spread, rows[i].tops,
                                 rows[i].speedup, rows[i].verdict, rows[i].exact,  rows[i].accuracy};
         for (int c = 0; c < 8; c++)
-            if ((int)strlen(cells[c]) > w[c])
-                w[c] = (int)strlen(cells[c]);
+            if (display_width(cells[c]) > w[c])
+                w[c] = display_width(cells[c]);
     }
     fprintf(out, "\n");
     for (int c = 0; c < 8; c++)
-        fprintf(out, "%-*s%s", c == 7 ? 0 : w[c], head[c], c == 7 ? "\n" : "  ");
+        print_cell(out, head[c], c == 7 ? 0 : w[c], c == 7 ? "\n" : "  ");
     for (size_t i = 0; i < n; i++) {
         const char *cells[8] = {rows[i].label,   rows[i].p50,     rows[i].spread, rows[i].tops,
                                 rows[i].speedup, rows[i].verdict, rows[i].exact,  rows[i].accuracy};
         for (int c = 0; c < 8; c++)
-            fprintf(out, "%-*s%s", c == 7 ? 0 : w[c], cells[c], c == 7 ? "\n" : "  ");
+            print_cell(out, cells[c], c == 7 ? 0 : w[c], c == 7 ? "\n" : "  ");
     }
     free(rows);
     fprintf(out, "\n");
@@ -1150,7 +1330,7 @@ void sr_report_print_markdown(const sr_report *r, FILE *out)
                  "accuracy |\n|---|---:|---:|---:|---|---|---|---|\n");
     for (size_t i = 0; i < r->variant_count; i++) {
         row_text t;
-        row_of(&r->variants[i], &t);
+        row_of(r, &r->variants[i], &t);
         fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t.label, t.p50, t.spread,
                 t.tops, t.speedup, t.verdict, t.exact, t.accuracy);
     }

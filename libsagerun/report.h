@@ -39,6 +39,31 @@ typedef struct sr_clock_sample {
     uint64_t throttle_reasons; /* nvmlClocksThrottleReasons bits */
 } sr_clock_sample;
 
+/* How one variant was timed (the engine's extension; present false = absent). */
+typedef struct sr_variant_timing {
+    bool present;
+    char timer[8];             /* "event", "batch", "graph" */
+    uint32_t calls_per_sample; /* K */
+    uint32_t warmup_calls;
+    double first_call_s, warm_call_s; /* the first warm-up call; the warmed per-call time */
+    double clock_mhz;          /* median effective SM clock of its samples; NaN = unknown */
+    double energy_per_call_j, mean_power_w; /* NaN = unknown */
+    sr_interval energy_interval; /* paired, percent less energy per call than the baseline */
+    uint32_t hold_timeouts;
+    double seed_speedup_percent; /* the seed's formula, kept when it lies outside the interval */
+} sr_variant_timing;
+
+/* How the comparison was measured (present false = absent: a seed report, or an older one). */
+typedef struct sr_measurement_info {
+    bool present;
+    char schedule[8], order[12], cache[8], end[12]; /* end: rounds/precision/budget/stopped */
+    double target_half_width, max_time_s, elapsed_s, half_width; /* NaN = absent */
+    uint32_t min_rounds, max_rounds;
+    uint32_t redone, redone_clock, redone_throttle;
+    double launch_floor_s; /* NaN = unknown */
+    uint64_t flush_bytes;
+} sr_measurement_info;
+
 typedef struct sr_report_variant {
     /* the seed's keys */
     char *name, *path, *output_sha256; /* output_sha256 NULL = null */
@@ -64,6 +89,7 @@ typedef struct sr_report_variant {
      * NULL = absent (the seed's format has per-round summaries only) */
     double *samples;
     size_t sample_rounds, samples_per_round;
+    sr_variant_timing how; /* "measurement" */
 } sr_report_variant;
 
 typedef struct sr_report {
@@ -96,6 +122,7 @@ typedef struct sr_report {
     size_t clock_round_count;
     char **warnings;
     size_t warning_count;
+    sr_measurement_info measurement; /* "measurement" */
 } sr_report;
 
 /* Frees what r owns and zeroes it. */
@@ -144,6 +171,11 @@ int sr_nvml_max_sm_clock(sr_nvml *n); /* -1 when unknown */
 uint64_t sr_nvml_slowdown_mask(void);
 /* Names of the set bits, comma-separated, into buf. */
 void sr_nvml_reason_names(uint64_t reasons, char *buf, size_t len);
+/* The device's energy counter in joules (NaN when unknown). */
+double sr_nvml_energy_j(sr_nvml *n);
+/* Seconds the device spent throttled for power or heat since boot (NaN when unknown): a rise
+ * between two readings is throttling in between. */
+double sr_nvml_violation_s(sr_nvml *n);
 
 
 /* A duration with a unit chosen for it: "243.919 ms", "1.2345 s", "131.30 us"; "-" if not finite. */

@@ -71,7 +71,8 @@ static double median_of(const double *v, size_t n, double *scratch)
     return s.p50;
 }
 
-void sr_schedule_round_p50(const sr_schedule_result *res, size_t entry, double *out)
+static void round_medians(const sr_schedule_result *res, const double *data, size_t entry,
+                          double *out)
 {
     double scratch[2 * 64], *big = NULL, *buf = scratch;
     if (res->per_round > 64 && !(buf = big = malloc(2 * res->per_round * sizeof(double)))) {
@@ -80,8 +81,18 @@ void sr_schedule_round_p50(const sr_schedule_result *res, size_t entry, double *
         return;
     }
     for (size_t r = 0; r < res->rounds; r++)
-        out[r] = median_of(res->samples + at(res, entry, r, 0), res->per_round, buf);
+        out[r] = median_of(data + at(res, entry, r, 0), res->per_round, buf);
     free(big);
+}
+
+void sr_schedule_round_p50(const sr_schedule_result *res, size_t entry, double *out)
+{
+    round_medians(res, res->samples, entry, out);
+}
+
+void sr_schedule_round_energy(const sr_schedule_result *res, size_t entry, double *out)
+{
+    round_medians(res, res->energies, entry, out);
 }
 
 double sr_schedule_half_width(const sr_schedule_result *res)
@@ -108,6 +119,7 @@ void sr_schedule_result_free(sr_schedule_result *res)
 {
     free(res->samples);
     free(res->clocks);
+    free(res->energies);
     free(res->dropped);
     memset(res, 0, sizeof(*res));
 }
@@ -121,13 +133,14 @@ static bool result_alloc(sr_schedule_result *res, size_t n, size_t per_round, si
     size_t cells = n * rounds * per_round;
     res->samples = malloc(cells * sizeof(double));
     res->clocks = malloc(cells * sizeof(double));
+    res->energies = malloc(cells * sizeof(double));
     res->dropped = calloc(n, sizeof(bool));
-    if (!res->samples || !res->clocks || !res->dropped) {
+    if (!res->samples || !res->clocks || !res->energies || !res->dropped) {
         sr_schedule_result_free(res);
         return false;
     }
     for (size_t i = 0; i < cells; i++)
-        res->samples[i] = res->clocks[i] = NAN;
+        res->samples[i] = res->clocks[i] = res->energies[i] = NAN;
     return true;
 }
 
@@ -147,7 +160,8 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
     *throttled = false;
     for (size_t e = 0; e < n; e++)
         for (size_t i = 0; i < I; i++)
-            res->samples[at(res, e, r, i)] = res->clocks[at(res, e, r, i)] = NAN;
+            res->samples[at(res, e, r, i)] = res->clocks[at(res, e, r, i)] =
+                res->energies[at(res, e, r, i)] = NAN;
     for (size_t slot = 0; slot < n * I && st == ROUND_OK; slot++) {
         size_t e = sr_order_entry(p->order, n, sequence, slot, I);
         if (res->dropped[e])
@@ -156,7 +170,7 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
             st = ROUND_STOPPED;
             break;
         }
-        sr_sample smp = {.per_call_s = NAN, .clock_mhz = NAN};
+        sr_sample smp = {.per_call_s = NAN, .clock_mhz = NAN, .energy_j = NAN};
         if (!s->sample(s->user, e, sequence, &smp)) {
             res->dropped[e] = true;
             if (e == 0)
@@ -166,6 +180,7 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
         size_t i = taken[e]++;
         res->samples[at(res, e, r, i)] = smp.per_call_s;
         res->clocks[at(res, e, r, i)] = smp.clock_mhz;
+        res->energies[at(res, e, r, i)] = smp.energy_j;
         *throttled = *throttled || smp.throttled;
     }
     free(taken);
@@ -236,7 +251,7 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
                      sr_schedule_result *res)
 {
     sr_schedule_plan p = *plan;
-    size_t period = sr_order_period(p.order, n);
+    size_t period = p.exact_rounds ? 1 : sr_order_period(p.order, n);
     p.min_rounds = whole_periods(p.min_rounds, period);
     p.max_rounds = whole_periods(p.max_rounds < p.min_rounds ? p.min_rounds : p.max_rounds, period);
     size_t I = p.samples_per_round ? p.samples_per_round : 1;

@@ -40,6 +40,7 @@ typedef struct sr_sample {
     double per_call_s; /* seconds per call (a sample of K calls: its time / K) */
     double clock_mhz;  /* effective SM clock of the sample; NaN when unknown */
     bool throttled;    /* the device reported clock throttling during the sample */
+    double energy_j;   /* joules per call over the sample; NaN when unknown */
 } sr_sample;
 
 typedef struct sr_sampler {
@@ -63,6 +64,7 @@ typedef struct sr_schedule_plan {
     double target_half_width;   /* percent points; <= 0: no precision target */
     uint32_t max_redos;         /* rounds taken again at most */
     double clock_drop;          /* e.g. 0.03; <= 0: clocks never redo a round */
+    bool exact_rounds;          /* a fixed schedule: exactly max_rounds, whole periods or not */
 } sr_schedule_plan;
 
 typedef enum sr_schedule_end {
@@ -78,6 +80,7 @@ typedef struct sr_schedule_result {
     size_t rounds;       /* rounds kept */
     double *samples;     /* entry e, round r, sample i at [(e * capacity_rounds + r) * per_round + i] */
     double *clocks;      /* the same shape: clock_mhz */
+    double *energies;    /* the same shape: energy_j */
     bool *dropped;       /* per entry: failed and left the schedule */
     uint32_t redone;     /* rounds taken again */
     uint32_t redone_clock, redone_throttle; /* why */
@@ -93,6 +96,8 @@ void sr_schedule_result_free(sr_schedule_result *res);
 const double *sr_schedule_entry_samples(const sr_schedule_result *res, size_t entry);
 /* The p50 of each kept round of one entry into out (res->rounds values). */
 void sr_schedule_round_p50(const sr_schedule_result *res, size_t entry, double *out);
+/* The same for the energy per call (NaN where unknown). */
+void sr_schedule_round_energy(const sr_schedule_result *res, size_t entry, double *out);
 /* The widest half-width (percent points) of every non-dropped entry against entry 0 over the kept
  * rounds; +Inf with fewer than two rounds. */
 double sr_schedule_half_width(const sr_schedule_result *res);

@@ -282,3 +282,55 @@ double sr_sample_timer_launch_floor(sr_sample_timer *t, uint32_t calls)
         return NAN;
     return s.seconds / calls;
 }
+
+/* ---- the single-call timer of sagerun_instance_run (public API): events around one call ---- */
+sagerun_status sr_timer_init(sr_timer *t, sagerun_context *ctx, sagerun_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->ctx = ctx;
+    if (ctx->backend != SAGERUN_BACKEND_CUDA)
+        return SAGERUN_OK;
+    if (sr_context_bind(ctx, err) != SAGERUN_OK)
+        return err ? err->status : SAGERUN_CUDA;
+    CUevent a, b;
+    SR_CU_CHECK(err, sr_cu.cuEventCreate(&a, CU_EVENT_DEFAULT));
+    t->start = a;
+    SR_CU_CHECK(err, sr_cu.cuEventCreate(&b, CU_EVENT_DEFAULT));
+    t->stop = b;
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_timer_start(sr_timer *t, sagerun_error *err)
+{
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
+        t->host_start = sr_monotonic_seconds();
+        return SAGERUN_OK;
+    }
+    SR_CU_CHECK(err, sr_cu.cuEventRecord((CUevent)t->start, (CUstream)t->ctx->cu_stream));
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_timer_stop(sr_timer *t, double *seconds, sagerun_error *err)
+{
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
+        *seconds = sr_monotonic_seconds() - t->host_start;
+        return SAGERUN_OK;
+    }
+    SR_CU_CHECK(err, sr_cu.cuEventRecord((CUevent)t->stop, (CUstream)t->ctx->cu_stream));
+    SR_CU_CHECK(err, sr_cu.cuEventSynchronize((CUevent)t->stop));
+    float ms = 0;
+    SR_CU_CHECK(err, sr_cu.cuEventElapsedTime(&ms, (CUevent)t->start, (CUevent)t->stop));
+    *seconds = (double)ms * 1e-3;
+    return SAGERUN_OK;
+}
+
+void sr_timer_fini(sr_timer *t)
+{
+    if (t->ctx && t->ctx->backend == SAGERUN_BACKEND_CUDA) {
+        if (t->start)
+            sr_cu.cuEventDestroy((CUevent)t->start);
+        if (t->stop)
+            sr_cu.cuEventDestroy((CUevent)t->stop);
+    }
+    memset(t, 0, sizeof *t);
+}

@@ -70,13 +70,55 @@ typedef struct sagerun_compare_options {
     void *progress_user;
     /* ---- added after the first release: read only when struct_size covers them ---- */
     const struct sagerun_compare_hooks *hooks; /* NULL: none (see below) */
+    /* ---- the measurement engine (0.2). A caller whose struct_size stops before `schedule` gets
+     * SAGERUN_SCHEDULE_FIXED with SAGERUN_ORDER_ROTATE: the schedule it asked for before. ---- */
+    uint32_t schedule;          /* SAGERUN_SCHEDULE_*: TIMED (default), FIXED or SEED */
+    uint32_t order;             /* SAGERUN_ORDER_*: INTERLEAVE (default) or ROTATE */
+    uint32_t timer;             /* SAGERUN_TIMER_*: AUTO (default), EVENT, BATCH or GRAPH */
+    uint32_t cache;             /* SAGERUN_CACHE_*: HOT (default) or COLD */
+    uint32_t batch;             /* calls per sample for BATCH and GRAPH; 0: automatic */
+    uint32_t min_rounds;        /* TIMED: rounds at least (20; rounded up to whole periods) */
+    uint32_t max_rounds;        /* TIMED: rounds at most (2000) */
+    uint32_t reserved0;
+    double warmup_s;            /* TIMED: warm-up at least this long per variant (0.25 s) */
+    double max_time_s;          /* TIMED: budget of the timed rounds, seconds (8) */
+    double target_precision_percent; /* TIMED: stop once every interval's half-width is at most
+                                      * this, percent points (0.05); 0: run to the budget */
 } sagerun_compare_options;
+
+/* The schedule. TIMED: warm-up by time and until the per-call time is stable, then rounds of one
+ * sample per variant in interleaved, counterbalanced order until the target precision, the budget
+ * or max_rounds (never because of a verdict). FIXED: warmup calls, then `rounds` rounds of
+ * `iterations` samples per variant, in `order`. SEED: the seed's schedule exactly: 3 warm-up calls,
+ * 5 rounds of 10, rotating order. */
+#define SAGERUN_SCHEDULE_TIMED 0u
+#define SAGERUN_SCHEDULE_FIXED 1u
+#define SAGERUN_SCHEDULE_SEED 2u
+/* INTERLEAVE: A,B,A,B... within a round, the starting variant alternating from round to round (a
+ * balanced Latin square for more than two). ROTATE: each variant's samples of a round back to
+ * back, the first variant rotating by one per round (the seed's). */
+#define SAGERUN_ORDER_INTERLEAVE 0u
+#define SAGERUN_ORDER_ROTATE 1u
+/* How one sample is timed (CUDA; see DESIGN and timer.h): the stream is held by a spinning kernel
+ * while the events and calls are queued, so the host's launch cost is not timed. EVENT: one call
+ * per sample. BATCH: K back-to-back calls (K so that a sample lasts >= 1 ms). GRAPH: K calls
+ * captured once into a CUDA graph (the caller vouches that run may be captured). AUTO: EVENT for
+ * calls of 1 ms and more, BATCH below. */
+#define SAGERUN_TIMER_AUTO 0u
+#define SAGERUN_TIMER_EVENT 1u
+#define SAGERUN_TIMER_BATCH 2u
+#define SAGERUN_TIMER_GRAPH 3u
+/* COLD: L2 is flushed before each sample (a buffer of twice its size, allocated once); a cold
+ * sample is one call. */
+#define SAGERUN_CACHE_HOT 0u
+#define SAGERUN_CACHE_COLD 1u
 
 #define SAGERUN_COMPARE_SKIP_ACCURACY 0x1u /* no reference computation */
 #define SAGERUN_COMPARE_NO_CLOCKS 0x2u     /* do not load NVML */
 
-/* Fills the defaults: the seed's schedule (warmup 3, 5 rounds x 10 iterations), threshold 1%,
- * baseline "baseline", every other variant. Sets struct_size. */
+/* Fills the defaults: the TIMED schedule (see above), interleaved order, AUTO timer, hot cache,
+ * threshold 1%, baseline "baseline", every other variant; warmup/rounds/iterations keep the seed's
+ * numbers (3, 5, 10) for SAGERUN_SCHEDULE_FIXED. Sets struct_size. */
 SAGERUN_API void sagerun_compare_options_init(sagerun_compare_options *opts);
 
 typedef struct sagerun_compare_result sagerun_compare_result;
@@ -204,7 +246,8 @@ SAGERUN_API sagerun_status sagerun_report_diff(const char *old_path, const char 
  * with a report of the rounds finished, and entries to leave out (recorded as failed). */
 
 /* One call into a variant's plugin code. phase: "create" (geometry and create), "prepare",
- * "warmup", "run" (a timed call, poisoning and hashing included) or "destroy". */
+ * "warmup", "check" (an untimed call with the output poisoned before and hashed after: one after
+ * the warm-up, one after the rounds), "run" (a timed sample: its calls) or "destroy". */
 typedef struct sagerun_compare_call {
     uint32_t struct_size;
     int end;                /* 0: the call begins; 1: it returned */
@@ -242,7 +285,8 @@ typedef struct sagerun_compare_hooks {
 SAGERUN_API int sagerun_compare_result_complete(const sagerun_compare_result *result);
 /* Rounds whose timed calls all ran (rounds, when complete). */
 SAGERUN_API uint32_t sagerun_compare_result_rounds_completed(const sagerun_compare_result *result);
-/* The phase of an entry's failure ("create", "prepare", "warmup", "run", "destroy"), or NULL. */
+/* The phase of an entry's failure ("create", "prepare", "warmup", "check", "run", "destroy"), or
+ * NULL. */
 SAGERUN_API const char *sagerun_compare_result_failure_phase(const sagerun_compare_result *result,
                                                              size_t index);
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -22,12 +23,14 @@ static void compare_usage(FILE *out)
             "usage: sagerun compare [--baseline NAME] [--variant NAME]... [workload] [options]\n"
             "\n"
             "A/B comparison: the baseline and each variant are created and prepared (prepare is\n"
-            "timed apart), warmed up, then run in rounds: in each round every variant runs its\n"
-            "iterations, the order rotating from round to round. Outputs are poisoned before and\n"
-            "hashed (SHA-256) after the first and the last timed call; byte-exact = equal to the\n"
-            "reference hash (the baseline's, or --expect-sha256). Accuracy is measured against\n"
-            "exact attention over sampled rows. The verdict comes from a 95%% interval of the\n"
-            "speedup built from per-round paired p50 ratios.\n"
+            "timed apart), checked (output poisoned, one call, hashed), warmed up, then timed in\n"
+            "rounds, then checked again: byte-exact = both hashes equal the reference hash (the\n"
+            "baseline's, or --expect-sha256). Accuracy is measured against exact attention over\n"
+            "sampled rows. Each sample is timed by device events with the stream held while the\n"
+            "calls are queued, so the host's launch cost is not timed. The speedup is the paired\n"
+            "estimate: per round the log-ratio of the two p50s, its 20%%-trimmed mean and 95%%\n"
+            "interval; the verdict comes from that interval: faster / slower beyond the\n"
+            "threshold, same (holds 0), differs below the threshold, or ambiguous.\n"
             "\n"
             "variants:\n"
             "  --baseline NAME        the reference variant (default: baseline; on the host\n"
@@ -45,11 +48,35 @@ static void compare_usage(FILE *out)
             "  --dtype T              f16 (default) or bf16 (for --shape)\n"
             "  --causal               causal attention (for --shape)\n"
             "  --seed S               generator seed (default 440420)\n"
-            "schedule (default: the seed's):\n"
-            "  --warmup N             untimed calls per variant first (default 3)\n"
-            "  --rounds N             rounds (default 5; >= 2 for a verdict)\n"
-            "  --iterations N         timed calls per variant and round (default 10)\n"
+            "schedule (default: timed):\n"
+            "  --schedule S           timed: warm-up for --warmup-time and until stable, then\n"
+            "                         rounds of one sample per variant (A,B then B,A) until the\n"
+            "                         interval's half-width reaches --target-precision or\n"
+            "                         --max-time is spent (never because of the verdict);\n"
+            "                         fixed: --warmup calls, --rounds x --iterations samples;\n"
+            "                         seed: the seed's 3 warm-up + 5 rounds x 10, rotating.\n"
+            "                         --warmup/--rounds/--iterations alone imply fixed\n"
+            "  --target-precision PCT timed: stop at this half-width, percent points (0.05)\n"
+            "  --max-time SECONDS     timed: budget of the timed rounds (8)\n"
+            "  --min-rounds N         timed: rounds at least (20)\n"
+            "  --max-rounds N         timed: rounds at most (2000)\n"
+            "  --warmup-time SECONDS  timed: warm-up at least this long per variant (0.25)\n"
+            "  --warmup N             fixed: untimed calls per variant first (3)\n"
+            "  --rounds N             fixed: rounds (5; >= 2 for a verdict)\n"
+            "  --iterations N         fixed: samples per variant and round (10)\n"
+            "  --order O              interleave (default): A,B,A,B.., the first variant\n"
+            "                         alternating per round (a balanced Latin square for more);\n"
+            "                         rotate: each variant's samples back to back (the seed's)\n"
             "  --noise-threshold PCT  verdict threshold on the speedup in percent (default 1)\n"
+            "timing:\n"
+            "  --timer T              auto (default): event for calls >= 1 ms, batch below;\n"
+            "                         event: one call per sample; batch: K back-to-back calls;\n"
+            "                         graph: K calls captured once into a CUDA graph (only for\n"
+            "                         variants whose run may be captured)\n"
+            "  --batch K              calls per sample for batch and graph (default: a sample\n"
+            "                         of >= 1 ms)\n"
+            "  --cache C              hot (default), or cold: L2 flushed before each sample\n"
+            "                         (one call per sample)\n"
             "checks:\n"
             "  --expect-sha256 HEX    pin the reference output hash instead of the baseline's\n"
             "  --accuracy-rows N      query rows checked against exact attention (default: all\n"
@@ -99,17 +126,69 @@ static bool parse_percent(const char *opt, const char *text, double *out)
     return true;
 }
 
+static bool parse_seconds(const char *opt, const char *text, bool zero_ok, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !isfinite(v) || v < 0 || (!zero_ok && v == 0)) {
+        sr_cli_error("compare: %s '%s': expected a number of seconds %s 0", opt, text,
+                     zero_ok ? ">=" : ">");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* --schedule, --order, --timer, --cache: one word of a short list each. */
+static bool parse_word_option(int opt, const char *text, sagerun_compare_options *o)
+{
+    static const char *const schedules[] = {"timed", "fixed", "seed"};
+    static const char *const orders[] = {"interleave", "rotate"};
+    static const char *const timers[] = {"auto", "event", "batch", "graph"};
+    static const char *const caches[] = {"hot", "cold"};
+    const char *const *words;
+    size_t n;
+    uint32_t *field;
+    const char *name;
+    switch (opt) {
+    case 'S': words = schedules, n = 3, field = &o->schedule, name = "--schedule"; break;
+    case 'O': words = orders, n = 2, field = &o->order, name = "--order"; break;
+    case 'T': words = timers, n = 4, field = &o->timer, name = "--timer"; break;
+    default: words = caches, n = 2, field = &o->cache, name = "--cache"; break;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(text, words[i]) == 0) {
+            *field = (uint32_t)i;
+            return true;
+        }
+    char list[64] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                 words[i]);
+    sr_cli_error("compare: %s '%s': expected one of %s", name, text, list);
+    return false;
+}
+
 /* The progress line: only on a terminal, overwritten in place, erased at the end. */
 typedef struct progress_state {
     bool shown;
+    double t_first_round; /* when round 1 was reported (for the ETA) */
 } progress_state;
 
 static void show_progress(void *user, const char *phase, const char *variant, uint32_t step,
                           uint32_t steps)
 {
     progress_state *ps = user;
-    if (strcmp(phase, "round") == 0)
-        fprintf(stderr, "\r\033[Ksagerun compare: round %u/%u", step, steps);
+    if (strcmp(phase, "round") == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double now = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+        if (step <= 1 || ps->t_first_round == 0)
+            ps->t_first_round = now;
+        double per = step > 1 ? (now - ps->t_first_round) / (step - 1) : 0;
+        fprintf(stderr, "\r\033[Ksagerun compare: round %u of about %u, ETA %.0f s", step,
+                steps, per * (steps > step ? steps - step : 0));
+    }
     else
         fprintf(stderr, "\r\033[Ksagerun compare: %s %s", phase, variant ? variant : "");
     fflush(stderr);
@@ -199,7 +278,8 @@ int sr_cmd_compare(int argc, char **argv)
         O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WORKLOAD, O_INPUTS, O_SHAPE, O_LAYOUT, O_DTYPE,
         O_CAUSAL, O_SEED, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
         O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE, O_TIMEOUT,
-        O_IN_PROCESS, O_ISO_CHILD, O_ISO_REPORT, O_ISO_SKIP
+        O_IN_PROCESS, O_ISO_CHILD, O_ISO_REPORT, O_ISO_SKIP, O_SCHEDULE, O_ORDER, O_TIMER,
+        O_CACHE, O_BATCH, O_MIN_ROUNDS, O_MAX_ROUNDS, O_MAX_TIME, O_TARGET, O_WARMUP_TIME
     };
     static const struct option longopts[] = {
         {"baseline", required_argument, 0, O_BASELINE},
@@ -217,6 +297,16 @@ int sr_cmd_compare(int argc, char **argv)
         {"rounds", required_argument, 0, O_ROUNDS},
         {"iterations", required_argument, 0, O_ITER},
         {"noise-threshold", required_argument, 0, O_THRESHOLD},
+        {"schedule", required_argument, 0, O_SCHEDULE},
+        {"order", required_argument, 0, O_ORDER},
+        {"timer", required_argument, 0, O_TIMER},
+        {"cache", required_argument, 0, O_CACHE},
+        {"batch", required_argument, 0, O_BATCH},
+        {"min-rounds", required_argument, 0, O_MIN_ROUNDS},
+        {"max-rounds", required_argument, 0, O_MAX_ROUNDS},
+        {"max-time", required_argument, 0, O_MAX_TIME},
+        {"target-precision", required_argument, 0, O_TARGET},
+        {"warmup-time", required_argument, 0, O_WARMUP_TIME},
         {"expect-sha256", required_argument, 0, O_EXPECT},
         {"accuracy-rows", required_argument, 0, O_ACC_ROWS},
         {"no-accuracy", no_argument, 0, O_NO_ACC},
@@ -244,7 +334,8 @@ int sr_cmd_compare(int argc, char **argv)
     const char *workload = NULL, *inputs_file = NULL, *shape = NULL, *layout = "nhd",
                *dtype = "f16", *json_path = NULL, *md_path = NULL, *backend = "auto";
     bool causal = false, quiet = false, seed_given = false, layout_given = false,
-         dtype_given = false, baseline_given = false;
+         dtype_given = false, baseline_given = false, counts_given = false,
+         schedule_given = false;
     unsigned long long seed = 440420;
     uint32_t device = 0;
     int rc = SR_EXIT_USAGE, c;
@@ -306,9 +397,23 @@ int sr_cmd_compare(int argc, char **argv)
             }
             break;
         }
-        case O_WARMUP: if (!sr_cli_parse_u32("compare", "--warmup", optarg, 0, &opts.warmup)) goto out; break;
-        case O_ROUNDS: if (!sr_cli_parse_u32("compare", "--rounds", optarg, 1, &opts.rounds)) goto out; break;
-        case O_ITER: if (!sr_cli_parse_u32("compare", "--iterations", optarg, 1, &opts.iterations)) goto out; break;
+        case O_WARMUP: if (!sr_cli_parse_u32("compare", "--warmup", optarg, 0, &opts.warmup)) goto out; counts_given = true; break;
+        case O_ROUNDS: if (!sr_cli_parse_u32("compare", "--rounds", optarg, 1, &opts.rounds)) goto out; counts_given = true; break;
+        case O_ITER: if (!sr_cli_parse_u32("compare", "--iterations", optarg, 1, &opts.iterations)) goto out; counts_given = true; break;
+        case O_SCHEDULE: case O_ORDER: case O_TIMER: case O_CACHE:
+            if (!parse_word_option(c == O_SCHEDULE ? 'S' : c == O_ORDER ? 'O' : c == O_TIMER ? 'T' : 'C', optarg, &opts))
+                goto out;
+            schedule_given = schedule_given || c == O_SCHEDULE;
+            break;
+        case O_BATCH: if (!sr_cli_parse_u32("compare", "--batch", optarg, 1, &opts.batch)) goto out; break;
+        case O_MIN_ROUNDS: if (!sr_cli_parse_u32("compare", "--min-rounds", optarg, 2, &opts.min_rounds)) goto out; break;
+        case O_MAX_ROUNDS: if (!sr_cli_parse_u32("compare", "--max-rounds", optarg, 2, &opts.max_rounds)) goto out; break;
+        case O_MAX_TIME: if (!parse_seconds("--max-time", optarg, false, &opts.max_time_s)) goto out; break;
+        case O_WARMUP_TIME: if (!parse_seconds("--warmup-time", optarg, true, &opts.warmup_s)) goto out; break;
+        case O_TARGET:
+            if (!parse_percent("--target-precision", optarg, &opts.target_precision_percent))
+                goto out;
+            break;
         case O_THRESHOLD:
             if (!parse_percent("--noise-threshold", optarg, &opts.noise_threshold_percent))
                 goto out;
@@ -344,6 +449,13 @@ int sr_cmd_compare(int argc, char **argv)
     if (optind < argc) {
         sr_cli_error("compare: unexpected argument '%s' (see 'sagerun compare --help')",
                      argv[optind]);
+        goto out;
+    }
+    if (counts_given && !schedule_given)
+        opts.schedule = SAGERUN_SCHEDULE_FIXED; /* --rounds and friends ask for a fixed schedule */
+    if (opts.min_rounds > opts.max_rounds) {
+        sr_cli_error("compare: --min-rounds %u is above --max-rounds %u", opts.min_rounds,
+                     opts.max_rounds);
         goto out;
     }
     if ((workload != NULL) + (inputs_file != NULL) + (shape != NULL) > 1) {

@@ -189,26 +189,10 @@ static bool ran(const sr_report_variant *v)
 }
 
 /* The seed's format has no interval: derived from the per-round p50s as 'sagerun show' does. */
+/* Intervals and verdicts a report lacks (the seed's format), by the engine's own judgement. */
 static void derive_intervals(sr_report *r, double threshold)
 {
-    if (r->variant_count == 0)
-        return;
-    const sr_report_variant *base = &r->variants[0];
-    size_t R = base->round_count;
-    double *b = malloc((R ? R : 1) * sizeof(double)), *x = malloc((R ? R : 1) * sizeof(double));
-    for (size_t i = 1; b && x && i < r->variant_count && R >= 2; i++) {
-        sr_report_variant *v = &r->variants[i];
-        if (v->interval.valid || v->round_count != R)
-            continue;
-        for (size_t k = 0; k < R; k++) {
-            b[k] = base->rounds[k].p50;
-            x[k] = v->rounds[k].p50;
-        }
-        v->interval = sr_paired_speedup_interval(b, x, R);
-        v->verdict = sr_judge_verdict(&v->interval, threshold);
-    }
-    free(b);
-    free(x);
+    sr_judge_report(r, threshold, true);
 }
 
 /* The time range on the axes: fastest call to the slowest p99, so that one cold call does not

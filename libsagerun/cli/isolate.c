@@ -205,6 +205,7 @@ static const char *phase_words(const char *phase)
 {
     static const char *const map[][2] = {{"create", "create"},        {"prepare", "prepare"},
                                          {"warmup", "warm-up run"},   {"run", "timed run"},
+                                         {"check", "checked run"},
                                          {"destroy", "destroy"}};
     for (size_t i = 0; i < SR_ARRAY_LEN(map); i++)
         if (strcmp(phase, map[i][0]) == 0)
@@ -264,7 +265,8 @@ static double call_limit(parent *p, const char *label, const char *phase)
     if (p->o->timeout_s > 0)
         return p->o->timeout_s;
     double *slow = slowest_of(p, label);
-    if ((strcmp(phase, "warmup") == 0 || strcmp(phase, "run") == 0) && slow && *slow > 0)
+    if ((strcmp(phase, "warmup") == 0 || strcmp(phase, "run") == 0 ||
+         strcmp(phase, "check") == 0) && slow && *slow > 0)
         return fmax(SR_MIN_TIMEOUT_S, SR_TIMEOUT_FACTOR * *slow);
     return SR_FIRST_CONTACT_TIMEOUT_S;
 }

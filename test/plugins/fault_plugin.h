@@ -1,8 +1,9 @@
 /* Fault-injection test plugins: host variants that misbehave in one call, on purpose, to test that
  * `sagerun compare` contains them. A plugin file defines FAULT_NAME and FAULT_AT (where it
  * faults) and FAULT_KIND (how), then includes this file. Otherwise the variant copies V into O
- * (like fake_plugin.h). Faults in "run" happen on the second run call: with --warmup 1 that is
- * the first timed call, after a warm-up call that gave the watchdog its yardstick.
+ * (like fake_plugin.h). Faults in "run" happen on the third run call: with --warmup 1 that is
+ * the first timed call, after a warm-up call that gave the watchdog its yardstick and the first
+ * checked call.
  * They refuse to load unless SAGERUN_TEST_FAULTS is set, so that tests which load every test
  * plugin of the folder do not meet them by accident. */
 #include <signal.h>
@@ -123,7 +124,7 @@ static int fault_prepare(void *state, char *err, size_t errlen)
 static int fault_run(void *state, char *err, size_t errlen)
 {
     fault_state *s = state;
-    if (FAULT_AT == FAULT_IN_RUN && ++s->runs == 2) {
+    if (FAULT_AT == FAULT_IN_RUN && ++s->runs == 3) {
         int rc = fault_now(FAULT_KIND, s->in, err, errlen);
         if (rc)
             return rc;

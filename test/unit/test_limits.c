@@ -188,6 +188,7 @@ static void test_hooks_calls_and_failure_phase(void **state)
     const char *names[] = {"fake-good", "fault-error-run"};
     sagerun_compare_options o;
     sagerun_compare_options_init(&o);
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
     o.baseline = "fake-good";
     o.variants = names;
     o.variant_count = 2;
@@ -205,7 +206,8 @@ static void test_hooks_calls_and_failure_phase(void **state)
     assert_int_equal(sagerun_compare_result_rounds_completed(res), 2);
     assert_null(sagerun_compare_result_failure_phase(res, 0));
     assert_null(sagerun_compare_result_failure_phase(res, 1));
-    /* the fault plugin fails its second run call: the first timed one */
+    /* the fault plugin fails its third run call: the first timed one (after the warm-up call
+     * and the first checked call) */
     assert_string_equal(sagerun_compare_result_failure_phase(res, 2), "run");
     sagerun_compare_result_destroy(res);
 }
@@ -220,6 +222,7 @@ static void test_hooks_interrupt(void **state)
     const char *names[] = {"fake-good"};
     sagerun_compare_options o;
     sagerun_compare_options_init(&o);
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
     o.baseline = "fake-good";
     o.variants = names;
     o.variant_count = 1;
@@ -262,6 +265,7 @@ static void test_hooks_skip(void **state)
     const char *names[] = {"fake-good", "fake-good"};
     sagerun_compare_options o;
     sagerun_compare_options_init(&o);
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
     o.baseline = "fake-good";
     o.variants = names;
     o.variant_count = 2;

@@ -1,0 +1,379 @@
+/* Report assembly (engine.h): the report of a comparison from what the stages measured — the
+ * header, each variant's timings, checks and timing plan, the judgement, and the warnings a
+ * careful reader would want (throttling, outliers, noise, a slow first call, low clocks). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "judge.h"
+
+#ifndef SAGERUN_GIT_COMMIT
+#define SAGERUN_GIT_COMMIT "unknown"
+#endif
+
+static void utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    else
+        snprintf(buf, len, "unknown");
+}
+
+static void fill_header(sr_report *rep, sagerun_context *ctx, const sagerun_inputs *in,
+                        const sagerun_compare_options *o)
+{
+    const sagerun_problem *p = &in->problem;
+    rep->has_ext = true;
+    rep->schema_version = SAGERUN_REPORT_SCHEMA_VERSION;
+    rep->source_commit = strdup(SAGERUN_GIT_COMMIT);
+    rep->tool_version = strdup(sagerun_version_string());
+    rep->tool_commit = strdup(SAGERUN_GIT_COMMIT);
+    char now[32];
+    utc_now(now, sizeof(now));
+    rep->created_utc = strdup(now);
+    /* q's shape as stored: [B, N, H, D] for NHD (the seed's), [B, H, N, D] for HND. */
+    rep->q_shape_len = 4;
+    rep->q_shape[0] = p->batch;
+    rep->q_shape[1] = p->layout == SAGERUN_LAYOUT_HND ? p->heads_q : p->seq_len;
+    rep->q_shape[2] = p->layout == SAGERUN_LAYOUT_HND ? p->seq_len : p->heads_q;
+    rep->q_shape[3] = p->head_dim;
+    rep->rounds = o->rounds;
+    rep->warmup = o->warmup;
+    rep->iterations = o->iterations;
+    rep->has_problem = true;
+    rep->problem = *p;
+    rep->problem.sm_scale = sagerun_problem_sm_scale(p);
+    rep->noise_threshold_percent = o->noise_threshold_percent;
+    rep->expect_sha256 = o->expect_sha256 ? strdup(o->expect_sha256) : NULL;
+    if (rep->expect_sha256)
+        for (char *c = rep->expect_sha256; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+    rep->backend = strdup(sagerun_backend_name(sagerun_context_backend(ctx)));
+    rep->compute_capability = rep->driver_version = rep->multiprocessors = -1;
+    rep->max_sm_clock_mhz = -1;
+    sagerun_device_info di = {.struct_size = sizeof(di)};
+    if (sagerun_context_device_info(ctx, &di, NULL) == SAGERUN_OK) {
+        rep->device_name = strdup(di.name);
+        rep->compute_capability = di.compute_capability;
+        rep->driver_version = di.driver_version;
+        rep->multiprocessors = di.multiprocessors;
+    }
+}
+
+static const char *end_name(int end)
+{
+    static const char *const names[] = {"rounds", "precision", "budget", "stopped", "baseline"};
+    return end >= 0 && end < (int)SR_ARRAY_LEN(names) ? names[end] : "rounds";
+}
+
+static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const sr_measurement *m)
+{
+    sr_measurement_info *mi = &rep->measurement;
+    const sagerun_compare_options *o = &eo->o;
+    mi->present = true;
+    snprintf(mi->schedule, sizeof(mi->schedule), "%s",
+             m->schedule_name ? m->schedule_name : "none");
+    snprintf(mi->order, sizeof(mi->order), "%s",
+             sr_order_name(o->schedule == SAGERUN_SCHEDULE_SEED ? SR_ORDER_ROTATE : (int)o->order));
+    snprintf(mi->cache, sizeof(mi->cache), "%s", sr_cache_mode_name((int)o->cache));
+    snprintf(mi->end, sizeof(mi->end), "%s", end_name(m->sched.end));
+    bool timed = o->schedule == SAGERUN_SCHEDULE_TIMED;
+    mi->min_rounds = timed ? o->min_rounds : o->rounds;
+    mi->max_rounds = timed ? o->max_rounds : o->rounds;
+    mi->target_half_width = timed ? o->target_precision_percent : NAN;
+    mi->max_time_s = timed ? o->max_time_s : NAN;
+    mi->elapsed_s = m->sched.elapsed_s;
+    mi->half_width = sr_schedule_half_width(&m->sched);
+    if (!isfinite(mi->half_width))
+        mi->half_width = NAN;
+    mi->redone = m->sched.redone;
+    mi->redone_clock = m->sched.redone_clock;
+    mi->redone_throttle = m->sched.redone_throttle;
+    mi->launch_floor_s = m->launch_floor_s;
+    mi->flush_bytes = m->flush_bytes;
+    /* the seed's keys: what was asked for (fixed, seed) or what ran (timed) */
+    rep->rounds = timed ? m->sched.rounds : o->rounds;
+    rep->iterations = m->sched.per_round;
+    rep->warmup = m->warmup_calls;
+}
+
+/* ---- one variant ----------------------------------------------------------------------------- */
+
+static double median_finite(const double *v, size_t n)
+{
+    double *tmp = malloc((n ? n : 1) * sizeof(double));
+    size_t k = 0;
+    for (size_t i = 0; tmp && i < n; i++)
+        if (isfinite(v[i]))
+            tmp[k++] = v[i];
+    sr_summary s;
+    sr_summarize(tmp, k, NULL, &s);
+    free(tmp);
+    return s.p50;
+}
+
+static void fill_timings(sr_report_variant *v, const sr_schedule_result *sc, size_t e)
+{
+    size_t R = sc->rounds, I = sc->per_round;
+    const double *samples = sr_schedule_entry_samples(sc, e);
+    sr_summarize(samples, R * I, NULL, &v->timing);
+    if ((v->rounds = calloc(R ? R : 1, sizeof(*v->rounds)))) {
+        v->round_count = R;
+        for (size_t r = 0; r < R; r++)
+            sr_summarize(samples + r * I, I, NULL, &v->rounds[r]);
+    }
+    if ((v->samples = malloc((R * I > 0 ? R * I : 1) * sizeof(double)))) {
+        memcpy(v->samples, samples, R * I * sizeof(double));
+        v->sample_rounds = R;
+        v->samples_per_round = I;
+    }
+}
+
+static void fill_how(sr_variant_timing *t, const sr_entry *e, const sr_schedule_result *sc,
+                     size_t index)
+{
+    const sr_entry_timing *et = &e->timing;
+    t->present = true;
+    snprintf(t->timer, sizeof(t->timer), "%s", sr_timer_mode_name(et->mode));
+    t->calls_per_sample = et->calls_per_sample;
+    t->warmup_calls = et->warmup_calls;
+    t->first_call_s = et->first_call_s;
+    t->warm_call_s = et->warm_call_s;
+    t->hold_timeouts = et->hold_timeouts;
+    size_t cells = sc->rounds * sc->per_round;
+    t->clock_mhz = median_finite(sc->clocks + index * sc->capacity_rounds * sc->per_round, cells);
+    t->energy_per_call_j = et->energy_ok && et->energy_calls
+                               ? et->energy_j / (double)et->energy_calls : NAN;
+    t->mean_power_w = et->energy_ok && et->energy_s > 0 ? et->energy_j / et->energy_s : NAN;
+}
+
+static void fill_variant(sr_report_variant *v, const sr_entry *e, size_t index,
+                         const sr_schedule_result *sc)
+{
+    v->name = strdup(e->info.name);
+    v->label = strdup(e->label);
+    v->path = sr_strdup_or_null(e->info.path);
+    v->version = sr_strdup_or_null(e->info.version);
+    v->backend = sr_strdup_or_null(sagerun_backend_name(e->info.backend));
+    v->plugin_sha256 = e->info.sha256[0] ? strdup(e->info.sha256) : NULL;
+    v->failure = e->failed ? strdup(e->failure) : NULL;
+    v->failure_phase = e->failed && e->failure_phase[0] ? strdup(e->failure_phase) : NULL;
+    v->is_baseline = index == 0;
+    v->has_scheduler = e->has_geometry;
+    v->scheduler = e->geometry;
+    v->prepare_s = e->prepared ? e->prepare_s : NAN;
+    v->tops = v->speedup_percent = NAN;
+    v->byte_exact = v->deterministic = -1;
+    v->how.seed_speedup_percent = NAN;
+    if (e->failed || sc->rounds == 0 || sc->dropped[index]) {
+        sr_summarize(NULL, 0, NULL, &v->timing);
+        return;
+    }
+    fill_timings(v, sc, index);
+    fill_how(&v->how, e, sc, index);
+    v->output_sha256 = strdup(e->check.first_sha);
+    v->last_output_sha256 = strdup(e->check.last_sha);
+    v->deterministic = strcmp(e->check.first_sha, e->check.last_sha) == 0;
+    v->byte_diff = e->check.diff;
+    v->accuracy = e->check.accuracy;
+}
+
+/* Energy per call, paired per round against the baseline (positive: less energy), for samples
+ * long enough for NVML's counter (>= 50 ms). */
+static void energy_intervals(sr_report *rep, const sr_schedule_result *sc)
+{
+    size_t R = sc->rounds;
+    double *b = malloc((R ? R : 1) * 2 * sizeof(double));
+    if (!b || R < 2 || rep->variants[0].timing.min < 0.05) {
+        free(b);
+        return;
+    }
+    double *x = b + R;
+    sr_schedule_round_energy(sc, 0, b);
+    for (size_t i = 1; i < rep->variant_count; i++) {
+        if (!rep->variants[i].how.present || rep->variants[i].timing.min < 0.05)
+            continue;
+        sr_schedule_round_energy(sc, i, x);
+        rep->variants[i].how.energy_interval = sr_paired_speedup_interval(b, x, R);
+    }
+    free(b);
+}
+
+/* ---- warnings --------------------------------------------------------------------------------- */
+
+/* Samples beyond 10 robust standard deviations (1.4826 MAD) of the median, and the robust
+ * coefficient of variation. */
+static void spread_of(const double *v, size_t n, size_t *outliers, double *robust_cv)
+{
+    double med = median_finite(v, n);
+    double *dev = malloc((n ? n : 1) * sizeof(double));
+    *outliers = 0;
+    *robust_cv = NAN;
+    if (!dev || !(med > 0)) {
+        free(dev);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(v[i] - med);
+    double sd = 1.4826 * median_finite(dev, n);
+    for (size_t i = 0; i < n; i++)
+        *outliers += sd > 0 && dev[i] > 10 * sd;
+    *robust_cv = sd / med;
+    free(dev);
+}
+
+static void variant_warnings(sr_report *rep, const sr_report_variant *v, double floor_s)
+{
+    const char *l = v->label ? v->label : v->name;
+    const sr_variant_timing *t = &v->how;
+    size_t outliers, n = v->sample_rounds * v->samples_per_round;
+    double cv;
+    spread_of(v->samples, n, &outliers, &cv);
+    if (outliers)
+        sr_report_add_warning(rep, "%s: %zu of %zu samples are outliers (beyond 10 robust "
+                                   "standard deviations): other load on the machine? The "
+                                   "trimmed interval discounts them",
+                              l, outliers, n);
+    if (cv > 0.05)
+        sr_report_add_warning(rep, "%s is noisy: its samples spread by %.1f%% (robust sd / "
+                                   "median)",
+                              l, cv * 100);
+    if (t->warmup_calls > 1 && t->first_call_s > 3 * t->warm_call_s && t->first_call_s > 1e-3)
+        sr_report_add_warning(rep, "%s: the first call took %.3g ms, %.0fx a warmed call (one-"
+                                   "time costs, left out of the timing)",
+                              l, t->first_call_s * 1e3, t->first_call_s / t->warm_call_s);
+    if (isfinite(t->clock_mhz) && rep->max_sm_clock_mhz > 0 &&
+        t->clock_mhz < 0.97 * rep->max_sm_clock_mhz)
+        sr_report_add_warning(rep, "%s ran at %.0f MHz (median SM clock), below the device's "
+                                   "maximum %d MHz",
+                              l, t->clock_mhz, rep->max_sm_clock_mhz);
+    if (t->hold_timeouts)
+        sr_report_add_warning(rep, "%s: in %u samples the stream could not be held while the "
+                                   "calls were queued: those samples include launch cost",
+                              l, t->hold_timeouts);
+    if (isfinite(floor_s) && t->warm_call_s < 3 * floor_s && t->calls_per_sample == 1)
+        sr_report_add_warning(rep, "%s: a call (%.3g us) is within 3x the launch floor (%.3g "
+                                   "us): use --timer batch or graph",
+                              l, t->warm_call_s * 1e6, floor_s * 1e6);
+    if (isfinite(t->seed_speedup_percent))
+        sr_report_add_warning(rep, "%s: the seed's ratio of p50s (%+.3f%%) lies outside the "
+                                   "paired interval [%+.3f, %+.3f]; the headline is the paired "
+                                   "estimate",
+                              l, t->seed_speedup_percent, v->interval.low, v->interval.high);
+}
+
+static void run_warnings(sr_report *rep, const sr_measurement *m)
+{
+    const sr_measurement_info *mi = &rep->measurement;
+    if (mi->redone_clock)
+        sr_report_add_warning(rep, "%u round(s) redone: a variant's SM clock fell more than 3%% "
+                                   "below the run's median",
+                              mi->redone_clock);
+    if (mi->redone_throttle)
+        sr_report_add_warning(rep, "%u round(s) redone: the GPU reported power or thermal "
+                                   "throttling during them",
+                              mi->redone_throttle);
+    if (m->sched.end == SR_SCHEDULE_BUDGET && isfinite(mi->target_half_width) &&
+        mi->target_half_width > 0 && !(mi->half_width <= mi->target_half_width))
+        sr_report_add_warning(rep, "the budget (%.3g s) ran out before the target precision: "
+                                   "half-width %.3f points, target %.3f (--max-time, "
+                                   "--target-precision)",
+                              mi->max_time_s, mi->half_width, mi->target_half_width);
+    if (rep->rounds_completed < 2 && rep->variant_count > 1)
+        sr_report_add_warning(rep, "one round gives no interval: use 2 rounds or more for a "
+                                   "verdict");
+}
+
+/* Per-round SM clocks, the median of the probe over every sample of the round. */
+static void fill_clocks(sr_report *rep, const sr_measurement *m)
+{
+    const sr_schedule_result *sc = &m->sched;
+    rep->max_sm_clock_mhz = m->max_sm_clock_mhz;
+    if (!m->nvml && m->clock_unavailable[0])
+        rep->clock_unavailable = strdup(m->clock_unavailable);
+    size_t per = sc->entries * sc->per_round;
+    double *tmp = malloc((per ? per : 1) * sizeof(double));
+    if (!tmp || !sc->rounds || (rep->backend && strcmp(rep->backend, "host") == 0))
+        goto out;
+    rep->clock_source = strdup(m->nvml ? "device clock probe; nvml" : "device clock probe");
+    rep->clock_rounds = calloc(sc->rounds, sizeof(*rep->clock_rounds));
+    for (size_t r = 0; rep->clock_rounds && r < sc->rounds; r++) {
+        for (size_t e = 0; e < sc->entries; e++)
+            memcpy(tmp + e * sc->per_round,
+                   sc->clocks + (e * sc->capacity_rounds + r) * sc->per_round,
+                   sc->per_round * sizeof(double));
+        double mhz = median_finite(tmp, per);
+        rep->clock_rounds[r] = (sr_clock_sample){.sm_clock_mhz = isfinite(mhz) ? (int)lround(mhz)
+                                                                               : -1,
+                                                 .temperature_c = -1};
+        rep->clock_round_count = r + 1;
+    }
+out:
+    free(tmp);
+}
+
+/* ---- the report -------------------------------------------------------------------------------- */
+
+static void fill_checks(sr_report *rep, const sr_entry *es, size_t n, bool have_rounds)
+{
+    rep->reference_sha256 = rep->expect_sha256              ? strdup(rep->expect_sha256)
+                            : es[0].check.first_sha[0] && have_rounds ? strdup(es[0].check.first_sha)
+                                                                    : NULL;
+    for (size_t i = 0; i < n; i++) {
+        sr_report_variant *v = &rep->variants[i];
+        if (es[i].failed || !have_rounds || !v->timing.count)
+            continue;
+        v->byte_exact = v->deterministic == 1 && rep->reference_sha256 &&
+                        strcmp(es[i].check.first_sha, rep->reference_sha256) == 0;
+        if (v->deterministic == 0)
+            sr_report_add_warning(rep, "%s is not deterministic: two runs gave different outputs",
+                                  es[i].label);
+    }
+}
+
+static void judge_all(sr_report *rep, const sr_measurement *m, double threshold)
+{
+    sr_judge_report(rep, threshold, false);
+    for (size_t i = 1; i < rep->variant_count; i++) {
+        sr_report_variant *v = &rep->variants[i];
+        if (v->interval.valid && isfinite(v->speedup_percent) &&
+            (v->speedup_percent < v->interval.low || v->speedup_percent > v->interval.high))
+            v->how.seed_speedup_percent = v->speedup_percent;
+    }
+    energy_intervals(rep, &m->sched);
+    for (size_t i = 0; i < rep->variant_count; i++)
+        if (rep->variants[i].how.present)
+            variant_warnings(rep, &rep->variants[i], m->launch_floor_s);
+    run_warnings(rep, m);
+}
+
+sagerun_status sr_assemble_report(sr_report *rep, sagerun_context *ctx, const sagerun_inputs *in,
+                                  const sr_engine_options *eo, const sr_entry *es, size_t n,
+                                  const sr_measurement *m, bool stopped, sagerun_error *err)
+{
+    fill_header(rep, ctx, in, &eo->o);
+    fill_measurement(rep, eo, m);
+    rep->rounds_completed = m->sched.rounds;
+    rep->incomplete = stopped;
+    if (!(rep->variants = calloc(n ? n : 1, sizeof(*rep->variants))))
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    rep->variant_count = n;
+    for (size_t i = 0; i < n; i++)
+        fill_variant(&rep->variants[i], &es[i], i, &m->sched);
+    rep->has_scheduler = es[0].has_geometry;
+    rep->scheduler = es[0].geometry;
+    fill_checks(rep, es, n, m->sched.rounds > 0);
+    fill_clocks(rep, m);
+    judge_all(rep, m, eo->o.noise_threshold_percent);
+    if (stopped)
+        sr_report_add_warning(rep, "interrupted after %zu rounds: the report holds the rounds "
+                                   "finished; byte differences and accuracy were not measured, "
+                                   "the last output hash is that of the latest call",
+                              m->sched.rounds);
+    return SAGERUN_OK;
+}

@@ -1,0 +1,144 @@
+/* The comparison engine's stages, as the driver (compare.c) calls them:
+ *   entries.c   which variants, their instances (create, prepare), the hooks around every call;
+ *   measure.c   warm-up, the timer plan per variant, and the timed rounds (schedule.h + timer.h);
+ *   verify.c    checked calls (poison, hash, determinism), byte differences, accuracy;
+ *   judge.c     speedups, intervals, verdicts (judge.h);
+ *   assemble.c  the report (report.h) from what the stages measured.
+ * The driver owns the entries; each stage reads and fills its own part of them. */
+#ifndef SAGERUN_ENGINE_H
+#define SAGERUN_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "report.h"
+#include "sagerun/compare.h"
+#include "schedule.h"
+#include "timer.h"
+
+/* What one entry's checks found (verify.c). */
+typedef struct sr_entry_check {
+    char first_sha[65], last_sha[65];
+    uint64_t snapshot;       /* device copy of the first checked output (0: none) */
+    sr_hash_job *first_hash; /* hashing that copy, started after the rounds */
+    sr_byte_diff diff;       /* against the baseline's output (present: measured) */
+    sr_accuracy accuracy;    /* against exact attention (present: measured) */
+} sr_entry_check;
+
+/* What one entry's timing found (measure.c). */
+typedef struct sr_entry_timing {
+    uint32_t warmup_calls;
+    double first_call_s, warm_call_s; /* the first warm-up call, and the warmed per-call time */
+    int mode;                         /* sr_timer_mode resolved */
+    uint32_t calls_per_sample;
+    sr_timer_graph *graph;            /* GRAPH mode */
+    uint32_t hold_timeouts;           /* samples whose hold gave up (launch cost timed) */
+    double energy_j, energy_s;        /* NVML energy and time over its samples (energy_ok) */
+    uint64_t energy_calls;
+    bool energy_ok;
+    double *round_energy;             /* joules per call in each kept round (NaN: unknown) */
+} sr_entry_timing;
+
+typedef struct sr_entry {
+    size_t index; /* in the registry */
+    sagerun_variant_info info;
+    char label[80];
+    sagerun_instance *inst;
+    bool failed;
+    char failure[SAGERUN_ERROR_MESSAGE_SIZE];
+    char failure_phase[16]; /* sagerun_compare_call's phase names */
+    bool prepared;
+    double prepare_s;
+    bool has_geometry;
+    sagerun_launch_geometry geometry;
+    sr_entry_timing timing;
+    sr_entry_check check;
+} sr_entry;
+
+/* The options, completed: defaults for what the caller's struct does not cover, the schedule's
+ * resolved numbers. */
+typedef struct sr_engine_options {
+    sagerun_compare_options o;
+    sagerun_compare_hooks hooks;
+} sr_engine_options;
+
+/* The result handle of compare.h: the report, which owns everything it names. */
+struct sagerun_compare_result {
+    sr_report report;
+};
+
+/* ---- entries.c ---- */
+void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, const char *phase);
+/* Around every call into a variant: the hooks' call announcements. */
+double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
+                     uint32_t round);
+void sr_hook_end(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
+                 uint32_t round, double t0, bool context_lost);
+bool sr_hook_interrupted(const sagerun_compare_hooks *h);
+/* After a failure on the GPU: true when the CUDA context is lost (then err names the entry). */
+bool sr_entry_lost_context(sagerun_context *ctx, const sr_entry *e, sagerun_error *err);
+sagerun_status sr_entries_select(sagerun_registry *reg, sagerun_context *ctx,
+                                 const sagerun_compare_options *o, sr_report *rep, sr_entry **out,
+                                 size_t *count, sagerun_error *err);
+/* Entries the caller leaves out (hooks); leaving out the baseline is an error. */
+sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, size_t n,
+                               sagerun_error *err);
+/* create and prepare every entry: the baseline must succeed, the others are recorded when they
+ * fail. *stop is set when interrupted. */
+sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
+                                  sagerun_inputs *in, const sagerun_compare_hooks *h,
+                                  const sagerun_compare_options *o, sr_entry *es, size_t n,
+                                  bool *stop, sagerun_error *err);
+void sr_entries_destroy(sagerun_context *ctx, const sagerun_compare_hooks *h, sr_entry *es,
+                        size_t n);
+
+/* ---- measure.c ---- */
+/* What the rounds ran on: filled by sr_measure_run. */
+typedef struct sr_measurement {
+    sr_schedule_result sched;
+    const char *schedule_name; /* "timed", "fixed", "seed" */
+    uint32_t warmup_calls;     /* FIXED/SEED: per entry; TIMED: 0 (by time) */
+    double launch_floor_s;     /* per launch of an empty kernel; NaN on the host */
+    uint64_t flush_bytes;      /* cold: the flush buffer */
+    int max_sm_clock_mhz;      /* NVML; -1 */
+    bool nvml;
+    char clock_unavailable[128];
+    sr_sample_timer *timer; /* from warm-up to the end of the rounds */
+    sr_nvml *nvml_handle;
+} sr_measurement;
+
+/* Warm-up (by count, or by time and until stable) and each entry's timer plan (mode, calls per
+ * sample, graph). Both return non-OK only for the baseline's failure or a lost context; *stop is
+ * set when interrupted. */
+sagerun_status sr_measure_warmup(sagerun_context *ctx, const sr_engine_options *eo,
+                                 sr_entry *es, size_t n, sr_measurement *m, bool *stop,
+                                 sagerun_error *err);
+/* The timed rounds: the schedule over the sample timer. */
+sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *eo, sr_entry *es,
+                                 size_t n, sr_measurement *m, bool *stop, sagerun_error *err);
+void sr_measurement_free(sr_measurement *m, sr_entry *es, size_t n);
+
+/* ---- verify.c ---- */
+/* The first checked call of every entry (before the rounds): poisoned output, one call, a device
+ * copy of the output (or its hash in line when there is no room). */
+sagerun_status sr_verify_first(sagerun_context *ctx, const sagerun_compare_hooks *h, sr_entry *es,
+                               size_t n, bool *stop, sagerun_error *err);
+/* The last checked call (after the rounds) and both hashes; hashing runs on several threads, with
+ * nothing timed. */
+sagerun_status sr_verify_last(sagerun_context *ctx, const sagerun_inputs *in,
+                              const sagerun_compare_hooks *h, sr_entry *es, size_t n, bool stopped,
+                              sagerun_error *err);
+/* Byte differences against the baseline and accuracy against exact attention, into each entry's
+ * check; what could not be measured becomes a warning of rep. */
+void sr_verify_outputs(sagerun_context *ctx, const sagerun_inputs *in,
+                       const sagerun_compare_options *o, sr_entry *es, size_t n, sr_report *rep);
+uint32_t sr_verify_accuracy_rows(const sagerun_problem *p, uint32_t wanted, int backend);
+void sr_verify_release(sagerun_context *ctx, sr_entry *es, size_t n);
+
+/* ---- assemble.c ---- */
+sagerun_status sr_assemble_report(sr_report *rep, sagerun_context *ctx, const sagerun_inputs *in,
+                                  const sr_engine_options *eo, const sr_entry *es, size_t n,
+                                  const sr_measurement *m, bool stopped, sagerun_error *err);
+
+#endif

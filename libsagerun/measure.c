@@ -1,0 +1,290 @@
+/* Measurement (engine.h): warm-up, each variant's timer plan, and the timed rounds — the schedule
+ * (schedule.h) driven by a sampler over the sample timer (timer.h) and NVML. Nothing else of
+ * sagerun's runs while a sample is timed: checks and hashing come before and after (verify.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define SR_WARMUP_MAX_CALLS 1000u
+#define SR_WARMUP_STABLE 0.05 /* the last three warm-up calls within 5% of each other */
+#define SR_FLOOR_LAUNCHES 100u
+
+typedef struct measurer {
+    sagerun_context *ctx;
+    const sr_engine_options *eo;
+    sr_entry *es;
+    size_t n;
+    sr_sample_timer *timer;
+    sr_nvml *nvml;
+    sr_measurement *m;
+    sagerun_status lost; /* SAGERUN_CUDA once a variant lost the context */
+    sagerun_error *err;
+    double t_rounds;     /* when the rounds began (wall clock) */
+} measurer;
+
+/* ---- one sample -------------------------------------------------------------------------------- */
+
+/* One sample of K calls of an entry, with NVML around it; the entry fails on error. */
+static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph *g,
+                 const char *phase, uint32_t round, sr_sample *out)
+{
+    const sagerun_compare_hooks *h = &ms->eo->hooks;
+    sagerun_error e_err = {0};
+    double e0 = sr_nvml_energy_j(ms->nvml), v0 = sr_nvml_violation_s(ms->nvml);
+    double t0 = sr_hook_begin(h, e, phase, round);
+    sr_timed_sample ts;
+    if (sr_sample_timer_take(ms->timer, sr_instance_call, e->inst, calls, g, &ts, &e_err) !=
+        SAGERUN_OK)
+        sr_entry_fail(e, &e_err, strcmp(phase, "run") ? "warm-up run" : "timed run", phase);
+    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
+    sr_hook_end(h, e, phase, round, t0, lost);
+    if (lost)
+        ms->lost = SAGERUN_CUDA;
+    if (e->failed)
+        return false;
+    double e1 = sr_nvml_energy_j(ms->nvml), v1 = sr_nvml_violation_s(ms->nvml);
+    out->per_call_s = ts.seconds / calls;
+    out->clock_mhz = ts.clock_mhz;
+    out->throttled = v1 > v0;
+    out->energy_j = e1 >= e0 ? (e1 - e0) / calls : NAN;
+    e->timing.hold_timeouts += ts.hold_timed_out;
+    if (isfinite(out->energy_j)) {
+        e->timing.energy_ok = true;
+        e->timing.energy_j += e1 - e0;
+        e->timing.energy_s += ts.seconds;
+        e->timing.energy_calls += calls;
+    }
+    return true;
+}
+
+static bool sampler_sample(void *user, size_t entry, size_t round, sr_sample *out)
+{
+    measurer *ms = user;
+    sr_entry *e = &ms->es[entry];
+    if (e->failed)
+        return false;
+    return take(ms, e, e->timing.calls_per_sample, e->timing.graph, "run", (uint32_t)round + 1,
+                out);
+}
+
+static double sampler_now(void *user)
+{
+    (void)user;
+    return sr_monotonic_seconds();
+}
+
+static bool sampler_stop(void *user)
+{
+    measurer *ms = user;
+    return ms->lost != SAGERUN_OK || sr_hook_interrupted(&ms->eo->hooks);
+}
+
+static void sampler_round_done(void *user, size_t rounds, double half_width, double eta_s)
+{
+    measurer *ms = user;
+    const sagerun_compare_options *o = &ms->eo->o;
+    (void)half_width;
+    if (!o->progress)
+        return;
+    double per_round = (sr_monotonic_seconds() - ms->t_rounds) / (double)rounds;
+    uint32_t left = per_round > 0 ? (uint32_t)ceil(eta_s / per_round) : 0;
+    o->progress(o->progress_user, "round", NULL, (uint32_t)rounds, (uint32_t)rounds + left);
+}
+
+/* ---- warm-up ------------------------------------------------------------------------------- */
+
+static bool stable(const double *last3)
+{
+    double lo = fmin(last3[0], fmin(last3[1], last3[2]));
+    double hi = fmax(last3[0], fmax(last3[1], last3[2]));
+    return hi <= lo * (1.0 + SR_WARMUP_STABLE);
+}
+
+static bool warmup_done(const sagerun_compare_options *o, uint32_t calls, double elapsed,
+                        const double *last3)
+{
+    if (o->schedule != SAGERUN_SCHEDULE_TIMED)
+        return calls >= o->warmup;
+    if (calls >= SR_WARMUP_MAX_CALLS || elapsed >= 20 * o->warmup_s)
+        return true;
+    uint32_t need = last3[2] > 1.0 ? 2 : 3;
+    return calls >= need && elapsed >= o->warmup_s && (need == 2 || stable(last3));
+}
+
+/* Warm-up calls, one at a time, until warmup_done: the first call's time and the warmed per-call
+ * time (median of the last three) are kept. */
+static void warm_up(measurer *ms, sr_entry *e)
+{
+    const sagerun_compare_options *o = &ms->eo->o;
+    double last3[3] = {NAN, NAN, NAN}, t0 = sr_monotonic_seconds();
+    uint32_t calls = 0;
+    while (!e->failed && !warmup_done(o, calls, sr_monotonic_seconds() - t0, last3)) {
+        if (sampler_stop(ms))
+            return;
+        sr_sample s;
+        if (!take(ms, e, 1, NULL, "warmup", 0, &s))
+            return;
+        if (calls++ == 0)
+            e->timing.first_call_s = s.per_call_s;
+        last3[0] = last3[1];
+        last3[1] = last3[2];
+        last3[2] = s.per_call_s;
+    }
+    e->timing.warmup_calls = calls;
+    double sorted[3] = {last3[0], last3[1], last3[2]};
+    int k = isfinite(sorted[0]) ? 3 : isfinite(sorted[1]) ? 2 : 1;
+    double *v = sorted + 3 - k;
+    e->timing.warm_call_s = k == 3   ? fmax(fmin(v[0], v[1]), fmin(fmax(v[0], v[1]), v[2]))
+                            : k == 2 ? (v[0] + v[1]) / 2
+                                     : v[0];
+}
+
+/* ---- each entry's timer plan ----------------------------------------------------------------- */
+
+static void plan_timer(measurer *ms, sr_entry *e)
+{
+    const sagerun_compare_options *o = &ms->eo->o;
+    sr_entry_timing *t = &e->timing;
+    sr_timer_resolve((int)o->timer, (int)o->cache, t->warm_call_s, &t->mode,
+                     &t->calls_per_sample);
+    if (o->batch && (t->mode == SR_TIMER_BATCH || t->mode == SR_TIMER_GRAPH))
+        t->calls_per_sample = o->batch;
+    if (o->schedule == SAGERUN_SCHEDULE_SEED)
+        t->calls_per_sample = 1; /* the seed timed every call */
+    if (t->mode != SR_TIMER_GRAPH || e->failed)
+        return;
+    sagerun_error e_err = {0};
+    sr_sample s;
+    if (sr_timer_graph_capture(ms->timer, sr_instance_call, e->inst, t->calls_per_sample,
+                               &t->graph, &e_err) != SAGERUN_OK)
+        sr_entry_fail(e, &e_err, "graph timer", "warmup");
+    else
+        take(ms, e, t->calls_per_sample, t->graph, "warmup", 0, &s); /* the graph's first launch */
+}
+
+static sagerun_status warm_and_plan(measurer *ms, bool *stop)
+{
+    const sagerun_compare_options *o = &ms->eo->o;
+    for (size_t i = 0; i < ms->n; i++) {
+        sr_entry *e = &ms->es[i];
+        if (e->failed)
+            continue;
+        if ((*stop = sampler_stop(ms)))
+            return ms->lost;
+        if (o->progress)
+            o->progress(o->progress_user, "warmup", e->label, (uint32_t)i + 1, (uint32_t)ms->n);
+        warm_up(ms, e);
+        if (!e->failed)
+            plan_timer(ms, e);
+        if (ms->lost != SAGERUN_OK)
+            return ms->lost;
+        if (e->failed && i == 0)
+            return sr_error_set(ms->err, SAGERUN_VARIANT, "baseline %s", e->failure);
+    }
+    return SAGERUN_OK;
+}
+
+/* ---- the rounds ------------------------------------------------------------------------------ */
+
+static void plan_schedule(const measurer *ms, sr_schedule_plan *p)
+{
+    const sagerun_compare_options *o = &ms->eo->o;
+    double slowest = 0;
+    for (size_t i = 0; i < ms->n; i++)
+        if (!ms->es[i].failed)
+            slowest = fmax(slowest, ms->es[i].timing.warm_call_s *
+                                        ms->es[i].timing.calls_per_sample);
+    if (o->schedule == SAGERUN_SCHEDULE_TIMED) {
+        sr_schedule_plan_timed((int)o->order, slowest, o->max_time_s, o->target_precision_percent,
+                               p);
+        p->min_rounds = o->min_rounds;
+        p->max_rounds = o->max_rounds;
+        return;
+    }
+    memset(p, 0, sizeof(*p));
+    p->order = o->schedule == SAGERUN_SCHEDULE_SEED ? SR_ORDER_ROTATE : (int)o->order;
+    p->samples_per_round = o->iterations;
+    p->min_rounds = p->max_rounds = o->rounds;
+    p->exact_rounds = true;
+    if (o->schedule == SAGERUN_SCHEDULE_FIXED) {
+        p->max_redos = o->rounds / 4 + 1;
+        p->clock_drop = SR_SCHEDULE_CLOCK_DROP;
+    }
+}
+
+static void open_clocks(measurer *ms)
+{
+    sr_measurement *m = ms->m;
+    m->max_sm_clock_mhz = -1;
+    m->launch_floor_s = sr_sample_timer_launch_floor(ms->timer, SR_FLOOR_LAUNCHES);
+    m->flush_bytes = sr_sample_timer_flush_bytes(ms->timer);
+    if (sagerun_context_backend(ms->ctx) != SAGERUN_BACKEND_CUDA) {
+        snprintf(m->clock_unavailable, sizeof(m->clock_unavailable), "host backend");
+        return;
+    }
+    if (ms->eo->o.flags & SAGERUN_COMPARE_NO_CLOCKS) {
+        snprintf(m->clock_unavailable, sizeof(m->clock_unavailable), "not asked for");
+        return;
+    }
+    ms->nvml = sr_nvml_open(ms->ctx->device, m->clock_unavailable, sizeof(m->clock_unavailable));
+    m->nvml = ms->nvml != NULL;
+    m->max_sm_clock_mhz = sr_nvml_max_sm_clock(ms->nvml);
+}
+
+static const char *schedule_name(uint32_t s)
+{
+    return s == SAGERUN_SCHEDULE_SEED ? "seed" : s == SAGERUN_SCHEDULE_FIXED ? "fixed" : "timed";
+}
+
+sagerun_status sr_measure_warmup(sagerun_context *ctx, const sr_engine_options *eo,
+                                 sr_entry *es, size_t n, sr_measurement *m, bool *stop,
+                                 sagerun_error *err)
+{
+    measurer ms = {.ctx = ctx, .eo = eo, .es = es, .n = n, .m = m, .err = err};
+    m->schedule_name = schedule_name(eo->o.schedule);
+    m->warmup_calls = eo->o.schedule == SAGERUN_SCHEDULE_TIMED ? 0 : eo->o.warmup;
+    sagerun_status st = sr_sample_timer_create(ctx, (int)eo->o.cache, &ms.timer, err);
+    if (st != SAGERUN_OK)
+        return st;
+    m->timer = ms.timer;
+    open_clocks(&ms);
+    m->nvml_handle = ms.nvml;
+    return warm_and_plan(&ms, stop);
+}
+
+sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *eo, sr_entry *es,
+                                 size_t n, sr_measurement *m, bool *stop, sagerun_error *err)
+{
+    measurer ms = {.ctx = ctx, .eo = eo, .es = es, .n = n, .m = m, .err = err,
+                   .timer = m->timer, .nvml = m->nvml_handle};
+    sr_schedule_plan plan;
+    plan_schedule(&ms, &plan);
+    sr_sampler s = {.user = &ms, .sample = sampler_sample, .now = sampler_now,
+                    .stop = sampler_stop, .round_done = sampler_round_done};
+    ms.t_rounds = sr_monotonic_seconds();
+    sagerun_status st = SAGERUN_OK;
+    if (!sr_schedule_run(&plan, n, &s, &m->sched))
+        st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory (samples)");
+    else if (ms.lost != SAGERUN_OK)
+        st = ms.lost;
+    else if (m->sched.end == SR_SCHEDULE_BASELINE)
+        st = sr_error_set(err, SAGERUN_VARIANT, "baseline %s", es[0].failure);
+    *stop = st == SAGERUN_OK && m->sched.end == SR_SCHEDULE_STOPPED;
+    return st;
+}
+
+void sr_measurement_free(sr_measurement *m, sr_entry *es, size_t n)
+{
+    for (size_t i = 0; es && i < n; i++) {
+        sr_timer_graph_destroy(es[i].timing.graph);
+        es[i].timing.graph = NULL;
+    }
+    sr_schedule_result_free(&m->sched);
+    sr_nvml_close(m->nvml_handle);
+    sr_sample_timer_destroy(m->timer);
+    m->nvml_handle = NULL;
+    m->timer = NULL;
+}
