@@ -86,7 +86,9 @@ static sagerun_status timer_cuda_init(sr_sample_timer *t, int cache, sagerun_err
     SR_CU_CHECK(err, sr_cu.cuMemAllocHost(&h, sizeof(mapped)));
     t->host = h;
     memset(t->host, 0, sizeof(mapped));
-    SR_CU_CHECK(err, sr_cu.cuMemHostGetDevicePointer(&t->dev, h, 0));
+    /* pinned memory is mapped under unified addressing: the same address on the device */
+    if (sr_cu.cuMemHostGetDevicePointer(&t->dev, h, 0) != CUDA_SUCCESS)
+        t->dev = (CUdeviceptr)(uintptr_t)h;
     if (cache == SR_CACHE_COLD) {
         CUdevice dev;
         int l2 = 0;
