@@ -2,6 +2,7 @@
 #include "quantize.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -557,4 +558,16 @@ void sagerun_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *ten
 {
     if (ctx && tensors)
         sr_sage2_tensors_free(ctx, tensors);
+}
+
+void sr_sage2_warn_zero_v(sagerun_inputs *in, uint64_t count)
+{
+    if (count == 0 || in->warned_zero_v)
+        return;
+    in->warned_zero_v = true;
+    fprintf(stderr,
+            "sagerun: warning: V has %llu all-zero channel%s (of %llu): the sage2 variants' "
+            "output is NaN there (v_scale 0), as SageAttention's is\n",
+            (unsigned long long)count, count == 1 ? "" : "s",
+            (unsigned long long)in->problem.batch * in->problem.heads_kv * in->problem.head_dim);
 }

@@ -107,6 +107,10 @@ sagerun_status sr_sage2_count_zero_v_channels(sagerun_context *ctx,
                                               const sagerun_sage2_tensors *t, uint64_t *count,
                                               sagerun_error *err);
 
+/* Says on stderr, once per inputs, that V has all-zero channels (count > 0): the sage2 output is
+ * NaN there, as SageAttention's is (v_scale 0). */
+void sr_sage2_warn_zero_v(sagerun_inputs *in, uint64_t count);
+
 /* The host's float -> INT8 step: nearest-even, saturated to [-128, 127], NaN -> 0. */
 int8_t sr_quant_int8_rn_sat(float x);
 

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "internal.h"
 #include "kernels/quantize_math.h"
 #include "quantize.h"
+#include "safetensors.h"
 #include "torch_mean.h"
 
 static const sr_torch_device h200 = {132, 2048};
@@ -313,6 +315,72 @@ static void host_device_from_environment(void **state)
     sagerun_context_destroy(ctx);
 }
 
+/* An inputs file may carry k_mean (k's dtype, the keepdim shape of the layout): the quantizer
+ * uses it instead of computing one; a wrong shape or dtype is refused, naming the tensor. */
+static void k_mean_from_inputs_file(void **state)
+{
+    (void)state;
+    enum { B = 1, N = 40, H = 2, D = 8 };
+    static uint16_t q[B * N * H * D], k[B * N * H * D], v[B * N * H * D], km[B * H * D];
+    for (int i = 0; i < B * N * H * D; i++) {
+        q[i] = k[i] = 0x3c00; /* 1.0: the computed mean would be 1.0 (0x3c00) too */
+        v[i] = 0x4000;
+    }
+    for (int i = 0; i < B * H * D; i++)
+        km[i] = (uint16_t)(0x3800 + i); /* something no mean of k gives */
+    char path[] = "/tmp/sagerun-kmean-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const int layouts[2] = {SAGERUN_LAYOUT_NHD, SAGERUN_LAYOUT_HND};
+    for (int li = 0; li < 2; li++) {
+        const bool hnd = layouts[li] == SAGERUN_LAYOUT_HND;
+        sr_st_write_tensor t[4] = {
+            {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {B, N, H, D}, .data = q},
+            {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {B, N, H, D}, .data = k},
+            {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {B, N, H, D}, .data = v},
+            {.name = "k_mean", .dtype = SAGERUN_DTYPE_F16, .rank = 4,
+             .shape = {B, hnd ? H : 1, hnd ? 1 : H, D}, .data = km}};
+        if (hnd)
+            for (int i = 0; i < 3; i++) {
+                t[i].shape[1] = H;
+                t[i].shape[2] = N;
+            }
+        sagerun_error err = {0};
+        assert_int_equal(sr_safetensors_write(path, t, 4, NULL, &err), SAGERUN_OK);
+        sagerun_context *ctx;
+        assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+        sagerun_inputs *in;
+        assert_int_equal(sagerun_inputs_create_from_safetensors(ctx, path, layouts[li], &in, &err),
+                         SAGERUN_OK);
+        assert_true(in->k_mean != 0);
+        sagerun_sage2_quant_params qp = sr_sage2_params_sm89(448.0f);
+        sagerun_sage2_tensors qt;
+        assert_int_equal(sr_sage2_quantize(ctx, &in->problem, in->q, in->k, in->v, &qp,
+                                           in->k_mean, &qt, NULL, &err),
+                         SAGERUN_OK);
+        assert_memory_equal((void *)(uintptr_t)qt.k_mean, km, sizeof km);
+        sr_sage2_tensors_free(ctx, &qt);
+        sagerun_inputs_destroy(in);
+        /* the NHD shape in an HND file (or the reverse), then a wrong dtype */
+        t[3].shape[1] = hnd ? 1 : H;
+        t[3].shape[2] = hnd ? H : 1;
+        assert_int_equal(sr_safetensors_write(path, t, 4, NULL, &err), SAGERUN_OK);
+        assert_int_equal(sagerun_inputs_create_from_safetensors(ctx, path, layouts[li], &in, &err),
+                         SAGERUN_FORMAT);
+        assert_non_null(strstr(err.message, "\"k_mean\" must be F16"));
+        t[3].shape[1] = hnd ? H : 1;
+        t[3].shape[2] = hnd ? 1 : H;
+        t[3].dtype = SAGERUN_DTYPE_BF16;
+        assert_int_equal(sr_safetensors_write(path, t, 4, NULL, &err), SAGERUN_OK);
+        assert_int_equal(sagerun_inputs_create_from_safetensors(ctx, path, layouts[li], &in, &err),
+                         SAGERUN_FORMAT);
+        assert_non_null(strstr(err.message, "not BF16"));
+        sagerun_context_destroy(ctx);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +390,7 @@ int main(void)
         cmocka_unit_test(host_matches_simulation_shapes),
         cmocka_unit_test(refuses_what_it_does_not_model),
         cmocka_unit_test(host_device_from_environment),
+        cmocka_unit_test(k_mean_from_inputs_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
