@@ -117,7 +117,8 @@ QUICK = {"seed", "b2", "gqa-32to8", "n1", "n131072-h2", "d64-hnd-bf16"}
 
 
 def run(cmd, env=None):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                       cwd=ROOT)
     return p.returncode, p.stdout
 
 
