@@ -93,7 +93,8 @@ all: lib cli plugins tests
 lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL)
 cli: $(CLI)
 plugins: $(PLUGINS)
-tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS)
+PARITY_TOOL   := $(B)/test/gpu/parity/kmean_dump
+tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS) $(PARITY_TOOL)
 
 $(addprefix $(B)/obj/libsagerun/,compare.o cli/main.o cli/cmd_merge.o cli/cmd_sweep.o): $(COMMIT_STAMP)
 
@@ -175,6 +176,11 @@ $(B)/test/%: test/unit/%.c $(LIB_INTERNAL)
 $(B)/test/gpu/%: test/gpu/%.c $(LIB_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -DSAGERUN_SOURCE_DIR='"$(CURDIR)"' -rdynamic -o $@ $< $(LIB_INTERNAL) -lcmocka $(LDLIBS)
+
+# The parity script's helper (test/gpu/parity): the public API only, linked like an application.
+$(PARITY_TOOL): test/gpu/parity/kmean_dump.c $(B)/lib/libsagerun.so
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(B)/lib -lsagerun -Wl,-rpath,'$$ORIGIN/../../../lib'
 
 $(B)/test-plugins/%.fatbin: test/plugins/%.cu
 	@mkdir -p $(@D)

@@ -94,6 +94,8 @@ void sagerun_inputs_destroy(sagerun_inputs *in)
     sagerun_mem_free(in->ctx, in->v);
     if (in->has_sage2)
         sr_sage2_tensors_free(in->ctx, &in->sage2);
+    if (in->k_mean)
+        sagerun_mem_free(in->ctx, in->k_mean);
     free(in);
 }
 

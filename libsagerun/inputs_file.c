@@ -108,6 +108,42 @@ static sagerun_status attach_sage2(const sr_safetensors *f, sagerun_inputs *in,
     return SAGERUN_OK;
 }
 
+/* Attaches the file's k_mean, when it has one: the dtype of q, k, v and the shape of a keepdim
+ * mean over the sequence. */
+static sagerun_status attach_k_mean(const sr_safetensors *f, int layout, sagerun_inputs *in,
+                                    sagerun_error *err)
+{
+    const sr_st_tensor *t = sr_safetensors_find(f, "k_mean");
+    if (!t)
+        return SAGERUN_OK;
+    const sagerun_problem *p = &in->problem;
+    const uint64_t hnd = layout == SAGERUN_LAYOUT_HND;
+    const uint64_t want[4] = {p->batch, hnd ? p->heads_kv : 1, hnd ? 1 : p->heads_kv,
+                              p->head_dim};
+    bool same = t->rank == 4 && t->dtype == (int)p->dtype;
+    for (int i = 0; same && i < 4; i++)
+        same = t->shape[i] == want[i];
+    if (!same)
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "%s: tensor \"k_mean\" must be %s [%llu, %llu, %llu, %llu] (k's dtype, "
+                            "its mean over the sequence with keepdim), not %s of rank %u",
+                            f->path, p->dtype == SAGERUN_DTYPE_BF16 ? "BF16" : "F16",
+                            (unsigned long long)want[0], (unsigned long long)want[1],
+                            (unsigned long long)want[2], (unsigned long long)want[3],
+                            t->dtype_name, t->rank);
+    uint64_t addr = 0;
+    sagerun_status st = sagerun_mem_alloc(in->ctx, t->bytes, &addr, err);
+    if (st == SAGERUN_OK)
+        st = sr_safetensors_upload_tensor(f, t, in->ctx, addr, err);
+    if (st != SAGERUN_OK) {
+        if (addr)
+            sagerun_mem_free(in->ctx, addr);
+        return st;
+    }
+    in->k_mean = addr;
+    return SAGERUN_OK;
+}
+
 sagerun_status sagerun_inputs_create_from_safetensors(sagerun_context *ctx, const char *path,
                                                       int layout, sagerun_inputs **out,
                                                       sagerun_error *err)
@@ -134,6 +170,8 @@ sagerun_status sagerun_inputs_create_from_safetensors(sagerun_context *ctx, cons
         st = sr_safetensors_upload_tensor(f, sr_safetensors_find(f, "v"), ctx, in->v, err);
     if (st == SAGERUN_OK)
         st = attach_sage2(f, in, err);
+    if (st == SAGERUN_OK)
+        st = attach_k_mean(f, layout, in, err);
     sr_safetensors_close(f);
     if (st != SAGERUN_OK) {
         sagerun_inputs_destroy(in);

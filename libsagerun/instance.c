@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "quantize.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
 
@@ -133,12 +134,14 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
         if (inst->in->has_sage2 && same_quant_params(&inst->in->sage2.params, &d->quant)) {
             inst->sage2 = inst->in->sage2; /* quantized tensors that came with the inputs */
         } else {
-            st = sr_sage2_quantize_inputs(inst->ctx, &inst->in->problem, inst->in->q,
-                                          inst->in->k, inst->in->v, &d->quant, &inst->sage2,
-                                          err);
+            uint64_t zero_v = 0;
+            st = sr_sage2_quantize(inst->ctx, &inst->in->problem, inst->in->q, inst->in->k,
+                                   inst->in->v, &d->quant, inst->in->k_mean, &inst->sage2,
+                                   &zero_v, err);
             if (st != SAGERUN_OK)
                 return sr_error_prefix(err, "variant %s: quantizing the inputs", d->name);
             inst->own_sage2 = true;
+            sr_sage2_warn_zero_v(inst->in, zero_v);
         }
     }
     if (d->prepare) {

@@ -100,6 +100,10 @@ struct sagerun_inputs {
      * when their params match the variant's; owned. has_sage2 = false when absent. */
     bool has_sage2;
     sagerun_sage2_tensors sage2;
+    /* k_mean given with the inputs (file tensor "k_mean", [B,1,Hkv,D] NHD or [B,Hkv,1,D] HND in
+     * the input dtype), used instead of computing torch.mean's; owned, 0 when absent. */
+    uint64_t k_mean;
+    bool warned_zero_v; /* the all-zero V channel warning was given */
 };
 
 /* Allocates inputs (Q, K, V uninitialised) for a problem, after checking it. */

@@ -2,13 +2,15 @@
 #include "quantize.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/quantize_math.h"
+#include "torch_mean.h"
 
 #define SR_QUANT_COL_THREADS 128u   /* kColThreads in kernels/quantize.cu: columns of 8 channels
-                                       per block, each with a K-sum and a V-max thread */
+                                       per block, one V-max thread each */
 #define SR_QUANT_FINAL_THREADS 1024u /* kFinalThreads */
 #define SR_QUANT_FINAL_COLUMNS 32u   /* kFinalCols: columns per finalize block */
 #define SR_QUANT_V_THREADS 256u     /* kVThreads */
@@ -127,10 +129,15 @@ sagerun_status sr_sage2_workspace_alloc(sagerun_context *ctx, const sagerun_prob
     memset(ws, 0, sizeof *ws);
     uint64_t columns = (uint64_t)problem->batch * problem->heads_kv * problem->head_dim;
     uint64_t slices = ceil_div(problem->seq_len, SR_QUANT_MEAN_SLICE);
-    uint64_t partial = columns * slices * sizeof(float);
-    sagerun_status st;
-    if ((st = sagerun_mem_alloc(ctx, partial, &ws->partial_sum, err)) ||
-        (st = sagerun_mem_alloc(ctx, partial, &ws->partial_max, err)) ||
+    sr_torch_device dev;
+    sagerun_status st = sr_torch_device_of(ctx, &dev, err);
+    if (st == SAGERUN_OK)
+        st = sr_torch_kmean_plan(problem, &dev, &ws->kmean_plan, err);
+    if (st != SAGERUN_OK)
+        return sr_error_prefix(err, "sage2 quantizer");
+    uint64_t kmean_floats = sr_torch_kmean_scratch_floats(problem, &ws->kmean_plan);
+    if ((st = sagerun_mem_alloc(ctx, kmean_floats * sizeof(float), &ws->kmean_scratch, err)) ||
+        (st = sagerun_mem_alloc(ctx, columns * slices * sizeof(float), &ws->partial_max, err)) ||
         (st = sagerun_mem_alloc(ctx, columns * sizeof(float), &ws->v_inv, err))) {
         sr_sage2_workspace_free(ctx, ws);
         return sr_error_prefix(err, "sage2 quantizer: allocating scratch");
@@ -142,8 +149,8 @@ void sr_sage2_workspace_free(sagerun_context *ctx, sr_sage2_workspace *ws)
 {
     if (!ws)
         return;
-    if (ws->partial_sum)
-        sagerun_mem_free(ctx, ws->partial_sum);
+    if (ws->kmean_scratch)
+        sagerun_mem_free(ctx, ws->kmean_scratch);
     if (ws->partial_max)
         sagerun_mem_free(ctx, ws->partial_max);
     if (ws->v_inv)
@@ -211,49 +218,45 @@ static float load_elem(const uint16_t *base, int64_t i, bool bf16)
     return bf16 ? sr_bf16_to_float(base[i]) : sr_half_to_float(base[i]);
 }
 
-static uint16_t store_elem(float f, bool bf16)
-{
-    return bf16 ? sr_float_to_bf16(f) : sr_float_to_half(f);
-}
-
-/* k_mean in the device's summation order; amax of V per channel. */
-static void host_column_stats(const sagerun_problem *p, const uint16_t *k, const uint16_t *v,
-                              uint16_t *k_mean_out, float *vmax)
+/* amax of V per channel, [B, Hkv, D]. */
+static void host_v_amax(const sagerun_problem *p, const uint16_t *v, float *vmax)
 {
     const bool bf16 = p->dtype == SAGERUN_DTYPE_BF16;
     const uint32_t hd = p->heads_kv * p->head_dim;
     int64_t sb, sn, sh;
     strides_of(p, p->heads_kv, &sb, &sn, &sh);
-    float *total = calloc(hd, sizeof *total), *part = calloc(hd, sizeof *part);
     for (uint32_t b = 0; b < p->batch; b++) {
-        memset(total, 0, hd * sizeof *total);
         float *mx = vmax + (uint64_t)b * hd;
         for (uint32_t i = 0; i < hd; i++)
             mx[i] = 0.0f;
-        for (uint32_t n0 = 0; n0 < p->seq_len; n0 += SR_QUANT_MEAN_SLICE) {
-            uint32_t n1 = n0 + SR_QUANT_MEAN_SLICE < p->seq_len ? n0 + SR_QUANT_MEAN_SLICE
-                                                                : p->seq_len;
-            memset(part, 0, hd * sizeof *part);
-            for (uint32_t n = n0; n < n1; n++)
-                for (uint32_t h = 0; h < p->heads_kv; h++) {
-                    int64_t off = b * sb + n * sn + h * sh;
-                    for (uint32_t c = 0; c < p->head_dim; c++) {
-                        uint32_t col = h * p->head_dim + c;
-                        if (k_mean_out)
-                            part[col] += load_elem(k, off + c, bf16);
-                        mx[col] = fmaxf(mx[col], fabsf(load_elem(v, off + c, bf16)));
-                    }
+        for (uint32_t n = 0; n < p->seq_len; n++)
+            for (uint32_t h = 0; h < p->heads_kv; h++) {
+                int64_t off = b * sb + n * sn + h * sh;
+                for (uint32_t c = 0; c < p->head_dim; c++) {
+                    float *m = &mx[h * p->head_dim + c];
+                    *m = fmaxf(*m, fabsf(load_elem(v, off + c, bf16)));
                 }
-            for (uint32_t i = 0; i < hd; i++)
-                total[i] += part[i];
-        }
-        if (k_mean_out)
-            for (uint32_t i = 0; i < hd; i++)
-                k_mean_out[(uint64_t)b * hd + i] =
-                    store_elem(sr_ftz(total[i] / (float)p->seq_len), bf16);
+            }
     }
-    free(total);
-    free(part);
+}
+
+/* k_mean on the host: the given one, or torch.mean's (for the device torch would run on). */
+static sagerun_status host_k_mean(sagerun_context *ctx, const sagerun_problem *p,
+                                  const uint16_t *k, uint64_t given_k_mean, uint64_t count,
+                                  uint16_t *k_mean, sagerun_error *err)
+{
+    if (given_k_mean) {
+        memmove(k_mean, (const void *)(uintptr_t)given_k_mean, count * 2);
+        return SAGERUN_OK;
+    }
+    sr_torch_device dev;
+    sr_torch_mean_plan plan;
+    sagerun_status st = sr_torch_device_of(ctx, &dev, err);
+    if (st == SAGERUN_OK)
+        st = sr_torch_kmean_plan(p, &dev, &plan, err);
+    if (st == SAGERUN_OK)
+        st = sr_torch_kmean_host(p, &plan, k, k_mean, err);
+    return st == SAGERUN_OK ? st : sr_error_prefix(err, "sage2 quantizer");
 }
 
 /* INT8 by row groups of one tensor (Q: mean NULL; K: mean [B, Hkv, D]). */
@@ -321,7 +324,8 @@ static void host_quant_v(const sagerun_problem *p, const uint16_t *v, const floa
             }
 }
 
-static sagerun_status quantize_host(const sagerun_problem *p, const sr_sage2_sizes *s,
+static sagerun_status quantize_host(sagerun_context *ctx, const sagerun_problem *p,
+                                    const sr_sage2_sizes *s,
                                     uint64_t q, uint64_t k, uint64_t v, uint64_t given_k_mean,
                                     sagerun_sage2_tensors *out, sagerun_error *err)
 {
@@ -334,10 +338,14 @@ static sagerun_status quantize_host(const sagerun_problem *p, const sr_sage2_siz
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "sage2 quantizer: out of host memory");
     }
     uint16_t *k_mean = (uint16_t *)(uintptr_t)out->k_mean;
-    if (given_k_mean)
-        memmove(k_mean, (const void *)(uintptr_t)given_k_mean, s->k_mean_count * 2);
-    host_column_stats(p, (const uint16_t *)(uintptr_t)k, (const uint16_t *)(uintptr_t)v,
-                      given_k_mean ? NULL : k_mean, vmax);
+    sagerun_status st = host_k_mean(ctx, p, (const uint16_t *)(uintptr_t)k, given_k_mean,
+                                    s->k_mean_count, k_mean, err);
+    if (st != SAGERUN_OK) {
+        free(vmax);
+        free(vinv);
+        return st;
+    }
+    host_v_amax(p, (const uint16_t *)(uintptr_t)v, vmax);
 
     const float r = qp->v_range, r_inv = 1.0f / qp->v_range;
     float *v_scale = (float *)(uintptr_t)out->v_scale;
@@ -381,7 +389,7 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
 {
     const sagerun_sage2_quant_params *qp = &out->params;
     const uint32_t bf16 = p->dtype == SAGERUN_DTYPE_BF16;
-    if (!ws || !ws->partial_sum || !ws->partial_max || !ws->v_inv)
+    if (!ws || !ws->kmean_scratch || !ws->partial_max || !ws->v_inv)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "sage2 quantizer: no workspace");
     if (p->head_dim % 8 != 0)
         return sr_error_set(err, SAGERUN_UNSUPPORTED,
@@ -397,22 +405,23 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
     strides_of(p, p->heads_kv, &sb, &sn, &sh);
 
     sr_quant_colreduce_params cr = {
-        .k = given_k_mean ? 0 : k, .v = v, .partial_sum = ws->partial_sum,
-        .partial_max = ws->partial_max, .stride_b = sb, .stride_n = sn, .stride_h = sh,
+        .v = v, .partial_max = ws->partial_max, .stride_b = sb, .stride_n = sn, .stride_h = sh,
         .batch = p->batch, .seq_len = p->seq_len, .heads = p->heads_kv,
         .head_dim = p->head_dim, .slices = s->mean_slices, .bf16 = bf16};
     uint64_t col_chunks = (uint64_t)p->heads_kv * p->head_dim / 8;
+    if ((stages & SR_SAGE2_STAGE_COLUMNS) && !given_k_mean &&
+        (st = sr_torch_kmean_cuda(ctx, p, &ws->kmean_plan, k, ws->kmean_scratch, out->k_mean,
+                                  err)))
+        return sr_error_prefix(err, "sage2 quantizer");
     if ((stages & SR_SAGE2_STAGE_COLUMNS) &&
         (st = launch(ctx, "sr_quant_colreduce_kernel", ceil_div(col_chunks, SR_QUANT_COL_THREADS),
-                     s->mean_slices, p->batch, 2 * SR_QUANT_COL_THREADS, &cr, err)))
+                     s->mean_slices, p->batch, SR_QUANT_COL_THREADS, &cr, err)))
         return st;
 
     sr_quant_finalize_params fp = {
-        .partial_sum = ws->partial_sum, .partial_max = ws->partial_max,
-        .given_k_mean = given_k_mean, .k_mean = out->k_mean, .v_scale = out->v_scale,
-        .v_inv = ws->v_inv, .columns = (uint32_t)s->v_scale_count, .slices = s->mean_slices,
-        .seq_len = p->seq_len, .bf16 = bf16, .v_range = qp->v_range,
-        .v_range_inv = 1.0f / qp->v_range};
+        .partial_max = ws->partial_max, .given_k_mean = given_k_mean, .k_mean = out->k_mean,
+        .v_scale = out->v_scale, .v_inv = ws->v_inv, .columns = (uint32_t)s->v_scale_count,
+        .slices = s->mean_slices, .v_range = qp->v_range, .v_range_inv = 1.0f / qp->v_range};
     if ((stages & SR_SAGE2_STAGE_FINALIZE) &&
         (st = launch(ctx, "sr_quant_finalize_kernel",
                      ceil_div(s->v_scale_count, SR_QUANT_FINAL_COLUMNS), 1, 1,
@@ -473,7 +482,7 @@ sagerun_status sr_sage2_quantize_stages(sagerun_context *ctx, const sagerun_prob
                             "sage2 quantizer: outputs were allocated for another problem");
     if (ctx->backend == SAGERUN_BACKEND_CUDA)
         return quantize_cuda(ctx, problem, &s, q, k, v, given_k_mean, out, ws, stages, err);
-    return quantize_host(problem, &s, q, k, v, given_k_mean, out, err);
+    return quantize_host(ctx, problem, &s, q, k, v, given_k_mean, out, err);
 }
 
 sagerun_status sr_sage2_quantize_into(sagerun_context *ctx, const sagerun_problem *problem,
@@ -549,4 +558,16 @@ void sagerun_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *ten
 {
     if (ctx && tensors)
         sr_sage2_tensors_free(ctx, tensors);
+}
+
+void sr_sage2_warn_zero_v(sagerun_inputs *in, uint64_t count)
+{
+    if (count == 0 || in->warned_zero_v)
+        return;
+    in->warned_zero_v = true;
+    fprintf(stderr,
+            "sagerun: warning: V has %llu all-zero channel%s (of %llu): the sage2 variants' "
+            "output is NaN there (v_scale 0), as SageAttention's is\n",
+            (unsigned long long)count, count == 1 ? "" : "s",
+            (unsigned long long)in->problem.batch * in->problem.heads_kv * in->problem.head_dim);
 }

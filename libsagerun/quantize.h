@@ -11,8 +11,10 @@
  * host uses an IEEE reciprocal (1.0f / a) in its place — a documented deviation: every scale is
  * identical, and an int8/e4m3 value differs by one step where the two reciprocals round
  * differently (about one element in 10^5). Everything else (flush-to-zero, nearest-even INT8,
- * e4m3 satfinite rounding, the K mean's summation order) is emulated exactly, so host and CUDA
- * compute the same k_mean.
+ * e4m3 satfinite rounding) is emulated exactly. k_mean is torch.mean's, as SageAttention computes
+ * it (torch_mean.h): the same order on the host and on CUDA, for the GPU whose properties the
+ * plan takes (CUDA: the context's device; host: SAGERUN_TORCH_DEVICE or an H200), so host and
+ * CUDA compute the same k_mean.
  *
  * An all-zero V channel (amax = 0) gives v_scale 0 and multiplier R * rcp(0) = inf, so its V8
  * bytes are NaN (0 * inf) and the attention output of that channel is NaN: kept as in the
@@ -23,6 +25,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "torch_mean.h"
 
 /* The granularities of SageAttention's sm89 kernel (32/128/64/64) with R = v_range (448 for
  * fp32+fp32 accumulation, 2.25 for fp32+fp16), and of its Hopper kernel (16/64/128/128, R 448). */
@@ -53,10 +56,12 @@ sagerun_status sr_sage2_tensors_alloc(sagerun_context *ctx, const sagerun_proble
 /* (declared in internal.h) void sr_sage2_tensors_free(sagerun_context *, sagerun_sage2_tensors *);
  * frees every non-zero address and zeroes them. */
 
-/* Scratch of the CUDA quantizer: partial K sums and V maxima per 128-token slice, V's
- * multipliers. Allocate once to time repeated quantizations without allocations in between. */
+/* Scratch of the CUDA quantizer: K's mean in torch's order (its plan and partial sums), V maxima
+ * per 128-token slice, V's multipliers. Allocate once to time repeated quantizations without allocations in between. */
 typedef struct sr_sage2_workspace {
-    uint64_t partial_sum, partial_max, v_inv;
+    uint64_t kmean_scratch; /* sr_torch_kmean_scratch_floats floats */
+    uint64_t partial_max, v_inv;
+    sr_torch_mean_plan kmean_plan; /* for the context's device */
 } sr_sage2_workspace;
 
 sagerun_status sr_sage2_workspace_alloc(sagerun_context *ctx, const sagerun_problem *problem,
@@ -65,7 +70,7 @@ void sr_sage2_workspace_free(sagerun_context *ctx, sr_sage2_workspace *ws);
 
 /* Quantizes Q, K, V (in ctx's memory) into out, allocated by sr_sage2_tensors_alloc with the same
  * problem (its params are used). given_k_mean: address of a k_mean ([B,1,Hkv,D], input dtype)
- * to use instead of computing one (it is copied to out->k_mean), or 0. CUDA: enqueues five
+ * to use instead of computing one (it is copied to out->k_mean), or 0. CUDA: enqueues six
  * kernels on the context's stream and returns (ws required). Host: computes in place (ws
  * ignored, may be NULL). */
 sagerun_status sr_sage2_quantize_into(sagerun_context *ctx, const sagerun_problem *problem,
@@ -76,8 +81,8 @@ sagerun_status sr_sage2_quantize_into(sagerun_context *ctx, const sagerun_proble
 /* The CUDA kernels one by one, for timing them (the host ignores stages and does everything);
  * only the full sequence produces valid outputs. */
 enum {
-    SR_SAGE2_STAGE_COLUMNS = 1,  /* K partial sums, V partial max */
-    SR_SAGE2_STAGE_FINALIZE = 2, /* k_mean, v_scale, V multipliers */
+    SR_SAGE2_STAGE_COLUMNS = 1,  /* k_mean (torch_mean.cu, unless given), V partial max */
+    SR_SAGE2_STAGE_FINALIZE = 2, /* v_scale, V multipliers, a given k_mean copied */
     SR_SAGE2_STAGE_Q = 4,
     SR_SAGE2_STAGE_K = 8,
     SR_SAGE2_STAGE_V = 16,
@@ -101,6 +106,10 @@ sagerun_status sr_sage2_count_zero_v_channels(sagerun_context *ctx,
                                               const sagerun_problem *problem,
                                               const sagerun_sage2_tensors *t, uint64_t *count,
                                               sagerun_error *err);
+
+/* Says on stderr, once per inputs, that V has all-zero channels (count > 0): the sage2 output is
+ * NaN there, as SageAttention's is (v_scale 0). */
+void sr_sage2_warn_zero_v(sagerun_inputs *in, uint64_t count);
 
 /* The host's float -> INT8 step: nearest-even, saturated to [-128, 127], NaN -> 0. */
 int8_t sr_quant_int8_rn_sat(float x);

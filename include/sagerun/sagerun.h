@@ -254,7 +254,9 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
  * given layout ([B,N,H,D] for NHD, [B,H,N,D] for HND); Hq and Hkv from q's and k's shapes. When
  * the file also holds sage2-quantized tensors under the golden files' names (q_int8, q_scale,
  * k_int8, k_scale, v_fp8_f32acc, v_scale_f32acc, k_mean), SAGE2 variants with the sm89
- * granularities use those instead of quantizing. */
+ * granularities use those instead of quantizing. A tensor "k_mean" alone ([B,1,Hkv,D] for NHD,
+ * [B,Hkv,1,D] for HND, the dtype of q, k, v: what `k.mean(dim=seq_dim, keepdim=True)` gives) is
+ * used by the sage2 quantizer instead of the mean it computes (torch.mean's, SAGE2.md 1.1). */
 SAGERUN_API sagerun_status sagerun_inputs_create_from_safetensors(sagerun_context *ctx,
                                                                   const char *path, int layout,
                                                                   sagerun_inputs **out,

@@ -101,13 +101,11 @@ template <bool BF16> __device__ __forceinline__ void unpack8t(uint4 raw, float o
 }
 
 // ---- column reduction ----------------------------------------------------------------------
-// grid: (ceil(heads*D/8 / 128), slices, B), 256 threads. Threads 0-127 (warps 0-3) sum K, threads
-// 128-255 max |V|, each over 8 channels of one (b, h) and the slice's tokens: two independent
-// load streams per column, so the block count fits the machine in about whole waves. The K sum
-// of a slice runs in token order from 0 (the host reproduces it; see SR_QUANT_MEAN_SLICE).
+// grid: (ceil(heads*D/8 / 128), slices, B), 128 threads, each the max |V| over 8 channels of one
+// (b, h) and the slice's tokens (SR_QUANT_MEAN_SLICE of them). K's mean is torch_mean.cu's.
 constexpr uint32_t kColUnroll = 4;
 
-template <bool BF16, bool SUM>
+template <bool BF16>
 __device__ __forceinline__ void colreduce_stream(const sr_quant_colreduce_params &p, uint32_t cc)
 {
     const uint32_t chunks_per_row = p.head_dim / 8;
@@ -115,9 +113,8 @@ __device__ __forceinline__ void colreduce_stream(const sr_quant_colreduce_params
     const uint32_t b = blockIdx.z, s = blockIdx.y;
     const uint32_t n0 = s * SR_QUANT_MEAN_SLICE;
     const uint32_t cnt = min(p.seq_len - n0, SR_QUANT_MEAN_SLICE);
-    const uint16_t *src = reinterpret_cast<const uint16_t *>(SUM ? p.k : p.v) +
-                          (int64_t)b * p.stride_b + (int64_t)h * p.stride_h +
-                          (int64_t)n0 * p.stride_n + c0;
+    const uint16_t *src = reinterpret_cast<const uint16_t *>(p.v) + (int64_t)b * p.stride_b +
+                          (int64_t)h * p.stride_h + (int64_t)n0 * p.stride_n + c0;
     const int64_t sn = p.stride_n;
 
     float acc[8], x[8];
@@ -132,11 +129,11 @@ __device__ __forceinline__ void colreduce_stream(const sr_quant_colreduce_params
             raw[u] = __ldg(reinterpret_cast<const uint4 *>(src + u * sn));
         src += kColUnroll * sn;
 #pragma unroll
-        for (uint32_t u = 0; u < kColUnroll; u++) { // token order
+        for (uint32_t u = 0; u < kColUnroll; u++) {
             unpack8t<BF16>(raw[u], x);
 #pragma unroll
             for (int j = 0; j < 8; j++)
-                acc[j] = SUM ? __fadd_rn(acc[j], x[j]) : fmaxf(acc[j], fabsf(x[j]));
+                acc[j] = fmaxf(acc[j], fabsf(x[j]));
         }
     }
     for (; n < cnt; n++) {
@@ -144,87 +141,56 @@ __device__ __forceinline__ void colreduce_stream(const sr_quant_colreduce_params
         src += sn;
 #pragma unroll
         for (int j = 0; j < 8; j++)
-            acc[j] = SUM ? __fadd_rn(acc[j], x[j]) : fmaxf(acc[j], fabsf(x[j]));
+            acc[j] = fmaxf(acc[j], fabsf(x[j]));
     }
     const uint64_t col = ((uint64_t)s * p.batch + b) * p.heads * p.head_dim +
                          (uint64_t)h * p.head_dim + c0;
-    float4 *o = reinterpret_cast<float4 *>(
-        reinterpret_cast<float *>(SUM ? p.partial_sum : p.partial_max) + col);
+    float4 *o = reinterpret_cast<float4 *>(reinterpret_cast<float *>(p.partial_max) + col);
     o[0] = make_float4(acc[0], acc[1], acc[2], acc[3]);
     o[1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
 }
 
-extern "C" __global__ void __launch_bounds__(2 * kColThreads, 8)
+extern "C" __global__ void __launch_bounds__(kColThreads, 8)
     sr_quant_colreduce_kernel(sr_quant_colreduce_params p)
 {
-    const uint32_t cc = blockIdx.x * kColThreads + (threadIdx.x % kColThreads);
-    const bool sum = threadIdx.x < kColThreads; // warp-uniform
-    if (cc >= p.heads * (p.head_dim / 8) || (sum && !p.k))
+    const uint32_t cc = blockIdx.x * kColThreads + threadIdx.x;
+    if (cc >= p.heads * (p.head_dim / 8))
         return;
-    if (p.bf16) {
-        if (sum)
-            colreduce_stream<true, true>(p, cc);
-        else
-            colreduce_stream<true, false>(p, cc);
-    } else {
-        if (sum)
-            colreduce_stream<false, true>(p, cc);
-        else
-            colreduce_stream<false, false>(p, cc);
-    }
+    if (p.bf16)
+        colreduce_stream<true>(p, cc);
+    else
+        colreduce_stream<false>(p, cc);
 }
 
 // ---- finalize ------------------------------------------------------------------------------
-// grid: ceil(columns / 32), 1024 threads. The 32 warps load the partials of 32 columns (a warp
-// reads 128 contiguous bytes per slice, up to kFinalPer slices per thread all in flight) into
-// shared memory, reducing the max on the way; then warp 0 adds each column's slice sums in slice
-// order (the fixed order of the contract) and writes, per (b, hk, c): k_mean,
-// v_scale = amax * fl(1/R), v_inv = R * rcp(amax).
+// grid: ceil(columns / 32), 1024 threads. The 32 warps load the V maxima of 32 columns (a warp
+// reads 128 contiguous bytes per slice, up to kFinalPer slices per thread all in flight),
+// reducing them on the way; then warp 0 writes, per (b, hk, c): v_scale = amax * fl(1/R),
+// v_inv = R * rcp(amax), and copies a given k_mean (the computed one is torch_mean.cu's).
 constexpr uint32_t kFinalCols = 32, kFinalWarps = kFinalThreads / 32, kFinalPer = 10;
-constexpr uint32_t kFinalChunk = kFinalWarps * kFinalPer; // slices staged per round
+constexpr uint32_t kFinalChunk = kFinalWarps * kFinalPer; // slices per round
 
 extern "C" __global__ void __launch_bounds__(kFinalThreads)
     sr_quant_finalize_kernel(sr_quant_finalize_params p)
 {
-    __shared__ float sums[kFinalChunk][kFinalCols];
     __shared__ float maxes[kFinalWarps][kFinalCols];
     const uint32_t lane = threadIdx.x % kFinalCols, w = threadIdx.x / kFinalCols;
     const uint32_t i = blockIdx.x * kFinalCols + lane;
     const bool valid = i < p.columns;
-    const float *ps = reinterpret_cast<const float *>(p.partial_sum);
     const float *pm = reinterpret_cast<const float *>(p.partial_max);
-    const bool want_sum = !p.given_k_mean;
 
-    float amax = 0.0f, total = 0.0f;
+    float amax = 0.0f;
     for (uint32_t s0 = 0; s0 < p.slices; s0 += kFinalChunk) {
         const uint32_t ns = min(kFinalChunk, p.slices - s0);
-        float vs[kFinalPer], vm[kFinalPer];
+        float vm[kFinalPer];
 #pragma unroll
         for (uint32_t u = 0; u < kFinalPer; u++) { // all loads first
             const uint32_t s = w + u * kFinalWarps;
-            vs[u] = 0.0f;
-            vm[u] = 0.0f;
-            if (valid && s < ns) {
-                const uint64_t at = (uint64_t)(s0 + s) * p.columns + i;
-                vm[u] = pm[at];
-                if (want_sum)
-                    vs[u] = ps[at];
-            }
+            vm[u] = valid && s < ns ? pm[(uint64_t)(s0 + s) * p.columns + i] : 0.0f;
         }
 #pragma unroll
-        for (uint32_t u = 0; u < kFinalPer; u++) {
-            const uint32_t s = w + u * kFinalWarps;
+        for (uint32_t u = 0; u < kFinalPer; u++)
             amax = fmaxf(amax, vm[u]);
-            if (s < ns)
-                sums[s][lane] = vs[u];
-        }
-        __syncthreads();
-        if (w == 0 && want_sum && valid) {
-#pragma unroll 16
-            for (uint32_t s = 0; s < ns; s++) // slice order
-                total = __fadd_rn(total, sums[s][lane]);
-        }
-        __syncthreads();
     }
     maxes[w][lane] = amax;
     __syncthreads();
@@ -233,14 +199,9 @@ extern "C" __global__ void __launch_bounds__(kFinalThreads)
 #pragma unroll
     for (uint32_t k = 1; k < kFinalWarps; k++)
         amax = fmaxf(amax, maxes[k][lane]);
-    uint16_t *mean = reinterpret_cast<uint16_t *>(p.k_mean);
-    if (!want_sum) {
-        mean[i] = reinterpret_cast<const uint16_t *>(p.given_k_mean)[i];
-    } else {
-        const float m = __fdiv_rn(total, (float)p.seq_len);
-        mean[i] = p.bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(m))
-                         : __half_as_ushort(__float2half_rn(m));
-    }
+    if (p.given_k_mean)
+        reinterpret_cast<uint16_t *>(p.k_mean)[i] =
+            reinterpret_cast<const uint16_t *>(p.given_k_mean)[i];
     reinterpret_cast<float *>(p.v_scale)[i] = __fmul_rn(amax, p.v_range_inv);
     reinterpret_cast<float *>(p.v_inv)[i] = __fmul_rn(p.v_range, rcp_approx_ftz(amax));
 }

@@ -9,9 +9,8 @@
 
 #include "sr_hostdev.h"
 
-/* The K mean is a fixed-order fp32 reduction so that the host reproduces the device bit for bit:
- * partial sums over slices of this many tokens (in token order, starting from 0), then the
- * slices' sums in slice order, then one IEEE division by N, then rounding to the input dtype. */
+/* V's column maxima are reduced over slices of this many tokens, then across slices. (K's mean
+ * is torch_mean_math.h's.) */
 #define SR_QUANT_MEAN_SLICE 128u
 /* max(eps, amax) keeps an all-zero Q or K group finite (SAGE2.md 1.2). */
 #define SR_QUANT_INT8_EPS 1e-7f
@@ -34,25 +33,24 @@ SR_HD uint32_t sr_quant_perm_slot(uint32_t t)
     return t < 8 ? (t >> 1) * 4 + (t & 1) : ((t - 8) >> 1) * 4 + 2 + (t & 1);
 }
 
-/* Column reduction over the sequence of K (sum) and V (max |v|): partial results per slice. */
+/* Column maxima of |V| over the sequence: partial results per slice. */
 typedef struct sr_quant_colreduce_params {
-    uint64_t k, v;             /* inputs (k = 0: no sums) */
-    uint64_t partial_sum;      /* f32 [slices, B, Hkv, D] */
+    uint64_t v;                /* input */
     uint64_t partial_max;      /* f32 [slices, B, Hkv, D] */
-    int64_t stride_b, stride_n, stride_h; /* element strides of K and V (same shape) */
+    int64_t stride_b, stride_n, stride_h; /* element strides of V */
     uint32_t batch, seq_len, heads, head_dim;
     uint32_t slices, bf16;
 } sr_quant_colreduce_params;
 
-/* Turns the partials into k_mean (or copies a given one), v_scale and V's multipliers. */
+/* Turns the partial maxima into v_scale and V's multipliers; copies a given k_mean. */
 typedef struct sr_quant_finalize_params {
-    uint64_t partial_sum, partial_max;
-    uint64_t given_k_mean;     /* 0: compute the mean */
+    uint64_t partial_max;
+    uint64_t given_k_mean;     /* 0: k_mean is computed elsewhere (torch_mean.cu) */
     uint64_t k_mean;           /* out: [B, Hkv, D] in the input dtype */
     uint64_t v_scale;          /* out: f32 [B, Hkv, D] */
     uint64_t v_inv;            /* out: f32 [B, Hkv, D], R * rcp(amax) */
     uint32_t columns;          /* B * Hkv * D */
-    uint32_t slices, seq_len, bf16;
+    uint32_t slices;
     float v_range;             /* R */
     float v_range_inv;         /* fl(1/R) */
 } sr_quant_finalize_params;

@@ -113,6 +113,35 @@ static void gqa_and_layouts_agree(void **state)
             assert_memory_equal(&oh[(h * N + n) * D], &on[(n * 2 + h) * D], D * 2);
 }
 
+/* Issue 15: an all-zero V gives exactly zero (the oracle once wrote 0.5, 0x3800, for every 0),
+ * in fp16 and bf16; one zero V channel gives zero in that channel only. */
+static void zero_v_gives_zero_output(void **state)
+{
+    fixture *f = *state;
+    enum { N = 7, H = 2, D = 8 };
+    const uint32_t dtypes[2] = {SAGERUN_DTYPE_F16, SAGERUN_DTYPE_BF16};
+    for (int t = 0; t < 2; t++) {
+        const uint16_t one = dtypes[t] == SAGERUN_DTYPE_BF16 ? 0x3f80 : 0x3c00;
+        uint16_t q[N * H * D], k[N * H * D], v[N * H * D], o[N * H * D];
+        for (int i = 0; i < N * H * D; i++) {
+            q[i] = (uint16_t)(i % 3 ? one : 0);
+            k[i] = (uint16_t)(i % 5 ? one : 0x8000 | one);
+            v[i] = 0;
+        }
+        sagerun_problem p = sagerun_problem_make(1, N, H, H, D);
+        p.dtype = dtypes[t];
+        run_reference(f, &p, q, k, v, o);
+        for (int i = 0; i < N * H * D; i++)
+            assert_int_equal(o[i], 0);
+        /* V = 1 everywhere but channel 3: the output is exactly 1 there, 0 in channel 3 */
+        for (int i = 0; i < N * H * D; i++)
+            v[i] = (uint16_t)(i % D == 3 ? 0 : one);
+        run_reference(f, &p, q, k, v, o);
+        for (int i = 0; i < N * H * D; i++)
+            assert_int_equal(o[i], i % D == 3 ? 0 : one);
+    }
+}
+
 static void refuses_causal(void **state)
 {
     fixture *f = *state;
@@ -187,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_by_two_by_hand),
         cmocka_unit_test(gqa_and_layouts_agree),
+        cmocka_unit_test(zero_v_gives_zero_output),
         cmocka_unit_test(refuses_causal),
         cmocka_unit_test(matches_golden_fp32_reference),
     };

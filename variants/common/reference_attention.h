@@ -13,6 +13,8 @@
 
 #include <sagerun/plugin.h>
 
+#include "reference_convert.h"
+
 #include <unistd.h>
 
 #define REFERENCE_MAX_THREADS 256
@@ -30,80 +32,6 @@ typedef struct reference_state {
     unsigned threads;
     reference_worker workers[REFERENCE_MAX_THREADS];
 } reference_state;
-
-/* ---- fp16 / bf16 <-> double, exact in both directions for the conversions to double ---- */
-static double half_to_double(uint16_t h)
-{
-    int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
-    double v;
-    if (exp == 0)
-        v = ldexp(frac, -24);
-    else if (exp == 31)
-        v = frac ? NAN : INFINITY;
-    else
-        v = ldexp(frac | 0x400, exp - 25);
-    return sign ? -v : v;
-}
-
-static double bf16_to_double(uint16_t b)
-{
-    uint32_t bits = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/* Round to nearest even, from double directly (no double rounding through float). */
-static uint16_t double_to_half(double x)
-{
-    uint16_t sign = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (isnan(x))
-        return 0x7e00;
-    if (a >= 65520.0) /* rounds to infinity */
-        return sign | 0x7c00;
-    int e;
-    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-    int exp = e - 1; /* a = 1.xxx * 2^exp */
-    if (exp < -14)
-        exp = -14; /* subnormal: fixed quantum 2^-24 */
-    double q = ldexp(1.0, exp - 10);
-    double n = nearbyint(a / q); /* current rounding mode is nearest-even */
-    uint32_t m = (uint32_t)n;
-    if (exp == -14 && m < 0x400)
-        return sign | (uint16_t)m; /* subnormal (or zero) */
-    if (m == 0x800) { /* mantissa overflow after rounding */
-        m = 0x400;
-        exp++;
-    }
-    if (exp > 15)
-        return sign | 0x7c00;
-    return sign | (uint16_t)((exp + 15) << 10) | (uint16_t)(m & 0x3ff);
-}
-
-static uint16_t double_to_bf16(double x)
-{
-    if (isnan(x))
-        return 0x7fc0;
-    /* double → float → bf16 rounds twice; round once from double instead. */
-    uint16_t sign = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (a == 0)
-        return sign;
-    int e;
-    frexp(a, &e);
-    int exp = e - 1;
-    if (exp < -126)
-        exp = -126;
-    double q = ldexp(1.0, exp - 7);
-    double n = nearbyint(a / q) * q; /* exactly representable in bf16 (or the next binade) */
-    float f = (float)n;
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if (n > 3.3895313892515355e38)
-        return sign | 0x7f80;
-    return sign | (uint16_t)(bits >> 16);
-}
 
 /* Every 16-bit pattern decoded once (the decode dominated the inner loops). */
 static double f16_table[65536], bf16_table[65536];
