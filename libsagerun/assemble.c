@@ -183,20 +183,21 @@ static void fill_variant(sr_report_variant *v, const sr_entry *e, size_t index,
     v->accuracy = e->check.accuracy;
 }
 
-/* Energy per call, paired per round against the baseline (positive: less energy), for samples
- * long enough for NVML's counter (>= 50 ms). */
+/* Energy per call, paired per round against the baseline (positive: less energy), where both
+ * sides have energy readings (samples of a second or more: measure.c). */
 static void energy_intervals(sr_report *rep, const sr_schedule_result *sc)
 {
     size_t R = sc->rounds;
     double *b = malloc((R ? R : 1) * 2 * sizeof(double));
-    if (!b || R < 2 || rep->variants[0].timing.min < 0.05) {
+    if (!b || R < 2 || !rep->variants[0].how.present ||
+        !isfinite(rep->variants[0].how.energy_per_call_j)) {
         free(b);
         return;
     }
     double *x = b + R;
     sr_schedule_round_energy(sc, 0, b);
     for (size_t i = 1; i < rep->variant_count; i++) {
-        if (!rep->variants[i].how.present || rep->variants[i].timing.min < 0.05)
+        if (!rep->variants[i].how.present || !isfinite(rep->variants[i].how.energy_per_call_j))
             continue;
         sr_schedule_round_energy(sc, i, x);
         rep->variants[i].how.energy_interval = sr_paired_speedup_interval(b, x, R);

@@ -181,4 +181,7 @@ sagerun_status sagerun_inputs_create_from_safetensors(sagerun_context *ctx, cons
     return SAGERUN_OK;
 }
 
-bool sr_inputs_has_file_quantization(const sagerun_inputs *in) { return in && in->has_sage2; }
+bool sr_inputs_has_file_quantization(const sagerun_inputs *in)
+{
+    return in && in->has_sage2 && !in->sage2_derived;
+}

@@ -9,6 +9,7 @@
 #include "quantize.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
+#define SR_OUTPUT_ALIGN (2ull << 20)
 
 struct sagerun_instance {
     sagerun_context *ctx;
@@ -81,7 +82,12 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     inst->desc = d;
     inst->geometry = g;
     inst->o_bytes = in->q_bytes;
-    sagerun_status st = sagerun_mem_alloc(ctx, inst->o_bytes, &inst->o, err);
+    /* Whole 2 MiB pages: every instance's output starts on a page of its own, so two instances
+     * of one variant (A/A) write to alike-aligned memory. */
+    uint64_t alloc = (inst->o_bytes + SR_OUTPUT_ALIGN - 1) / SR_OUTPUT_ALIGN * SR_OUTPUT_ALIGN;
+    sagerun_status st = sagerun_mem_alloc(ctx, ctx->backend == SAGERUN_BACKEND_CUDA ? alloc
+                                                                                    : inst->o_bytes,
+                                          &inst->o, err);
     if (st == SAGERUN_OK)
         st = sr_timer_init(&inst->timer, ctx, err);
     if (st != SAGERUN_OK) {
@@ -129,7 +135,9 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
     double t0 = sr_monotonic_seconds();
     sagerun_status st = SAGERUN_OK;
     /* Quantize once: a prepare that failed after quantizing is retried (by the caller, or by
-     * sagerun_instance_run) with the tensors it already has. */
+     * sagerun_instance_run) with the tensors it already has. The first variant to quantize
+     * leaves its tensors with the inputs for the others of the same parameters (its prepare
+     * time holds the quantization, theirs does not). */
     if (d->input_kind == SAGERUN_INPUT_SAGE2 && !inst->sage2.q_int8) {
         if (inst->in->has_sage2 && same_quant_params(&inst->in->sage2.params, &d->quant)) {
             inst->sage2 = inst->in->sage2; /* quantized tensors that came with the inputs */
@@ -140,8 +148,15 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
                                    &zero_v, err);
             if (st != SAGERUN_OK)
                 return sr_error_prefix(err, "variant %s: quantizing the inputs", d->name);
-            inst->own_sage2 = true;
             sr_sage2_warn_zero_v(inst->in, zero_v);
+            if (!inst->in->has_sage2) {
+                /* kept with the inputs: every later variant of these parameters reads the same
+                 * tensors at the same addresses (an A/A compares the kernel, not placement) */
+                inst->in->sage2 = inst->sage2;
+                inst->in->has_sage2 = inst->in->sage2_derived = true;
+            } else {
+                inst->own_sage2 = true;
+            }
         }
     }
     if (d->prepare) {

@@ -99,6 +99,7 @@ struct sagerun_inputs {
     /* sage2 tensors given with the inputs (e.g. a golden file's), used instead of quantizing
      * when their params match the variant's; owned. has_sage2 = false when absent. */
     bool has_sage2;
+    bool sage2_derived; /* sage2 was quantized here by the first variant that needed it */
     sagerun_sage2_tensors sage2;
     /* k_mean given with the inputs (file tensor "k_mean", [B,1,Hkv,D] NHD or [B,Hkv,1,D] HND in
      * the input dtype), used instead of computing torch.mean's; owned, 0 when absent. */

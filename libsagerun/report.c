@@ -1242,8 +1242,12 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
             fprintf(out, " %d", r->clock_rounds[i].sm_clock_mhz);
         if (r->max_sm_clock_mhz > 0)
             fprintf(out, " (max %d)", r->max_sm_clock_mhz);
-        fprintf(out, "; temperature (C):");
+        bool temps = false;
         for (size_t i = 0; i < r->clock_round_count; i++)
+            temps = temps || r->clock_rounds[i].temperature_c >= 0;
+        if (temps)
+            fprintf(out, "; temperature (C):");
+        for (size_t i = 0; temps && i < r->clock_round_count; i++)
             fprintf(out, " %d", r->clock_rounds[i].temperature_c);
         fprintf(out, "\n");
     }

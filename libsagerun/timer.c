@@ -73,7 +73,7 @@ struct sr_sample_timer {
     CUdeviceptr dev;      /* the same memory as the device sees it */
     CUdeviceptr flush;    /* cold: 2 x L2 bytes */
     uint64_t flush_bytes;
-    unsigned flush_count;
+    int sms;              /* the flush kernel's grid: two CTAs per SM */
 };
 
 static sagerun_status timer_cuda_init(sr_sample_timer *t, int cache, sagerun_error *err)
@@ -95,7 +95,12 @@ static sagerun_status timer_cuda_init(sr_sample_timer *t, int cache, sagerun_err
         SR_CU_CHECK(err, sr_cu.cuDeviceGet(&dev, t->ctx->device));
         SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
         t->flush_bytes = 2 * (uint64_t)(l2 > 0 ? l2 : 64 << 20);
-        SR_CU_CHECK(err, sr_cu.cuMemAlloc(&t->flush, t->flush_bytes));
+        SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(&t->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                    dev));
+        /* the buffer, then one word the flush kernel may write */
+        SR_CU_CHECK(err, sr_cu.cuMemAlloc(&t->flush, t->flush_bytes + 16));
+        SR_CU_CHECK(err, sr_cu.cuMemsetD8Async(t->flush, 0x5a, t->flush_bytes + 16,
+                                               (CUstream)t->ctx->cu_stream));
     }
     return SAGERUN_OK;
 }
@@ -214,8 +219,17 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
                                 uint32_t calls, const sr_timer_graph *graph, sagerun_error *err)
 {
     CUstream s = (CUstream)t->ctx->cu_stream;
-    if (t->flush)
-        SR_CU_CHECK(err, sr_cu.cuMemsetD8Async(t->flush, (unsigned char)(++t->flush_count), t->flush_bytes, s));
+    if (t->flush) {
+        uint64_t n16 = t->flush_bytes / 16;
+        CUdeviceptr sink = t->flush + t->flush_bytes;
+        void *flush_params[] = {&t->flush, &n16, &sink};
+        const uint32_t grid[3] = {2u * (uint32_t)(t->sms > 0 ? t->sms : 64), 1, 1};
+        const uint32_t block[3] = {256, 1, 1};
+        sagerun_status fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush", grid, block, 0,
+                                                      flush_params, err);
+        if (fst != SAGERUN_OK)
+            return fst;
+    }
     __atomic_store_n(&t->host->flag, 0u, __ATOMIC_SEQ_CST);
     t->host->timed_out = 0;
     CUdeviceptr flag = t->dev + offsetof(mapped, flag), tout = t->dev + offsetof(mapped, timed_out);

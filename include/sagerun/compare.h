@@ -108,8 +108,8 @@ typedef struct sagerun_compare_options {
 #define SAGERUN_TIMER_EVENT 1u
 #define SAGERUN_TIMER_BATCH 2u
 #define SAGERUN_TIMER_GRAPH 3u
-/* COLD: L2 is flushed before each sample (a buffer of twice its size, allocated once); a cold
- * sample is one call. */
+/* COLD: L2 is flushed before each sample (a kernel reads a buffer of twice its size, allocated
+ * once); a cold sample is one call. */
 #define SAGERUN_CACHE_HOT 0u
 #define SAGERUN_CACHE_COLD 1u
 
