@@ -28,24 +28,27 @@ check "unknown variant" 1 "$S" compare "${HOST[@]}" --baseline reference --varia
     && contains "names the variant" "no variant named 'nope'"
 check "missing inputs file" 1 "$S" compare --backend host --quiet --inputs "$TMP/none.safetensors"
 
-# ---- A/A: the same variant twice must be "same". The host backend's monotonic clock on a shared
-# (virtual) CI machine sees bursts of interference lasting whole rounds: per-round medians of an
-# A/A pair differ by up to ~10% there, against ~0.1% with GPU events. The threshold here is sized
-# for that host noise; the verdict rule itself is tested exactly in test_stats. ----
+# ---- A/A: the same variant twice must never be "faster" or "slower". The host backend's monotonic
+# clock on a shared (virtual) CI machine sees bursts of interference lasting whole rounds: per-round
+# medians of an A/A pair differ by up to ~10% there, against ~0.1% with GPU events. The threshold
+# here is sized for that host noise. Two instances also differ in where their output lies (on the
+# host under ASan, +0.57% [+0.33, +0.82] was seen: a real difference, below the threshold), so
+# "below-threshold" is as right as "same"; the verdict rule itself is tested exactly in
+# test_stats. ----
 AA=(--backend host --shape 1,128,2,64 --quiet)
 check "A/A runs, exit 0" 0 "$S" compare "${AA[@]}" \
     --baseline reference --variant reference \
     --rounds 10 --iterations 5 --warmup 1 --noise-threshold 25 \
     --json "$TMP/aa.json" --markdown "$TMP/aa.md"
 contains "table has the repeat label" "reference#2"
-contains "table says same" "same"
+contains "table says within the threshold" "±25%"
 contains "table says byte-exact" "yes"
-py "A/A report: verdict same, byte-exact, deterministic" '
+py "A/A report: verdict within the threshold, byte-exact, deterministic" '
 import json, sys
 r = json.load(open(sys.argv[1]))
 v = r["variants"]
 assert [x["label"] for x in v] == ["reference", "reference#2"], v
-assert v[1]["verdict"] == "same", v[1]["verdict"]
+assert v[1]["verdict"] in ("same", "below-threshold"), v[1]["verdict"]
 assert all(x["byte_exact"] is True and x["determinism"]["deterministic"] for x in v)
 assert v[0]["output_sha256"] == v[1]["output_sha256"] == r["reference_output_sha256"]
 assert v[0]["speedup_vs_baseline_percent"] == 0.0
@@ -135,7 +138,7 @@ contains "show seed: p50" "243.919 ms"
 contains "show seed: speedup" "-0.08% [-0.12, -0.04]"
 contains "show seed: verdict" "differs, below"
 contains "show seed: the seed's number flagged" "lies outside the paired interval"
-check "show ours" 0 "$S" show "$TMP/aa.json" && contains "show ours: verdict" "same"
+check "show ours" 0 "$S" show "$TMP/aa.json" && contains "show ours: verdict" "±25%"
 check "show markdown" 0 "$S" show --markdown "$SEED" && contains "markdown table" "| interleave-softmax |"
 python3 -c '
 import json, sys
