@@ -227,6 +227,13 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
         const uint32_t block[3] = {256, 1, 1};
         sagerun_status fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush", grid, block, 0,
                                                       flush_params, err);
+        /* then the instruction caches: a long straight line of code on every SM */
+        uint32_t mul = 1664525u, add = 1013904223u;
+        void *code_params[] = {&mul, &add, &sink};
+        const uint32_t warp[3] = {32, 1, 1};
+        if (fst == SAGERUN_OK)
+            fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush_code", grid, warp, 0,
+                                           code_params, err);
         if (fst != SAGERUN_OK)
             return fst;
     }

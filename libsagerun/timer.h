@@ -10,7 +10,8 @@
  *          whose run may be captured: the caller opts in);
  *   auto   event for calls of 1 ms and more, batch below.
  * Cold cache: before each sample (outside the events) a kernel reads a buffer of twice the L2 size,
- * allocated once, through L2 (clean lines: the call pays no write-backs of others' data); a cold
+ * allocated once, through L2 (clean lines: the call pays no write-backs of others' data), and a
+ * kernel of some 256 KiB of straight-line code runs on every SM (the instruction caches); a cold
  * sample is one call (K = 1).
  * After each sample a short clock kernel measures the effective SM clock (cycles over the global
  * timer) on the device, outside the events. */
