@@ -97,7 +97,9 @@ typedef struct sagerun_host_services {
     int (*compute_capability)(void *host);
 
     /* Loads a GPU image (fatbin, cubin or NUL-terminated PTX) embedded in the plugin. The image must
-     * stay valid while the module is used (static storage). CUDA backend only. */
+     * stay valid while the module is used (static storage). CUDA backend only. A fatbin already
+     * loaded in this context (the same bytes) gives the same module: instances of one variant
+     * share their code, and module-wide state (globals) with it. */
     int (*module_load)(void *host, const void *image, sagerun_module **module, char *err,
                        size_t errlen);
     int (*module_get_function)(void *host, sagerun_module *module, const char *name,
