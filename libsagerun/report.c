@@ -389,49 +389,6 @@ json_t *sr_report_to_json(const sr_report *r)
     return root;
 }
 
-/* ---- atomic files ----------------------------------------------------------------------------- */
-
-sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, const void *user),
-                                    const void *user, sagerun_error *err)
-{
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sagerun_status st = sr_error_set(err, SAGERUN_IO, "%s: cannot create a temporary file: %s",
-                                         path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    (void)fchmod(fd, 0644); /* mkstemp makes 0600; a report is for everyone to read */
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return sr_error_set(err, SAGERUN_IO, "%s: %s", path, strerror(errno));
-    }
-    bool ok = write(f, user);
-    ok = fflush(f) == 0 && ok;
-    ok = ok && fsync(fileno(f)) == 0;
-    int saved = errno;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok)
-            saved = errno;
-        unlink(tmp);
-        free(tmp);
-        return sr_error_set(err, SAGERUN_IO, "%s: cannot write: %s", path,
-                            saved ? strerror(saved) : "write failed");
-    }
-    free(tmp);
-    return SAGERUN_OK;
-}
-
 static bool write_json_cb(FILE *f, const void *user)
 {
     const json_t *root = user;
@@ -1021,11 +978,10 @@ sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *e
 {
     memset(out, 0, sizeof(*out));
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        /* jansson says "unable to open <path>: <strerror>" for files it cannot open. */
-        if (jerr.line <= 0 && jerr.position == 0)
-            return sr_error_set(err, SAGERUN_IO, "%s: %s", path, jerr.text);
+        if (jerr.line <= 0 && jerr.position == 0) /* could not open: the text names the path */
+            return sr_error_set(err, SAGERUN_IO, "%s", jerr.text);
         return sr_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
                             jerr.column, jerr.text);
     }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "safe_io.h"
 #include "sagerun/compare.h"
 #include "stats.h"
 
@@ -152,11 +153,7 @@ sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
                               double threshold_percent, FILE *out, unsigned *findings,
                               sagerun_error *err);
 
-/* Writes a file atomically: `write` fills a temporary file next to path, which is then fsync'ed
- * and renamed over path. */
-sagerun_status sr_write_file_atomic(const char *path,
-                                    bool (*write)(FILE *f, const void *user), const void *user,
-                                    sagerun_error *err);
+/* Output files are written with sr_write_file_atomic (safe_io.h). */
 
 /* ---- NVML (nvml.c): optional, loaded lazily ---- */
 typedef struct sr_nvml sr_nvml;

@@ -67,6 +67,13 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
                                const sr_cli_plugin_policy *policy, sagerun_registry **out,
                                sagerun_error *err);
 
+/* Checks every output before any work is done: each can be written now (safe_io.h: "-" is
+ * stdout, never a device, FIFO or folder, the folder exists), none is one of the inputs, no two
+ * are the same file. opts[i] names outs[i] in messages; NULL entries are skipped. false after
+ * printing why. */
+bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                          size_t n_out, const char *const *inputs, size_t n_in);
+
 /* Parses an integer option value in [min, 100000000]; false after printing
  * "sagerun: CMD: OPT 'TEXT': expected an integer >= MIN". */
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,

@@ -492,6 +492,12 @@ int sr_cmd_compare(int argc, char **argv)
                      shape);
         goto out;
     }
+    const char *const out_opts[] = {"--json", "--markdown"}, *const outs[] = {json_path, md_path};
+    const char *const ins[] = {workload, inputs_file};
+    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 2, ins, 2)) {
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
     if (n_variants) {
         opts.variants = variants;
         opts.variant_count = n_variants;

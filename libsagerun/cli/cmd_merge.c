@@ -77,7 +77,7 @@ static bool load_input(const char *arg, input *in)
         return false;
     }
     json_error_t jerr;
-    in->root = json_load_file(in->path, JSON_REJECT_DUPLICATES, &jerr);
+    in->root = sr_json_load_input(in->path, JSON_REJECT_DUPLICATES, &jerr);
     if (!in->root) {
         if (jerr.line <= 0 && jerr.position == 0)
             sr_cli_error("merge: %s%s", jerr.text,
@@ -186,13 +186,15 @@ static bool copy_report(const input *in, const char *out_dir, const char *file)
         ok = true;
         goto out;
     }
-    FILE *f = fopen(src, "rb");
+    sagerun_error rerr = {0};
+    FILE *f = sr_fopen_input(src, &rerr);
     char *buf = f ? malloc((size_t)a.st_size + 1) : NULL;
     size_t got = buf ? fread(buf, 1, (size_t)a.st_size, f) : 0;
     if (f)
         fclose(f);
     if (!buf || got != (size_t)a.st_size) {
-        sr_cli_error("merge: %s: cannot read the report", src);
+        sr_cli_error("merge: %s: cannot read the report%s%s", src, f ? "" : ": ",
+                     f ? "" : rerr.message);
         free(buf);
         goto out;
     }

@@ -146,6 +146,13 @@ int sr_cmd_run(int argc, char **argv)
         goto out;
     }
 
+    const char *const out_opts[] = {"--save-inputs", "--save-output"};
+    const char *const outs[] = {save_inputs, save_output};
+    const char *const ins[] = {wo.workload_file, wo.inputs_file};
+    if (!sr_cli_check_outputs("run", out_opts, outs, 2, ins, 2)) {
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
     rc = SR_EXIT_ERROR;
     sagerun_error err = {0};
     sagerun_context *ctx = NULL, *host_ctx = NULL;

@@ -458,7 +458,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     memset(s, 0, sizeof(*s));
     s->threshold = NAN;
     json_error_t jerr;
-    s->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    s->root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!s->root) {
         if (jerr.line <= 0 && jerr.position == 0)
             return sr_error_set(err, SAGERUN_IO, "%s", jerr.text); /* "unable to open PATH: ..." */

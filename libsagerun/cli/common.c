@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "safe_io.h"
 #include "workload.h"
 
 void sr_cli_error(const char *fmt, ...)
@@ -93,6 +94,34 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     }
     *out = reg;
     return SAGERUN_OK;
+}
+
+bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                          size_t n_out, const char *const *inputs, size_t n_in)
+{
+    sagerun_error err = {0};
+    for (size_t i = 0; i < n_out; i++) {
+        if (!outs[i])
+            continue;
+        if (sr_output_check_against(opts[i], outs[i], NULL, &err) != SAGERUN_OK) {
+            sr_cli_error("%s: %s", cmd, err.message);
+            return false;
+        }
+        for (size_t k = 0; k < n_in; k++)
+            if (inputs[k] && !sr_output_is_stdout(outs[i]) &&
+                (strcmp(inputs[k], outs[i]) == 0 || sr_same_file(inputs[k], outs[i]))) {
+                sr_cli_error("%s: %s %s is the input %s: refusing to overwrite it", cmd, opts[i],
+                             outs[i], inputs[k]);
+                return false;
+            }
+        for (size_t k = 0; k < i; k++)
+            if (outs[k] && (strcmp(outs[k], outs[i]) == 0 || sr_same_file(outs[k], outs[i]))) {
+                sr_cli_error("%s: %s and %s name the same file %s", cmd, opts[k], opts[i],
+                             outs[i]);
+                return false;
+            }
+    }
+    return true;
 }
 
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
