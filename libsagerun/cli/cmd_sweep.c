@@ -564,9 +564,15 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
             free(copy);
             return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
         }
+        if (strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
+            free(copy);
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: workloads[%zu]: name '%s' is reserved: its report file "
+                                "would be the sweep's %s",
+                                path, i, s->workloads[i].name, SR_SWEEP_SUMMARY_JSON);
+        }
         for (size_t k = 0; k < i; k++)
-            if (strcmp(s->files[k], s->files[i]) == 0 ||
-                strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
+            if (strcmp(s->files[k], s->files[i]) == 0) {
                 free(copy);
                 return sr_error_set(err, SAGERUN_FORMAT,
                                     "%s: workloads[%zu]: name '%s' gives the same report file "
