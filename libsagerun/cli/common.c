@@ -72,6 +72,14 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     if (st != SAGERUN_OK)
         return st;
     sagerun_registry_allow_unsafe(reg, policy && policy->allow_unsafe);
+    /* Pins first: a file of another hash claiming a pinned name is refused before it runs. */
+    for (int i = 0; policy && i < policy->n_pins && st == SAGERUN_OK; i++) {
+        char name[256];
+        const char *eq = strchr(policy->pins[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - policy->pins[i]), policy->pins[i]);
+        if ((st = sr_registry_pin(reg, name, eq + 1, err)) != SAGERUN_OK)
+            sr_error_prefix(err, "--expect-plugin-sha256");
+    }
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
