@@ -203,7 +203,10 @@ static sagerun_status load_approved(sagerun_registry *reg, const char *path,
     char buf[SR_PLUGIN_REASON_MAX];
     void *handle;
     const sagerun_variant_descriptor *d;
-    if (!sr_plugin_open(path, &reg->ctx->services, &handle, &d, buf, sizeof buf))
+    int saved = sr_stdout_divert();
+    bool opened = sr_plugin_open(path, &reg->ctx->services, &handle, &d, buf, sizeof buf);
+    sr_stdout_restore(saved);
+    if (!opened)
         return reject(reg, path, err, "%s", buf);
     long dup = sagerun_registry_find(reg, d->name);
     if (dup >= 0)

@@ -51,6 +51,12 @@ sagerun_status sr_output_commit(sr_output *o, const char *path, sagerun_error *e
 /* Removes the temporary file; the target is left as it was. */
 void sr_output_abort(sr_output *o);
 
+/* Points the stdout descriptor at stderr while foreign code runs (a plugin's constructor, entry
+ * point or calls), so that what it prints cannot mix into sagerun's own output. Returns the saved
+ * descriptor for sr_stdout_restore (-1: nothing diverted). */
+int sr_stdout_divert(void);
+void sr_stdout_restore(int saved);
+
 /* An output written through stdio: `write` fills f, returns false on failure. */
 sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, const void *user),
                                     const void *user, sagerun_error *err);

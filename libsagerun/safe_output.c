@@ -226,3 +226,23 @@ sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, con
     }
     return sr_output_commit(&o, path, err);
 }
+
+int sr_stdout_divert(void)
+{
+    fflush(stdout);
+    int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        close(saved);
+        return -1;
+    }
+    return saved;
+}
+
+void sr_stdout_restore(int saved)
+{
+    if (saved < 0)
+        return;
+    fflush(stdout); /* what the plugin printf'ed: to stderr, before the switch back */
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+}

@@ -101,7 +101,7 @@ static void compare_usage(FILE *out)
             "                         returned, then max(10 s, 20 x its slowest call so far)\n"
             "  --in-process           measure in this process: no containment and no watchdog\n"
             "                         (for debuggers and compute-sanitizer)\n"
-            "  SIGINT/SIGTERM stop the comparison at the next call: the reports are written with\n"
+            "  SIGINT/SIGTERM/SIGHUP stop the comparison at the next call: the reports are written with\n"
             "  the rounds finished so far, marked \"complete\": false.\n"
             "\n"
             "exit status:\n"
@@ -111,7 +111,8 @@ static void compare_usage(FILE *out)
             "  2  usage error\n"
             "  3  every variant ran, but some variant's output is not byte-exact\n"
             "     (differs from the reference, or is not deterministic)\n"
-            "  130 (SIGINT), 143 (SIGTERM)  interrupted: the reports hold the rounds finished\n");
+            "  130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP)  interrupted: the reports hold the\n"
+            "     rounds finished\n");
 }
 
 static bool parse_percent(const char *opt, const char *text, double *out)
