@@ -20,7 +20,28 @@
 
 #include "plugin_load.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define SR_HAVE_SANITIZER_DEATH_CALLBACK 1
+#endif
+
 #define SR_SCAN_DEFAULT_TIMEOUT_S 10.0
+
+/* The child's end of the pipe: a sanitizer that ends the child (it handles SIGSEGV itself, then
+ * exits 1) says so first, so that the verdict is a crash and not an exit. */
+static int scan_fd = -1;
+
+#ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
+static void scan_sanitizer_death(void)
+{
+    sr_plugin_verdict v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.reason, sizeof v.reason,
+             "crashed while loading: a sanitizer report (see stderr) in the plugin scanner process");
+    if (write(scan_fd, &v, sizeof v) < 0)
+        _exit(1);
+}
+#endif
 
 double sr_plugin_scan_timeout(void)
 {
@@ -36,6 +57,10 @@ static void child_examine(const char *path, const sagerun_host_services *service
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(STDERR_FILENO, STDOUT_FILENO); /* a plugin that prints must not print into our output */
     signal(SIGPIPE, SIG_DFL);
+    scan_fd = fd;
+#ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
+    __sanitizer_set_death_callback(scan_sanitizer_death);
+#endif
     sr_plugin_verdict v;
     memset(&v, 0, sizeof v);
     void *handle;
@@ -97,7 +122,8 @@ static bool wait_verdict(pid_t pid, int fd, double timeout_s, sr_plugin_verdict 
     if (!reaped)
         while (waitpid(pid, ws, 0) < 0 && errno == EINTR)
             ;
-    return got == sizeof *v && reaped && WIFEXITED(*ws) && WEXITSTATUS(*ws) == 0;
+    /* a verdict then exit 0; or a sanitizer's verdict (not ok) before it ended the child */
+    return got == sizeof *v && reaped && ((WIFEXITED(*ws) && WEXITSTATUS(*ws) == 0) || !v->ok);
 }
 
 void sr_plugin_scan(const char *path, const sagerun_host_services *services, double timeout_s,

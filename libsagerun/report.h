@@ -126,6 +126,10 @@ typedef struct sr_report {
     sr_measurement_info measurement; /* "measurement" */
 } sr_report;
 
+/* Checks the values of a report read from a file (report_check.c): durations >= 0, hashes of 64
+ * hex digits, intervals ordered, labels unique. name: the file, for the message. */
+sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_error *err);
+
 /* Frees what r owns and zeroes it. */
 void sr_report_clear(sr_report *r);
 void sr_report_variant_clear(sr_report_variant *v);

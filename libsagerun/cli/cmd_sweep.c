@@ -913,15 +913,11 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_ROUNDS: if (!sr_cli_parse_u32("sweep", "--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
         case O_ITER: if (!sr_cli_parse_u32("sweep", "--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
         case O_ACC_ROWS: if (!sr_cli_parse_u32("sweep", "--accuracy-rows", optarg, 1, &acc_rows)) goto out; acc_rows_given = true; break;
-        case O_THRESHOLD: {
-            char *end;
-            threshold = strtod(optarg, &end);
-            if (!*optarg || *end || !isfinite(threshold) || threshold < 0) {
-                sr_cli_error("sweep: --noise-threshold '%s': expected a percentage >= 0", optarg);
+        case O_THRESHOLD:
+            if (!sr_cli_parse_decimal("sweep", "--noise-threshold", optarg, 0, true, 1e6,
+                                      &threshold))
                 goto out;
-            }
             break;
-        }
         case O_NO_ACC: no_acc = true; break;
         case O_NO_CLOCKS: no_clocks = true; break;
         case O_OUT_DIR: out_dir = optarg; break;

@@ -1,5 +1,6 @@
 /* Pieces shared by the CLI's commands. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,24 @@ bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsign
     return true;
 }
 
+bool sr_cli_parse_decimal(const char *cmd, const char *opt, const char *text, double min,
+                          bool min_inclusive, double max, double *out)
+{
+    /* Plain decimal only: strtod alone would take " 5", "0x10", "1e3", "inf" and "nan". */
+    size_t digits = strspn(text, "0123456789");
+    const char *rest = text + digits;
+    if (*rest == '.')
+        rest += 1 + strspn(rest + 1, "0123456789");
+    double v = digits && !*rest ? strtod(text, NULL) : NAN;
+    if (!(v >= min) || (!min_inclusive && v == min) || v > max) {
+        sr_cli_error("%s: %s '%s': expected a decimal number %s %g and <= %g", cmd, opt, text,
+                     min_inclusive ? ">=" : ">", min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
 {
     unsigned long v[5];
@@ -190,6 +209,17 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     if ((o->workload_file != NULL) + (o->inputs_file != NULL) + (o->shape != NULL) > 1)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "--workload, --inputs and --shape exclude each other");
+    const char *file_opt = o->workload_file ? "--workload" : o->inputs_file ? "--inputs" : NULL;
+    const char *ignored = o->dtype ? "--dtype" : o->causal ? "--causal" : o->seed_given ? "--seed" : NULL;
+    if (file_opt && ignored)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "%s applies to --shape and the default workload, not to %s (the file "
+                            "says what it holds)",
+                            ignored, file_opt);
+    if (o->workload_file && o->layout)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "--layout applies to --shape and --inputs, not to --workload (a "
+                            "workload file names its layout)");
     sagerun_status st;
     if (o->workload_file)
         return sr_workload_load(o->workload_file, w, err);
@@ -244,7 +274,9 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     if (o->dtype && strcmp(o->dtype, "bf16") == 0)
         w->problem.dtype = SAGERUN_DTYPE_BF16;
     w->problem.causal = o->causal;
-    if (!w->name)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    return sagerun_problem_check(&w->problem, err);
+    st = w->name ? sagerun_problem_check(&w->problem, err)
+                 : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    if (st != SAGERUN_OK)
+        sr_workload_free(w); /* the caller owns w only on success */
+    return st;
 }
