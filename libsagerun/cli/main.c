@@ -36,11 +36,16 @@ static void usage(FILE *out)
             "  1  error (bad input file, plugin, device, I/O)\n"
             "  2  usage error (bad command line)\n"
             "  3  compare: ran, but some variant is not byte-exact with the reference\n"
-            "  4  diff: regression beyond the threshold, or byte-exactness lost\n\n"
+            "  4  diff: regression beyond the threshold, or byte-exactness lost\n"
+            "  129, 130, 143  compare: stopped by SIGHUP, SIGINT, SIGTERM\n\n"
             "environment:\n"
             "  SAGERUN_PLUGIN_PATH  colon-separated folders searched for plugins before the\n"
             "                       default folder\n"
-            "  SAGERUN_DEBUG        when set, explain plugin decisions and plugin logs on stderr\n");
+            "  SAGERUN_DEBUG        when set, explain plugin decisions and plugin logs on stderr\n"
+            "  SAGERUN_PLUGIN_SCAN_TIMEOUT  seconds a plugin file may take to load in the\n"
+            "                       scanner process (default 10)\n"
+            "  SAGERUN_CACHE_DIR    where the scanner's verdicts are cached (empty: nowhere;\n"
+            "                       default $XDG_CACHE_HOME/sagerun or ~/.cache/sagerun)\n");
 }
 
 /* What a command printed may still sit in stdout's buffer: a write error (a full disk, a closed

@@ -127,4 +127,35 @@ check "merge: --out-dir = an input" 1 "$S" merge m5 --out-dir m5 --quiet && cont
 cmp -s m5/summary.json m5.orig || fail "merge --out-dir = input: the input summary was replaced"
 fresh m6
 check "merge: a valid shard still merges" 0 "$S" merge m6 --out-dir o6 --quiet
+# ---- the weaker items: strict numbers, options that do not apply, forged reports ----
+for t in 0x10 " 5" 1e3 inf -1 0; do
+    check "--timeout '$t' refused" 2 "$S" compare "${H[@]}" --timeout "$t" && contains "names it" "--timeout"
+done
+check "--noise-threshold 0x1 refused" 2 "$S" compare "${H[@]}" --noise-threshold 0x1
+for opt in --causal "--seed 3" "--dtype bf16"; do
+    check "$opt with --inputs refused" 1 "$S" compare --backend host --quiet --rounds 2 \
+        --iterations 1 --inputs in.safetensors $opt && contains "says why" "not to --inputs"
+done
+check "run: --seed with --inputs refused" 1 "$S" run --variant reference --backend host \
+    --inputs in.safetensors --seed 3 --iterations 1 --warmup 0
+forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r = the report
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2],'w'))" "$SEED" "rep-$1.json"
+}
+forge neg 'r["variants"][0]["timing"]["p50_s"] = -1.0'
+forge sha 'r["reference_output_sha256"] = "zz"'
+forge dup 'r["variants"][1]["name"] = r["variants"][0]["name"]'
+for f in neg sha dup; do
+    check "show: forged report ($f) refused" 1 "$S" show "rep-$f.json"
+done
+contains "dup: says label" "same label"
+check "diff: duplicate labels refused" 1 "$S" diff rep-dup.json "$SEED"
+forge ctl 'r["variants"][0]["name"] = "evil\u001b[2J\rforged row | x"'
+check "show: control characters escaped" 0 "$S" show rep-ctl.json && contains "escaped" 'evil\x1b[2J\x0dforged'
+grep -q $'\x1b' <<<"$out" && fail "show: a raw ESC reached the terminal"
+check "show --markdown: '|' escaped" 0 "$S" show --markdown rep-ctl.json && contains "pipe escaped" 'forged row \| x'
+forge nullp50 'r["variants"][1]["timing"]["p50_s"] = None'
+check "diff: a null p50 in new is reported" 4 "$S" diff "$SEED" rep-nullp50.json && contains "says null" "NULL P50"
+check "compare: an incomplete report" 0 "$S" compare "${H[@]}" --json inc.json
+python3 -c "import json; p='inc.json'; r=json.load(open(p)); r['complete']=False; r['rounds_completed']=1; json.dump(r, open(p,'w'))"
+check "diff: an incomplete report is noted" 0 "$S" diff inc.json inc.json && contains "note" "report is incomplete"
 finish
