@@ -20,7 +20,7 @@
 
 #include "plugin_load.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #include <sanitizer/common_interface_defs.h>
 #define SR_HAVE_SANITIZER_DEATH_CALLBACK 1
 #endif

@@ -51,7 +51,7 @@
 #include "cli.h"
 #include "isolate.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #include <sanitizer/common_interface_defs.h>
 #define SR_HAVE_SANITIZER_DEATH_CALLBACK 1
 #endif
