@@ -196,9 +196,11 @@ $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),
 	@chmod go-w $@ $(@D)
 
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.
+# The plugin scanner's cache of the tests is their own (a fresh one each run).
 test: all
+	@rm -rf $(B)/test-cache && mkdir -m 700 $(B)/test-cache
 	@SAGERUN=$(CURDIR)/$(CLI) SAGERUN_TEST_FAKES=$(CURDIR)/$(B)/test-plugins \
-	    test/run-tests.sh $(UNIT_TESTS) $(CLI_TESTS)
+	    SAGERUN_CACHE_DIR=$(CURDIR)/$(B)/test-cache test/run-tests.sh $(UNIT_TESTS) $(CLI_TESTS)
 ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory check-install > $(B)/check-install.log 2>&1 \
 	    && echo "ok    check-install (log: $(B)/check-install.log)" \

@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "cuda_driver.h"
+#include "safe_io.h"
 
 /* ---- hashing ---- */
 static void hex_digest(const unsigned char digest[crypto_hash_sha256_BYTES], char hex[65])
@@ -155,9 +156,9 @@ sagerun_status sr_hash_job_finish(sr_hash_job *job, char hex[65], sagerun_error 
 
 sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = sr_fopen_input(path, err); /* a FIFO must not block, a device not be read */
     if (!f)
-        return sr_error_set(err, SAGERUN_IO, "%s: cannot open: %s", path, strerror(errno));
+        return err ? err->status : SAGERUN_IO;
     crypto_hash_sha256_state st;
     crypto_hash_sha256_init(&st);
     unsigned char buf[1 << 16];

@@ -130,4 +130,13 @@ int sr_instance_call(void *instance, sagerun_error *err);
 const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry *reg,
                                                          size_t index);
 
+/* ---- the registry's internals (registry.c) ---- */
+/* Pins variant `name` to a file of SHA-256 hex before plugins are added: a file of another hash
+ * claiming that name is refused before any of its code runs in this process (by its file name
+ * NAME.so or a cached verdict, before the scanner; otherwise before this process loads it). */
+sagerun_status sr_registry_pin(sagerun_registry *reg, const char *name, const char *hex,
+                               sagerun_error *err);
+/* Where the plugin scanner's cache lives, NULL when there is none (or nothing was scanned). */
+const char *sr_registry_cache_path(const sagerun_registry *reg);
+
 #endif

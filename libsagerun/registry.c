@@ -11,11 +11,8 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-
-/* The size of the version-1 descriptor: everything up to and including destroy. A plugin built
- * against a later minor may send a larger struct; one sending less lacks required fields. */
-#define SR_DESCRIPTOR_V1_SIZE                                                                      \
-    (offsetof(sagerun_variant_descriptor, destroy) + sizeof(void (*)(void *)))
+#include "plugin_load.h"
+#include "safe_io.h"
 
 typedef struct sr_variant {
     const sagerun_variant_descriptor *desc;
@@ -29,9 +26,18 @@ typedef struct sr_rejected {
     char *reason;
 } sr_rejected;
 
+typedef struct sr_pin {
+    char name[64];
+    char sha256[65];
+} sr_pin;
+
 struct sagerun_registry {
     sagerun_context *ctx;
     bool allow_unsafe; /* load files writable by others than their owner and root */
+    sr_plugin_cache *cache; /* the scanner's verdicts, opened on first use */
+    bool cache_opened;
+    sr_pin *pins; /* sha256 expected per variant name, checked before any of a file's code runs */
+    size_t n_pins;
     sagerun_context *own_ctx; /* a host context made when none was given */
     sr_variant *variants;
     size_t n_variants, cap_variants;
@@ -75,6 +81,8 @@ void sagerun_registry_destroy(sagerun_registry *reg)
     }
     free(reg->variants);
     free(reg->rejected);
+    free(reg->pins);
+    sr_plugin_cache_close(reg->cache);
     sagerun_context_destroy(reg->own_ctx);
     free(reg);
 }
@@ -113,61 +121,9 @@ static sagerun_status reject(sagerun_registry *reg, const char *path, sagerun_er
     return SAGERUN_OK;
 }
 
-static bool valid_variant_name(const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 63)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-'))
-            return false;
-    }
-    return true;
-}
-
-/* Checks a descriptor; returns NULL when it is usable, else the reason. */
-static const char *descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len)
-{
-    if (d->struct_size < SR_DESCRIPTOR_V1_SIZE) {
-        snprintf(buf, len,
-                 "variant descriptor too small: struct_size %u, ABI 1 needs at least %zu bytes",
-                 d->struct_size, (size_t)SR_DESCRIPTOR_V1_SIZE);
-        return buf;
-    }
-    if (d->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
-        snprintf(buf, len, "variant descriptor says ABI %u, the answer said %u", d->abi_major,
-                 SAGERUN_PLUGIN_ABI_MAJOR);
-        return buf;
-    }
-    if (!valid_variant_name(d->name)) {
-        snprintf(buf, len, "invalid variant name \"%s\" (want [a-z0-9._-], 1 to 63 characters)",
-                 d->name ? d->name : "(null)");
-        return buf;
-    }
-    if (d->backend != SAGERUN_BACKEND_HOST && d->backend != SAGERUN_BACKEND_CUDA) {
-        snprintf(buf, len, "variant %s: unknown backend %d", d->name, d->backend);
-        return buf;
-    }
-    if (d->input_kind != SAGERUN_INPUT_FP16 && d->input_kind != SAGERUN_INPUT_SAGE2) {
-        snprintf(buf, len, "variant %s: unknown input kind %d", d->name, d->input_kind);
-        return buf;
-    }
-    const char *missing = !d->geometry ? "geometry"
-                          : !d->create ? "create"
-                          : !d->run    ? "run"
-                          : !d->destroy ? "destroy"
-                                        : NULL;
-    if (missing) {
-        snprintf(buf, len, "variant %s: required function %s is NULL", d->name, missing);
-        return buf;
-    }
-    return NULL;
-}
-
 static sagerun_status add_variant(sagerun_registry *reg, const char *path, void *handle,
-                                  const sagerun_variant_descriptor *d, sagerun_error *err)
+                                  const sagerun_variant_descriptor *d, const char sha256[65],
+                                  sagerun_error *err)
 {
     if (reg->n_variants == reg->cap_variants) {
         size_t cap = reg->cap_variants ? 2 * reg->cap_variants : 8;
@@ -180,11 +136,7 @@ static sagerun_status add_variant(sagerun_registry *reg, const char *path, void 
     sr_variant v = {.desc = d, .path = strdup(path), .handle = handle};
     if (!v.path)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    sagerun_error e = {0};
-    if (sr_sha256_file(path, v.sha256, &e) != SAGERUN_OK) {
-        free(v.path);
-        return reject(reg, path, err, "cannot hash the file: %s", e.message);
-    }
+    memcpy(v.sha256, sha256, sizeof v.sha256);
     /* Keep the list sorted by name (insertion sort: plugin counts are small). */
     size_t at = reg->n_variants;
     while (at > 0 && strcmp(reg->variants[at - 1].desc->name, d->name) > 0)
@@ -195,131 +147,109 @@ static sagerun_status add_variant(sagerun_registry *reg, const char *path, void 
     return SAGERUN_OK;
 }
 
-/* A plugin runs with the user's rights: a file, or a folder holding it, that someone other than
- * its owner (the user or root) can write could be swapped for hostile code. Returns the reason
- * the file is unsafe, or NULL. */
-static const char *unsafe_reason(const char *path, char *buf, size_t len)
+static const sr_pin *pin_of(const sagerun_registry *reg, const char *name)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    const char *const what[2] = {"file", "folder"};
-    const char *const paths[2] = {path, dir[0] ? dir : "/"};
-    for (int i = 0; i < 2; i++) {
-        struct stat sb;
-        if (stat(paths[i], &sb) != 0) {
-            snprintf(buf, len, "cannot stat %s %s: %s", what[i], paths[i], strerror(errno));
-            return buf;
-        }
-        bool sticky_dir = i == 1 && (sb.st_mode & S_ISVTX);
-        if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_dir) {
-            snprintf(buf, len,
-                     "unsafe permissions: the %s %s is writable by %s (mode %04o); fix with "
-                     "chmod go-w, or pass --allow-unsafe-plugins",
-                     what[i], paths[i], (sb.st_mode & S_IWOTH) ? "everyone" : "its group",
-                     (unsigned)(sb.st_mode & 07777));
-            return buf;
-        }
-        if (sb.st_uid != 0 && sb.st_uid != geteuid()) {
-            snprintf(buf, len,
-                     "unsafe owner: the %s %s belongs to uid %u, neither you nor root; pass "
-                     "--allow-unsafe-plugins to load it anyway",
-                     what[i], paths[i], (unsigned)sb.st_uid);
-            return buf;
-        }
-    }
+    for (size_t i = 0; i < reg->n_pins; i++)
+        if (strcmp(reg->pins[i].name, name) == 0)
+            return &reg->pins[i];
     return NULL;
 }
 
-static sagerun_status load_file(sagerun_registry *reg, const char *path, sagerun_error *err)
+/* Writes why the file of this hash may not be variant `name`, or returns false. */
+static bool pin_violated(const sagerun_registry *reg, const char *name, const char *path,
+                         const char sha256[65], char *buf, size_t len)
 {
-    if (!reg->allow_unsafe) {
-        char why[PATH_MAX + 256];
-        const char *unsafe = unsafe_reason(path, why, sizeof why);
-        if (unsafe)
-            return reject(reg, path, err, "%s", unsafe);
-    }
-    dlerror();
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *why = dlerror();
-        return reject(reg, path, err, "not a loadable plugin: %s", why ? why : "dlopen failed");
-    }
-    dlerror();
-    void *sym = dlsym(handle, SAGERUN_PLUGIN_ENTRY_NAME);
-    if (!sym) {
-        dlclose(handle);
-        return reject(reg, path, err, "no entry point [%s] in shared library [%s]",
-                      SAGERUN_PLUGIN_ENTRY_NAME, path);
-    }
-    sagerun_plugin_entry_fn entry;
-    memcpy(&entry, &sym, sizeof entry);
-    sagerun_plugin_query q = {.struct_size = sizeof q,
-                              .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
-                              .abi_minor = SAGERUN_PLUGIN_ABI_MINOR,
-                              .services = &reg->ctx->services};
-    sagerun_plugin_answer a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    int rc = entry(&q, &a);
-    a.reason[sizeof a.reason - 1] = '\0';
-    char buf[512];
-    const char *problem = NULL;
-    if (rc != 0) {
-        snprintf(buf, sizeof buf, "init failed: %s (%s returned %d)",
-                 a.reason[0] ? a.reason : "no reason given", SAGERUN_PLUGIN_ENTRY_NAME, rc);
-        problem = buf;
-    } else if (a.abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
-        snprintf(buf, sizeof buf,
-                 "ABI mismatch: [%s] answered plugin ABI %u.%u, this sagerun speaks %u.%u",
-                 SAGERUN_PLUGIN_ENTRY_NAME, a.abi_major, a.abi_minor, SAGERUN_PLUGIN_ABI_MAJOR,
-                 SAGERUN_PLUGIN_ABI_MINOR);
-        problem = buf;
-    } else if (a.abi_minor > SAGERUN_PLUGIN_ABI_MINOR) {
-        snprintf(buf, sizeof buf,
-                 "ABI mismatch: plugin needs ABI %u.%u, this sagerun speaks up to %u.%u",
-                 a.abi_major, a.abi_minor, SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR);
-        problem = buf;
-    } else if (!a.variant) {
-        snprintf(buf, sizeof buf, "init failed: [%s] returned no variant descriptor",
-                 SAGERUN_PLUGIN_ENTRY_NAME);
-        problem = buf;
-    } else {
-        problem = descriptor_problem(a.variant, buf, sizeof buf);
-    }
-    if (!problem) {
-        long dup = sagerun_registry_find(reg, a.variant->name);
-        if (dup >= 0) {
-            snprintf(buf, sizeof buf, "duplicate variant name \"%s\" (already loaded from %s)",
-                     a.variant->name, reg->variants[dup].path);
-            problem = buf;
-        }
-    }
-    if (!problem && reg->ctx->backend == SAGERUN_BACKEND_CUDA &&
-        a.variant->backend == SAGERUN_BACKEND_CUDA &&
-        a.variant->min_compute_capability > reg->ctx->compute_capability) {
-        snprintf(buf, sizeof buf,
-                 "needs a newer GPU: variant %s needs compute capability %d.%d, the device has "
-                 "%d.%d",
-                 a.variant->name, a.variant->min_compute_capability / 10,
-                 a.variant->min_compute_capability % 10, reg->ctx->compute_capability / 10,
-                 reg->ctx->compute_capability % 10);
-        problem = buf;
-    }
-    if (problem) {
-        /* The handle stays open when the plugin's code may already be referenced (a duplicate of
-         * a loaded file shares its handle); closing a never-used handle is safe. */
-        if (rc != 0 || !a.variant)
-            dlclose(handle);
-        return reject(reg, path, err, "%s", problem);
-    }
-    return add_variant(reg, path, handle, a.variant, err);
+    const sr_pin *pin = pin_of(reg, name);
+    if (!pin || strcasecmp(pin->sha256, sha256) == 0)
+        return false;
+    snprintf(buf, len, "pinned plugin %s: %s has SHA-256 %s, expected %s (not loaded)", name, path,
+             sha256, pin->sha256);
+    return true;
 }
 
+/* The variant name a file may be, before any of its code ran: the file name by convention
+ * (NAME.so), the cached verdict's name otherwise. */
+static bool pin_violated_before_running(const sagerun_registry *reg, const char *path,
+                                        const char sha256[65], char *buf, size_t len)
+{
+    const char *base = strrchr(path, '/');
+    char name[64];
+    snprintf(name, sizeof name, "%s", base ? base + 1 : path);
+    size_t n = strlen(name);
+    if (n > 3 && strcmp(name + n - 3, ".so") == 0)
+        name[n - 3] = '\0';
+    return pin_violated(reg, name, path, sha256, buf, len);
+}
+
+/* The scanner's verdict on the file, from the cache or from a scan (then cached). */
+static void examine(sagerun_registry *reg, const char *real, const char sha256[65],
+                    sr_plugin_verdict *v)
+{
+    if (!reg->cache_opened) {
+        reg->cache = sr_plugin_cache_open();
+        reg->cache_opened = true;
+    }
+    if (sr_plugin_cache_lookup(reg->cache, real, sha256, v))
+        return;
+    sr_plugin_scan(real, &reg->ctx->services, sr_plugin_scan_timeout(), v);
+    sr_plugin_cache_store(reg->cache, real, sha256, v);
+}
+
+/* After the scanner's approval, in this process: what only the registry knows (duplicates, the
+ * device) and the file's own checks again (it was examined as it is, but runs here anew). */
+static sagerun_status load_approved(sagerun_registry *reg, const char *path,
+                                    const char sha256[65], sagerun_error *err)
+{
+    char buf[SR_PLUGIN_REASON_MAX];
+    void *handle;
+    const sagerun_variant_descriptor *d;
+    int saved = sr_stdout_divert();
+    bool opened = sr_plugin_open(path, &reg->ctx->services, &handle, &d, buf, sizeof buf);
+    sr_stdout_restore(saved);
+    if (!opened)
+        return reject(reg, path, err, "%s", buf);
+    long dup = sagerun_registry_find(reg, d->name);
+    if (dup >= 0)
+        return reject(reg, path, err, "duplicate variant name \"%s\" (already loaded from %s)",
+                      d->name, reg->variants[dup].path);
+    if (pin_violated(reg, d->name, path, sha256, buf, sizeof buf))
+        return reject(reg, path, err, "%s", buf);
+    if (reg->ctx->backend == SAGERUN_BACKEND_CUDA && d->backend == SAGERUN_BACKEND_CUDA &&
+        d->min_compute_capability > reg->ctx->compute_capability)
+        return reject(reg, path, err,
+                      "needs a newer GPU: variant %s needs compute capability %d.%d, the device "
+                      "has %d.%d",
+                      d->name, d->min_compute_capability / 10, d->min_compute_capability % 10,
+                      reg->ctx->compute_capability / 10, reg->ctx->compute_capability % 10);
+    return add_variant(reg, path, handle, d, sha256, err);
+}
+
+/* One file, in the order that runs none of its code before it is judged safe: a regular file,
+ * safe permissions, its hash against the pins, then the scanner, then this process. */
+static sagerun_status load_file(sagerun_registry *reg, const char *path, sagerun_error *err)
+{
+    char buf[PATH_MAX + SR_PLUGIN_REASON_MAX], real[PATH_MAX], sha256[65];
+    sagerun_error e = {0};
+    int fd = sr_open_input(path, &e);
+    if (fd < 0)
+        return reject(reg, path, err, "%s", e.message);
+    close(fd);
+    if (!reg->allow_unsafe && sr_plugin_unsafe_reason(path, buf, sizeof buf))
+        return reject(reg, path, err, "%s", buf);
+    if (!realpath(path, real))
+        return reject(reg, path, err, "cannot resolve the path: %s", strerror(errno));
+    if (sr_sha256_file(path, sha256, &e) != SAGERUN_OK)
+        return reject(reg, path, err, "cannot hash the file: %s", e.message);
+    if (pin_violated_before_running(reg, path, sha256, buf, sizeof buf))
+        return reject(reg, path, err, "%s", buf);
+    sr_plugin_verdict v;
+    examine(reg, real, sha256, &v);
+    if (!v.ok)
+        return reject(reg, path, err, "%s", v.reason);
+    if (pin_violated(reg, v.name, path, sha256, buf, sizeof buf))
+        return reject(reg, path, err, "%s", buf);
+    return load_approved(reg, path, sha256, err);
+}
 static int compare_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -466,12 +396,38 @@ void sagerun_registry_allow_unsafe(sagerun_registry *reg, int allow)
         reg->allow_unsafe = allow != 0;
 }
 
+sagerun_status sr_registry_pin(sagerun_registry *reg, const char *name, const char *hex,
+                               sagerun_error *err)
+{
+    if (strlen(name) > 63 || strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "pinned plugin %s: '%s' is not a SHA-256 (64 hex digits)", name, hex);
+    sr_pin *grown = realloc(reg->pins, (reg->n_pins + 1) * sizeof *grown);
+    if (!grown)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    reg->pins = grown;
+    snprintf(grown[reg->n_pins].name, sizeof grown->name, "%s", name);
+    snprintf(grown[reg->n_pins].sha256, sizeof grown->sha256, "%s", hex);
+    reg->n_pins++;
+    return SAGERUN_OK;
+}
+
+const char *sr_registry_cache_path(const sagerun_registry *reg)
+{
+    return reg ? sr_plugin_cache_path(reg->cache) : NULL;
+}
+
 sagerun_status sagerun_registry_expect_sha256(const sagerun_registry *reg, const char *name,
                                               const char *hex, sagerun_error *err)
 {
     if (!reg || !name || !hex)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "expect_sha256: NULL argument");
     long i = sagerun_registry_find(reg, name);
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "pinned plugin %s:", name);
+    for (size_t k = 0; i < 0 && k < reg->n_rejected; k++) /* refused before loading: say why */
+        if (strncmp(reg->rejected[k].reason, prefix, strlen(prefix)) == 0)
+            return sr_error_set(err, SAGERUN_PLUGIN, "%s", reg->rejected[k].reason);
     if (i < 0)
         return sr_error_set(err, SAGERUN_NOT_FOUND,
                             "pinned plugin %s: no variant of that name was loaded", name);

@@ -389,49 +389,6 @@ json_t *sr_report_to_json(const sr_report *r)
     return root;
 }
 
-/* ---- atomic files ----------------------------------------------------------------------------- */
-
-sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, const void *user),
-                                    const void *user, sagerun_error *err)
-{
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sagerun_status st = sr_error_set(err, SAGERUN_IO, "%s: cannot create a temporary file: %s",
-                                         path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    (void)fchmod(fd, 0644); /* mkstemp makes 0600; a report is for everyone to read */
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return sr_error_set(err, SAGERUN_IO, "%s: %s", path, strerror(errno));
-    }
-    bool ok = write(f, user);
-    ok = fflush(f) == 0 && ok;
-    ok = ok && fsync(fileno(f)) == 0;
-    int saved = errno;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok)
-            saved = errno;
-        unlink(tmp);
-        free(tmp);
-        return sr_error_set(err, SAGERUN_IO, "%s: cannot write: %s", path,
-                            saved ? strerror(saved) : "write failed");
-    }
-    free(tmp);
-    return SAGERUN_OK;
-}
-
 static bool write_json_cb(FILE *f, const void *user)
 {
     const json_t *root = user;
@@ -1010,6 +967,8 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
     } else if (!rd.failed && r->variant_count) {
         r->variants[0].is_baseline = true;
     }
+    if (!rd.failed && sr_report_check(r, name, err) != SAGERUN_OK)
+        rd.failed = true;
     if (rd.failed) {
         sr_report_clear(r);
         return err ? (sagerun_status)err->status : SAGERUN_FORMAT;
@@ -1021,11 +980,10 @@ sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *e
 {
     memset(out, 0, sizeof(*out));
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        /* jansson says "unable to open <path>: <strerror>" for files it cannot open. */
-        if (jerr.line <= 0 && jerr.position == 0)
-            return sr_error_set(err, SAGERUN_IO, "%s: %s", path, jerr.text);
+        if (jerr.line <= 0 && jerr.position == 0) /* could not open: the text names the path */
+            return sr_error_set(err, SAGERUN_IO, "%s", jerr.text);
         return sr_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
                             jerr.column, jerr.text);
     }
@@ -1326,6 +1284,16 @@ void sr_report_print_table(const sr_report *r, FILE *out)
     print_notes(r, out, "");
 }
 
+/* A table cell: '|' escaped and line breaks as spaces, so a label cannot add columns or rows. */
+static void markdown_cell(FILE *out, const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        if (*c == '|' || *c == '\\')
+            fputc('\\', out);
+        fputc(*c == '\n' || *c == '\r' ? ' ' : *c, out);
+    }
+}
+
 void sr_report_print_markdown(const sr_report *r, FILE *out)
 {
     fprintf(out, "# sagerun comparison\n\n");
@@ -1335,8 +1303,14 @@ void sr_report_print_markdown(const sr_report *r, FILE *out)
     for (size_t i = 0; i < r->variant_count; i++) {
         row_text t;
         row_of(r, &r->variants[i], &t);
-        fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t.label, t.p50, t.spread,
-                t.tops, t.speedup, t.verdict, t.exact, t.accuracy);
+        const char *cells[] = {t.label, t.p50, t.spread, t.tops, t.speedup, t.verdict, t.exact,
+                               t.accuracy};
+        for (size_t c = 0; c < SR_ARRAY_LEN(cells); c++) {
+            fputs("| ", out);
+            markdown_cell(out, cells[c]);
+            fputc(' ', out);
+        }
+        fputs("|\n", out);
     }
     fprintf(out, "\n");
     print_notes(r, out, "- ");
@@ -1400,6 +1374,13 @@ sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double thr
         strcmp(o->reference_sha256, n->reference_sha256) != 0)
         fprintf(out, "reference output changed: %s -> %s\n", o->reference_sha256,
                 n->reference_sha256);
+    const sr_report *both[2] = {o, n};
+    for (int k = 0; k < 2; k++)
+        if (both[k]->incomplete)
+            fprintf(out, "note: the %s report is incomplete (interrupted after %llu of %llu "
+                         "rounds): its numbers cover fewer rounds\n",
+                    k ? "new" : "old", (unsigned long long)both[k]->rounds_completed,
+                    (unsigned long long)both[k]->rounds);
     fprintf(out, "\n%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", "variant", "old p50", "new p50",
             "change", "byte-exact", "finding");
     for (size_t i = 0; i < o->variant_count; i++) {
@@ -1429,6 +1410,12 @@ sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double thr
         } else if (!nv->timing.count && ov->timing.count) {
             *findings |= SAGERUN_DIFF_REGRESSION;
             used += (size_t)snprintf(finding + used, sizeof(finding) - used, "DID NOT RUN ");
+        } else if (nv->timing.count && !isfinite(nv->timing.p50)) {
+            *findings |= SAGERUN_DIFF_REGRESSION; /* ran, but nothing to compare: not a pass */
+            used += (size_t)snprintf(finding + used, sizeof(finding) - used, "NULL P50 in new ");
+        } else if (ov->timing.count && !isfinite(ov->timing.p50)) {
+            used += (size_t)snprintf(finding + used, sizeof(finding) - used,
+                                     "null p50 in old: not compared ");
         }
         if (ov->byte_exact == 1 && nv->byte_exact != 1) {
             *findings |= SAGERUN_DIFF_LOST_BYTE_EXACT;

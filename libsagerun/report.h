@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "safe_io.h"
 #include "sagerun/compare.h"
 #include "stats.h"
 
@@ -125,6 +126,10 @@ typedef struct sr_report {
     sr_measurement_info measurement; /* "measurement" */
 } sr_report;
 
+/* Checks the values of a report read from a file (report_check.c): durations >= 0, hashes of 64
+ * hex digits, intervals ordered, labels unique. name: the file, for the message. */
+sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_error *err);
+
 /* Frees what r owns and zeroes it. */
 void sr_report_clear(sr_report *r);
 void sr_report_variant_clear(sr_report_variant *v);
@@ -152,11 +157,7 @@ sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
                               double threshold_percent, FILE *out, unsigned *findings,
                               sagerun_error *err);
 
-/* Writes a file atomically: `write` fills a temporary file next to path, which is then fsync'ed
- * and renamed over path. */
-sagerun_status sr_write_file_atomic(const char *path,
-                                    bool (*write)(FILE *f, const void *user), const void *user,
-                                    sagerun_error *err);
+/* Output files are written with sr_write_file_atomic (safe_io.h). */
 
 /* ---- NVML (nvml.c): optional, loaded lazily ---- */
 typedef struct sr_nvml sr_nvml;

@@ -1,5 +1,6 @@
 /* safetensors: strict reader, chunked uploads, atomic writer. */
 #include "safetensors.h"
+#include "safe_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -259,15 +260,13 @@ sagerun_status sr_safetensors_open(const char *path, sr_safetensors **out, sager
     }
     sagerun_status st = SAGERUN_OK;
     char *header = NULL;
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0) {
-        st = sr_error_set(err, errno == ENOENT ? SAGERUN_NOT_FOUND : SAGERUN_IO, "%s: %s", path,
-                          strerror(errno));
+    if ((f->fd = sr_open_input(path, err)) < 0) {
+        st = err ? err->status : SAGERUN_IO;
         goto fail;
     }
     struct stat sb;
-    if (fstat(f->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = sr_error_set(err, SAGERUN_IO, "%s: not a regular file", path);
+    if (fstat(f->fd, &sb) != 0) {
+        st = sr_error_set(err, SAGERUN_IO, "%s: %s", path, strerror(errno));
         goto fail;
     }
     f->file_size = (uint64_t)sb.st_size;
@@ -517,60 +516,30 @@ sagerun_status sr_safetensors_write(const char *path, const sr_st_write_tensor *
                                     size_t count, const json_t *metadata, sagerun_error *err)
 {
     uint64_t *sizes = calloc(count ? count : 1, sizeof *sizes);
-    char *header = NULL, *tmp = NULL;
+    char *header = NULL;
     size_t header_len = 0;
-    int fd = -1;
+    sr_output o = {.fd = -1};
     sagerun_status st;
     if (!sizes)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
-    if ((st = build_header(path, tensors, count, metadata, sizes, &header, &header_len, err)))
+    if ((st = build_header(path, tensors, count, metadata, sizes, &header, &header_len, err)) ||
+        (st = sr_output_open(path, &o, err)))
         goto done;
-    if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-        tmp = NULL;
-        st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
-        goto done;
-    }
-    if ((fd = mkstemp(tmp)) < 0) {
-        st = sr_error_set(err, SAGERUN_IO, "%s: cannot create a temporary file: %s", path,
-                          strerror(errno));
-        free(tmp);
-        tmp = NULL;
-        goto done;
-    }
     uint8_t lenbuf[8];
     for (int i = 0; i < 8; i++)
         lenbuf[i] = (uint8_t)((uint64_t)header_len >> (8 * i));
-    if ((st = write_all(fd, tmp, lenbuf, 8, err)) ||
-        (st = write_all(fd, tmp, header, header_len, err)))
+    if ((st = write_all(o.fd, path, lenbuf, 8, err)) ||
+        (st = write_all(o.fd, path, header, header_len, err)))
         goto done;
     for (size_t i = 0; i < count; i++)
-        if ((st = write_tensor_data(fd, tmp, &tensors[i], sizes[i], err))) {
+        if ((st = write_tensor_data(o.fd, path, &tensors[i], sizes[i], err))) {
             sr_error_prefix(err, "tensor '%s'", tensors[i].name);
             goto done;
         }
-    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
-        st = sr_error_set(err, SAGERUN_IO, "%s: %s", tmp, strerror(errno));
-        goto done;
-    }
-    if (close(fd) != 0) {
-        fd = -1;
-        st = sr_error_set(err, SAGERUN_IO, "%s: close: %s", tmp, strerror(errno));
-        goto done;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        st = sr_error_set(err, SAGERUN_IO, "%s: rename from %s: %s", path, tmp, strerror(errno));
-        goto done;
-    }
-    free(tmp);
-    tmp = NULL;
+    st = sr_output_commit(&o, path, err);
 done:
-    if (fd >= 0)
-        close(fd);
-    if (tmp) {
-        unlink(tmp);
-        free(tmp);
-    }
+    if (st != SAGERUN_OK)
+        sr_output_abort(&o);
     free(header);
     free(sizes);
     return st;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "safe_io.h"
 #include "safetensors.h"
 
 /* From ../shared/fixtures/seed-report.json, "metadata": the call the seed report measured. */
@@ -296,10 +297,9 @@ sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error 
     if (ends_with(path, ".safetensors"))
         return sr_workload_from_safetensors(path, w, err);
     workload_init(w);
-    FILE *f = fopen(path, "rb");
+    FILE *f = sr_fopen_input(path, err);
     if (!f)
-        return sr_error_set(err, errno == ENOENT ? SAGERUN_NOT_FOUND : SAGERUN_IO, "%s: %s",
-                            path, strerror(errno));
+        return err ? err->status : SAGERUN_IO;
     char *text = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

@@ -67,10 +67,27 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
                                const sr_cli_plugin_policy *policy, sagerun_registry **out,
                                sagerun_error *err);
 
+/* Checks every output before any work is done: each can be written now (safe_io.h: "-" is
+ * stdout, never a device, FIFO or folder, the folder exists), none is one of the inputs, no two
+ * are the same file. opts[i] names outs[i] in messages; NULL entries are skipped. false after
+ * printing why. */
+bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                          size_t n_out, const char *const *inputs, size_t n_in);
+
+/* A stream over out that writes control characters (but newlines) as \xNN: for report text
+ * shown on a terminal (escape.c). Close with sr_cli_escaping_close; false on a write error. */
+FILE *sr_cli_escaping_stream(FILE *out);
+bool sr_cli_escaping_close(FILE *f, FILE *out);
+
 /* Parses an integer option value in [min, 100000000]; false after printing
  * "sagerun: CMD: OPT 'TEXT': expected an integer >= MIN". */
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
                       uint32_t *out);
+
+/* Parses a plain decimal number ("5", "0.25": no sign, exponent, hex, spaces) in (min, max]
+ * or [min, max]; false after printing "sagerun: CMD: OPT 'TEXT': expected ...". */
+bool sr_cli_parse_decimal(const char *cmd, const char *opt, const char *text, double min,
+                          bool min_inclusive, double max, double *out);
 
 /* Parses "B,N,H,D" or "B,N,Hq,Hkv,D" into problem (defaults for the rest). */
 bool sr_cli_parse_shape(const char *text, sagerun_problem *problem);

@@ -101,7 +101,7 @@ static void compare_usage(FILE *out)
             "                         returned, then max(10 s, 20 x its slowest call so far)\n"
             "  --in-process           measure in this process: no containment and no watchdog\n"
             "                         (for debuggers and compute-sanitizer)\n"
-            "  SIGINT/SIGTERM stop the comparison at the next call: the reports are written with\n"
+            "  SIGINT/SIGTERM/SIGHUP stop the comparison at the next call: the reports are written with\n"
             "  the rounds finished so far, marked \"complete\": false.\n"
             "\n"
             "exit status:\n"
@@ -111,19 +111,13 @@ static void compare_usage(FILE *out)
             "  2  usage error\n"
             "  3  every variant ran, but some variant's output is not byte-exact\n"
             "     (differs from the reference, or is not deterministic)\n"
-            "  130 (SIGINT), 143 (SIGTERM)  interrupted: the reports hold the rounds finished\n");
+            "  130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP)  interrupted: the reports hold the\n"
+            "     rounds finished\n");
 }
 
 static bool parse_percent(const char *opt, const char *text, double *out)
 {
-    char *end;
-    double v = strtod(text, &end);
-    if (!*text || *end || !isfinite(v) || v < 0) {
-        sr_cli_error("compare: %s '%s': expected a percentage >= 0", opt, text);
-        return false;
-    }
-    *out = v;
-    return true;
+    return sr_cli_parse_decimal("compare", opt, text, 0, true, 1e6, out);
 }
 
 static bool parse_seconds(const char *opt, const char *text, bool zero_ok, double *out)
@@ -198,7 +192,9 @@ static void show_progress(void *user, const char *phase, const char *variant, ui
 /* The parent's end of an isolated comparison: the table, the report files, the exit code. */
 static int finish_report(sr_report *r, const char *json_path, const char *md_path)
 {
-    sr_report_print_table(r, stdout);
+    FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
+    sr_report_print_table(r, out);
+    sr_cli_escaping_close(out, stdout);
     fflush(stdout);
     sagerun_error err = {0};
     bool written = true;
@@ -429,15 +425,10 @@ int sr_cmd_compare(int argc, char **argv)
         case O_QUIET: quiet = true; break;
         case O_BACKEND: backend = optarg; break;
         case O_DEVICE: if (!sr_cli_parse_u32("compare", "--device", optarg, 0, &device)) goto out; break;
-        case O_TIMEOUT: {
-            char *end;
-            timeout_s = strtod(optarg, &end);
-            if (!*optarg || *end || !isfinite(timeout_s) || timeout_s <= 0) {
-                sr_cli_error("compare: --timeout '%s': expected a number of seconds > 0", optarg);
+        case O_TIMEOUT:
+            if (!sr_cli_parse_decimal("compare", "--timeout", optarg, 0, false, 86400, &timeout_s))
                 goto out;
-            }
             break;
-        }
         case O_IN_PROCESS: in_process = true; break;
         case O_ISO_CHILD: child_fd = atoi(optarg); break;
         case O_ISO_REPORT: child_report = optarg; break;
@@ -490,6 +481,12 @@ int sr_cmd_compare(int argc, char **argv)
         sr_cli_error("compare: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
                      ">= 1",
                      shape);
+        goto out;
+    }
+    const char *const out_opts[] = {"--json", "--markdown"}, *const outs[] = {json_path, md_path};
+    const char *const ins[] = {workload, inputs_file};
+    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 2, ins, 2)) {
+        rc = SR_EXIT_ERROR;
         goto out;
     }
     if (n_variants) {

@@ -32,15 +32,11 @@ int sr_cmd_diff(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 't': {
-            char *end;
-            o.threshold_percent = strtod(optarg, &end);
-            if (!*optarg || *end || !isfinite(o.threshold_percent) || o.threshold_percent < 0) {
-                sr_cli_error("diff: --threshold '%s': expected a percentage >= 0", optarg);
+        case 't':
+            if (!sr_cli_parse_decimal("diff", "--threshold", optarg, 0, true, 1e6,
+                                      &o.threshold_percent))
                 return SR_EXIT_USAGE;
-            }
             break;
-        }
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
         default: diff_usage(stderr); return SR_EXIT_USAGE;
         }
@@ -51,8 +47,11 @@ int sr_cmd_diff(int argc, char **argv)
     }
     sagerun_error err = {0};
     unsigned findings = 0;
-    if (sagerun_report_diff(argv[optind], argv[optind + 1], &o, stdout, &findings, &err) !=
-        SAGERUN_OK) {
+    FILE *out = sr_cli_escaping_stream(stdout);
+    sagerun_status st = sagerun_report_diff(argv[optind], argv[optind + 1], &o, out, &findings,
+                                            &err);
+    sr_cli_escaping_close(out, stdout);
+    if (st != SAGERUN_OK) {
         sr_cli_error("diff: %s", err.message);
         return SR_EXIT_ERROR;
     }

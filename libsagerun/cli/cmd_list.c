@@ -100,6 +100,8 @@ int sr_cmd_list(int argc, char **argv)
         sagerun_registry_rejection(reg, i, &r, NULL);
         printf("  %s\n    %s\n", r.path, r.reason);
     }
+    const char *cache = sr_registry_cache_path(reg);
+    printf("plugin scan cache: %s\n", cache ? cache : "none (SAGERUN_CACHE_DIR is empty, or the folder is unsafe)");
     if (sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST)
         printf("(no CUDA device: CUDA variants are listed but can only run on a GPU machine)\n");
 done:

@@ -77,7 +77,7 @@ static bool load_input(const char *arg, input *in)
         return false;
     }
     json_error_t jerr;
-    in->root = json_load_file(in->path, JSON_REJECT_DUPLICATES, &jerr);
+    in->root = sr_json_load_input(in->path, JSON_REJECT_DUPLICATES, &jerr);
     if (!in->root) {
         if (jerr.line <= 0 && jerr.position == 0)
             sr_cli_error("merge: %s%s", jerr.text,
@@ -130,7 +130,14 @@ static bool load_input(const char *arg, input *in)
                          in->path, i);
             return false;
         }
-        if (report && (strchr(report, '/') || report[0] == '.')) {
+        const json_t *rj = json_object_get(row, "report");
+        if (!report && (!json_is_null(rj) || strcmp(str_of(row, "status"), "error") != 0)) {
+            sr_cli_error("merge: %s: workloads[%zu].report: expected a file name (only a "
+                         "workload with status \"error\" has none)",
+                         in->path, i);
+            return false;
+        }
+        if (report && (!*report || strchr(report, '/') || report[0] == '.')) {
             sr_cli_error("merge: %s: workloads[%zu].report '%s': expected a file name next to "
                          "the summary",
                          in->path, i, report);
@@ -177,22 +184,38 @@ static bool copy_report(const input *in, const char *out_dir, const char *file)
         return false;
     }
     struct stat a, b;
-    if (stat(src, &a) != 0) {
+    if (lstat(src, &a) != 0) {
         sr_cli_error("merge: %s lists the report %s, which cannot be read: %s", in->path, src,
                      strerror(errno));
         goto out;
     }
+    if (!S_ISREG(a.st_mode)) {
+        sr_cli_error("merge: %s lists the report %s, which is %s, not a regular file: not "
+                     "copied",
+                     in->path, src, sr_file_kind(a.st_mode));
+        goto out;
+    }
+    sr_report parsed;
+    sagerun_error perr = {0};
+    if (sr_report_read(src, &parsed, &perr) != SAGERUN_OK) {
+        sr_cli_error("merge: %s lists the report %s, which is not a valid report: %s", in->path,
+                     src, perr.message);
+        goto out;
+    }
+    sr_report_clear(&parsed);
     if (stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
         ok = true;
         goto out;
     }
-    FILE *f = fopen(src, "rb");
+    sagerun_error rerr = {0};
+    FILE *f = sr_fopen_input(src, &rerr);
     char *buf = f ? malloc((size_t)a.st_size + 1) : NULL;
     size_t got = buf ? fread(buf, 1, (size_t)a.st_size, f) : 0;
     if (f)
         fclose(f);
     if (!buf || got != (size_t)a.st_size) {
-        sr_cli_error("merge: %s: cannot read the report", src);
+        sr_cli_error("merge: %s: cannot read the report%s%s", src, f ? "" : ": ",
+                     f ? "" : rerr.message);
         free(buf);
         goto out;
     }
@@ -209,6 +232,38 @@ out:
     free(src);
     free(dst);
     return ok;
+}
+
+/* Two workloads naming one report file (in the same shard's folder, or in the merged folder,
+ * where the reports of every shard land): one of them would be lost. */
+static bool reports_claimed_once(const input *in, json_t *const *owner,
+                                 const size_t *owner_input, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        for (size_t k = 0; owner[i] && k < i; k++) {
+            const char *a = str_of(owner[i], "report"), *b = owner[k] ? str_of(owner[k], "report") : NULL;
+            if (a && b && strcmp(a, b) == 0) {
+                sr_cli_error("merge: workloads %zu (%s, in %s) and %zu (%s, in %s) both claim the "
+                             "report %s: one would overwrite the other",
+                             k, str_of(owner[k], "name"), in[owner_input[k]].path, i,
+                             str_of(owner[i], "name"), in[owner_input[i]].path, a);
+                return false;
+            }
+        }
+    return true;
+}
+
+/* The merged summary goes into out_dir: if that is a shard's folder, its summary is replaced. */
+static bool out_dir_not_an_input(const char *out_dir, const input *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (sr_same_file(out_dir, in[i].dir)) {
+            sr_cli_error("merge: --out-dir %s is the folder of the input %s: its summary would "
+                         "be replaced; merge into another folder",
+                         out_dir, in[i].path);
+            return false;
+        }
+    return true;
 }
 
 static int cmp_index(const void *a, const void *b)
@@ -344,6 +399,11 @@ int sr_cmd_merge(int argc, char **argv)
     if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK) {
         json_decref(missing);
         sr_cli_error("merge: --out-dir: %s", err.message);
+        goto out;
+    }
+    if (!reports_claimed_once(in, owner, owner_input, count) ||
+        !out_dir_not_an_input(out_dir, in, n)) {
+        json_decref(missing);
         goto out;
     }
     json_t *from = json_array(), *rows = json_array();

@@ -658,6 +658,9 @@ int sr_cmd_plot(int argc, char **argv)
         return SR_EXIT_USAGE;
     }
     const char *path = argv[optind];
+    const char *const out_opt[] = {"-o"}, *const in[] = {path};
+    if (output && !sr_cli_check_outputs("plot", out_opt, &output, 1, in, 1))
+        return SR_EXIT_ERROR;
     sagerun_error err = {0};
     sr_report r;
     if (sr_report_read(path, &r, &err) != SAGERUN_OK) {
@@ -701,6 +704,8 @@ int sr_cmd_plot(int argc, char **argv)
         sr_cli_error("plot: out of memory");
         goto out;
     }
+    if (out_path && !sr_cli_check_outputs("plot", out_opt, (const char *const *)&out_path, 1, in, 1))
+        goto out;
     if (sr_write_file_atomic(output, render, &p, &err) != SAGERUN_OK) {
         sr_cli_error("plot: %s", err.message);
         goto out;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "safe_io.h"
 #include "inputs.h"
 #include "safetensors.h"
 #include "workload.h"
@@ -146,6 +147,13 @@ int sr_cmd_run(int argc, char **argv)
         goto out;
     }
 
+    const char *const out_opts[] = {"--save-inputs", "--save-output"};
+    const char *const outs[] = {save_inputs, save_output};
+    const char *const ins[] = {wo.workload_file, wo.inputs_file};
+    if (!sr_cli_check_outputs("run", out_opts, outs, 2, ins, 2)) {
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
     rc = SR_EXIT_ERROR;
     sagerun_error err = {0};
     sagerun_context *ctx = NULL, *host_ctx = NULL;
@@ -155,6 +163,7 @@ int sr_cmd_run(int argc, char **argv)
     double *times = NULL;
     sr_workload w = {0};
     bool have_workload = false;
+    int stdout_saved = -1;
     if (sr_cli_context(backend, (int)device, true, &ctx, &err) != SAGERUN_OK ||
         sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
@@ -192,16 +201,21 @@ int sr_cmd_run(int argc, char **argv)
     }
     have_workload = true;
     const sagerun_problem *problem = &w.problem;
+    /* From here to the results the variant's code runs: its prints go to stderr. */
+    stdout_saved = sr_stdout_divert();
     if (sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK ||
         sagerun_instance_create(reg, (size_t)index, run_ctx, in, &inst, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         goto done;
     }
     problem = sagerun_inputs_problem(in);
+    sr_stdout_restore(stdout_saved); /* --save-inputs may be "-" */
+    stdout_saved = -1;
     if (save_inputs && save_tensors(save_inputs, run_ctx, problem, in, NULL, &err) != SAGERUN_OK) {
         sr_cli_error("run: --save-inputs: %s", err.message);
         goto done;
     }
+    stdout_saved = sr_stdout_divert();
     double prepare_s = 0;
     if (sagerun_instance_prepare(inst, &prepare_s, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
@@ -230,6 +244,8 @@ int sr_cmd_run(int argc, char **argv)
         sr_cli_error("%s", err.message);
         goto done;
     }
+    sr_stdout_restore(stdout_saved);
+    stdout_saved = -1;
     printf("variant       %s (%s backend)\n", variant,
            sagerun_backend_name(sagerun_context_backend(run_ctx)));
     printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s", w.name, problem->batch,
@@ -249,6 +265,7 @@ int sr_cmd_run(int argc, char **argv)
     }
     rc = SR_EXIT_OK;
 done:
+    sr_stdout_restore(stdout_saved);
     if (have_workload)
         sr_workload_free(&w);
     free(times);

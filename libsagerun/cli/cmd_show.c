@@ -31,7 +31,10 @@ int sr_cmd_show(int argc, char **argv)
         return SR_EXIT_USAGE;
     }
     sagerun_error err = {0};
-    if (sagerun_report_show(argv[optind], markdown, stdout, &err) != SAGERUN_OK) {
+    FILE *out = sr_cli_escaping_stream(stdout);
+    sagerun_status st = sagerun_report_show(argv[optind], markdown, out, &err);
+    sr_cli_escaping_close(out, stdout); /* a write error: main's close of stdout says so */
+    if (st != SAGERUN_OK) {
         sr_cli_error("show: %s", err.message);
         return SR_EXIT_ERROR;
     }

@@ -458,7 +458,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     memset(s, 0, sizeof(*s));
     s->threshold = NAN;
     json_error_t jerr;
-    s->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    s->root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!s->root) {
         if (jerr.line <= 0 && jerr.position == 0)
             return sr_error_set(err, SAGERUN_IO, "%s", jerr.text); /* "unable to open PATH: ..." */
@@ -564,9 +564,15 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
             free(copy);
             return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
         }
+        if (strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
+            free(copy);
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: workloads[%zu]: name '%s' is reserved: its report file "
+                                "would be the sweep's %s",
+                                path, i, s->workloads[i].name, SR_SWEEP_SUMMARY_JSON);
+        }
         for (size_t k = 0; k < i; k++)
-            if (strcmp(s->files[k], s->files[i]) == 0 ||
-                strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
+            if (strcmp(s->files[k], s->files[i]) == 0) {
                 free(copy);
                 return sr_error_set(err, SAGERUN_FORMAT,
                                     "%s: workloads[%zu]: name '%s' gives the same report file "
@@ -907,15 +913,11 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_ROUNDS: if (!sr_cli_parse_u32("sweep", "--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
         case O_ITER: if (!sr_cli_parse_u32("sweep", "--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
         case O_ACC_ROWS: if (!sr_cli_parse_u32("sweep", "--accuracy-rows", optarg, 1, &acc_rows)) goto out; acc_rows_given = true; break;
-        case O_THRESHOLD: {
-            char *end;
-            threshold = strtod(optarg, &end);
-            if (!*optarg || *end || !isfinite(threshold) || threshold < 0) {
-                sr_cli_error("sweep: --noise-threshold '%s': expected a percentage >= 0", optarg);
+        case O_THRESHOLD:
+            if (!sr_cli_parse_decimal("sweep", "--noise-threshold", optarg, 0, true, 1e6,
+                                      &threshold))
                 goto out;
-            }
             break;
-        }
         case O_NO_ACC: no_acc = true; break;
         case O_NO_CLOCKS: no_clocks = true; break;
         case O_OUT_DIR: out_dir = optarg; break;

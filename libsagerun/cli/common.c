@@ -1,10 +1,12 @@
 /* Pieces shared by the CLI's commands. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "safe_io.h"
 #include "workload.h"
 
 void sr_cli_error(const char *fmt, ...)
@@ -71,6 +73,14 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     if (st != SAGERUN_OK)
         return st;
     sagerun_registry_allow_unsafe(reg, policy && policy->allow_unsafe);
+    /* Pins first: a file of another hash claiming a pinned name is refused before it runs. */
+    for (int i = 0; policy && i < policy->n_pins && st == SAGERUN_OK; i++) {
+        char name[256];
+        const char *eq = strchr(policy->pins[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - policy->pins[i]), policy->pins[i]);
+        if ((st = sr_registry_pin(reg, name, eq + 1, err)) != SAGERUN_OK)
+            sr_error_prefix(err, "--expect-plugin-sha256");
+    }
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
@@ -95,6 +105,34 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     return SAGERUN_OK;
 }
 
+bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                          size_t n_out, const char *const *inputs, size_t n_in)
+{
+    sagerun_error err = {0};
+    for (size_t i = 0; i < n_out; i++) {
+        if (!outs[i])
+            continue;
+        if (sr_output_check_against(opts[i], outs[i], NULL, &err) != SAGERUN_OK) {
+            sr_cli_error("%s: %s", cmd, err.message);
+            return false;
+        }
+        for (size_t k = 0; k < n_in; k++)
+            if (inputs[k] && !sr_output_is_stdout(outs[i]) &&
+                (strcmp(inputs[k], outs[i]) == 0 || sr_same_file(inputs[k], outs[i]))) {
+                sr_cli_error("%s: %s %s is the input %s: refusing to overwrite it", cmd, opts[i],
+                             outs[i], inputs[k]);
+                return false;
+            }
+        for (size_t k = 0; k < i; k++)
+            if (outs[k] && (strcmp(outs[k], outs[i]) == 0 || sr_same_file(outs[k], outs[i]))) {
+                sr_cli_error("%s: %s and %s name the same file %s", cmd, opts[k], opts[i],
+                             outs[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
                       uint32_t *out)
 {
@@ -106,6 +144,24 @@ bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsign
         return false;
     }
     *out = (uint32_t)v;
+    return true;
+}
+
+bool sr_cli_parse_decimal(const char *cmd, const char *opt, const char *text, double min,
+                          bool min_inclusive, double max, double *out)
+{
+    /* Plain decimal only: strtod alone would take " 5", "0x10", "1e3", "inf" and "nan". */
+    size_t digits = strspn(text, "0123456789");
+    const char *rest = text + digits;
+    if (*rest == '.')
+        rest += 1 + strspn(rest + 1, "0123456789");
+    double v = digits && !*rest ? strtod(text, NULL) : NAN;
+    if (!(v >= min) || (!min_inclusive && v == min) || v > max) {
+        sr_cli_error("%s: %s '%s': expected a decimal number %s %g and <= %g", cmd, opt, text,
+                     min_inclusive ? ">=" : ">", min, max);
+        return false;
+    }
+    *out = v;
     return true;
 }
 
@@ -153,6 +209,17 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     if ((o->workload_file != NULL) + (o->inputs_file != NULL) + (o->shape != NULL) > 1)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "--workload, --inputs and --shape exclude each other");
+    const char *file_opt = o->workload_file ? "--workload" : o->inputs_file ? "--inputs" : NULL;
+    const char *ignored = o->dtype ? "--dtype" : o->causal ? "--causal" : o->seed_given ? "--seed" : NULL;
+    if (file_opt && ignored)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "%s applies to --shape and the default workload, not to %s (the file "
+                            "says what it holds)",
+                            ignored, file_opt);
+    if (o->workload_file && o->layout)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "--layout applies to --shape and --inputs, not to --workload (a "
+                            "workload file names its layout)");
     sagerun_status st;
     if (o->workload_file)
         return sr_workload_load(o->workload_file, w, err);
@@ -207,7 +274,9 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     if (o->dtype && strcmp(o->dtype, "bf16") == 0)
         w->problem.dtype = SAGERUN_DTYPE_BF16;
     w->problem.causal = o->causal;
-    if (!w->name)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    return sagerun_problem_check(&w->problem, err);
+    st = w->name ? sagerun_problem_check(&w->problem, err)
+                 : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    if (st != SAGERUN_OK)
+        sr_workload_free(w); /* the caller owns w only on success */
+    return st;
 }

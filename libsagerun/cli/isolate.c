@@ -23,9 +23,15 @@
  *   - Watchdog per call: --timeout, else 120 s for calls with nothing to go by (create, prepare,
  *     the first warm-up call: module loading and JIT compilation can be slow), and for later
  *     warm-up and timed calls max(10 s, 20 x the slowest call of that variant so far).
- *   - SIGINT/SIGTERM: the parent forwards the signal to the child; the child's engine stops at the
- *     next call boundary and reports the rounds finished ("complete": false); the parent writes
- *     that report and exits 128 + the signal. A second signal kills the child at once.
+ *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
+ *     at the next call boundary and reports the rounds finished ("complete": false); the parent
+ *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
+ *     so does a child that has not stopped SR_STOP_GRACE_S after the first.
+ *   - The child runs in a process group of its own, with its stdout on stderr (a plugin's prints
+ *     never reach the table). A stop signal counts only when the parent sent it: one a variant
+ *     sends itself or its group (raise, kill(0, ...)) ends the child, after a "K" line, and is
+ *     that variant's failure. After each attempt the parent kills the group, so a process that a
+ *     variant forked does not outlive the comparison.
  * The child also dies with the parent (PR_SET_PDEATHSIG). */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +51,7 @@
 #include "cli.h"
 #include "isolate.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #include <sanitizer/common_interface_defs.h>
 #define SR_HAVE_SANITIZER_DEATH_CALLBACK 1
 #endif
@@ -55,6 +61,7 @@
 #define SR_MIN_TIMEOUT_S 10.0
 #define SR_TIMEOUT_FACTOR 20.0
 #define SR_MAX_ATTEMPTS 64
+#define SR_STOP_GRACE_S 30.0 /* after a forwarded stop signal, before the child is killed */
 #define SR_PATH_MAX 4096
 
 /* ---- stop signals ------------------------------------------------------------------------------ */
@@ -79,6 +86,7 @@ void sr_stop_signals_install(void)
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns at once */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop as for SIGTERM, clean up */
 }
 
 int sr_stop_signal(void)
@@ -156,6 +164,44 @@ static void child_call(void *user, const sagerun_compare_call *c)
     }
 }
 
+/* In the child, a stop signal counts only from the parent (which forwards the user's): one the
+ * process sent itself or its group (raise, kill(0, ...)) came from a variant's code. It ends the
+ * child by that signal, after a "K" line saying so, and the parent blames the open call. */
+static pid_t child_parent_pid;
+
+static void on_child_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (si && si->si_code == SI_USER && si->si_pid == child_parent_pid) {
+        on_stop_signal(sig);
+        return;
+    }
+    char line[16] = "K\t";
+    size_t n = 2;
+    if (sig >= 10)
+        line[n++] = (char)('0' + sig / 10);
+    line[n++] = (char)('0' + sig % 10);
+    line[n++] = '\n';
+    if (child_fd >= 0 && write(child_fd, line, n) < 0) {
+        /* nothing to do: the parent still sees the signal */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void child_signals_install(void)
+{
+    child_parent_pid = getppid();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_child_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 #ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
 static void child_sanitizer_death(void)
 {
@@ -169,7 +215,7 @@ void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compa
 {
     child_fd = fd;
     signal(SIGPIPE, SIG_DFL);
-    sr_stop_signals_install();
+    child_signals_install();
 #ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
     __sanitizer_set_death_callback(child_sanitizer_death);
 #endif
@@ -231,6 +277,7 @@ typedef struct attempt {
     double started, limit;
     /* what happened */
     bool lost, timed_out, sanitizer;
+    int own_signal; /* a signal the child's code sent itself ("K") */
     char lost_label[128], lost_phase[16], lost_reason[1024];
     double timed_out_limit;
     char buf[2 * SR_LINE_MAX];
@@ -312,6 +359,10 @@ static void handle_line(parent *p, attempt *a, char *line)
         break;
     case 'D':
         a->sanitizer = true;
+        break;
+    case 'K':
+        if (nf >= 2)
+            a->own_signal = atoi(f[1]);
         break;
     case 'P':
         if (p->o->show_progress && nf >= 2) {
@@ -435,12 +486,19 @@ static pid_t spawn(parent *p, const char *report_path, int attempt_no, int *fd_o
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent_pid)
             _exit(SR_EXIT_ERROR);
+        /* A group of its own: what a variant signals or starts stays in it, and ends with it. */
+        setpgid(0, 0);
+        /* The child prints nothing on stdout: what a plugin prints goes to stderr, never into
+         * the parent's table. */
+        dup2(STDERR_FILENO, STDOUT_FILENO);
         fcntl(fds[1], F_SETFD, 0); /* the write end survives exec */
         execv(exe, argv);
         fprintf(stderr, "sagerun: compare: cannot run %s: %s\n", exe, strerror(errno));
         _exit(SR_EXIT_ERROR);
     }
     int saved = errno;
+    if (pid > 0)
+        setpgid(pid, pid); /* here too: the group exists before the parent signals it */
     free(argv);
     close(fds[1]);
     if (pid < 0) {
@@ -456,13 +514,21 @@ static pid_t spawn(parent *p, const char *report_path, int attempt_no, int *fd_o
 static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
 {
     bool eof = false, forwarded = false, killed = false, reaped = false;
+    double forwarded_at = 0;
     while (!eof) {
         int sig = stop_signal_seen;
         if (sig > 0 && !forwarded) {
             kill(pid, sig);
             forwarded = true;
+            forwarded_at = now_s();
+        } else if (forwarded && !killed && !reaped && now_s() - forwarded_at > SR_STOP_GRACE_S) {
+            /* stuck where the engine cannot see the stop (outside any call) */
+            fprintf(stderr, "sagerun: compare: the measurement did not stop within %g s: "
+                            "killed\n", SR_STOP_GRACE_S);
+            kill(-pid, SIGKILL);
+            killed = true;
         } else if (sig < 0 && !killed) {
-            kill(pid, SIGKILL); /* a second signal: no more waiting */
+            kill(-pid, SIGKILL); /* a second signal: no more waiting */
             killed = true;
         }
         int wait_ms = 250;
@@ -471,7 +537,7 @@ static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
             if (left <= 0) {
                 a->timed_out = true;
                 a->timed_out_limit = a->limit;
-                kill(pid, SIGKILL);
+                kill(-pid, SIGKILL);
                 killed = true;
             } else if (left * 1000 < wait_ms) {
                 wait_ms = (int)(left * 1000) + 1;
@@ -493,8 +559,9 @@ static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
         if (errno != EINTR)
             return -1;
         if (stop_signal_seen < 0)
-            kill(pid, SIGKILL);
+            kill(-pid, SIGKILL);
     }
+    kill(-pid, SIGKILL); /* whatever a variant started (a forked process that lingers) */
     if (a->progress_shown)
         fprintf(stderr, "\r\033[K");
     return 0;
@@ -557,7 +624,12 @@ int sr_isolate_run(const sr_isolate_options *o, sr_report *report, int *stop_sig
             if (a->sanitizer)
                 snprintf(what, sizeof what, "a sanitizer report (see stderr); exit status %d",
                          WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-            else if (WIFSIGNALED(ws)) {
+            else if (WIFSIGNALED(ws) && a->own_signal == WTERMSIG(ws)) {
+                char sig[96];
+                describe_signal(WTERMSIG(ws), sig, sizeof sig);
+                snprintf(what, sizeof what, "sent %s to its own process or group (not a stop "
+                         "request: only sagerun's own are)", sig);
+            } else if (WIFSIGNALED(ws)) {
                 char sig[96];
                 describe_signal(WTERMSIG(ws), sig, sizeof sig);
                 snprintf(what, sizeof what, "crashed: %s", sig);

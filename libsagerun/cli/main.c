@@ -1,4 +1,6 @@
 /* sagerun: the command-line front end. Each command lives in cmd_<name>.c. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,11 +36,32 @@ static void usage(FILE *out)
             "  1  error (bad input file, plugin, device, I/O)\n"
             "  2  usage error (bad command line)\n"
             "  3  compare: ran, but some variant is not byte-exact with the reference\n"
-            "  4  diff: regression beyond the threshold, or byte-exactness lost\n\n"
+            "  4  diff: regression beyond the threshold, or byte-exactness lost\n"
+            "  129, 130, 143  compare: stopped by SIGHUP, SIGINT, SIGTERM\n\n"
             "environment:\n"
             "  SAGERUN_PLUGIN_PATH  colon-separated folders searched for plugins before the\n"
             "                       default folder\n"
-            "  SAGERUN_DEBUG        when set, explain plugin decisions and plugin logs on stderr\n");
+            "  SAGERUN_DEBUG        when set, explain plugin decisions and plugin logs on stderr\n"
+            "  SAGERUN_PLUGIN_SCAN_TIMEOUT  seconds a plugin file may take to load in the\n"
+            "                       scanner process (default 10)\n"
+            "  SAGERUN_CACHE_DIR    where the scanner's verdicts are cached (empty: nowhere;\n"
+            "                       default $XDG_CACHE_HOME/sagerun or ~/.cache/sagerun)\n");
+}
+
+/* What a command printed may still sit in stdout's buffer: a write error (a full disk, a closed
+ * pipe reader, /dev/full) shows only when it is flushed, and must not pass for success. */
+static int close_stdout(int rc)
+{
+    errno = 0;
+    bool failed = ferror(stdout) != 0;
+    failed = fflush(stdout) != 0 || failed;
+    failed = fclose(stdout) != 0 || failed;
+    if (failed) {
+        sr_cli_error("error writing to standard output: %s",
+                     errno ? strerror(errno) : "write failed");
+        return SR_EXIT_ERROR;
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -50,17 +73,17 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
-        return SR_EXIT_OK;
+        return close_stdout(SR_EXIT_OK);
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("sagerun %s (library %s, plugin ABI %d.%d, commit %s)\n", SAGERUN_VERSION_STRING,
                sagerun_version_string(), SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR,
                SAGERUN_GIT_COMMIT);
-        return SR_EXIT_OK;
+        return close_stdout(SR_EXIT_OK);
     }
     for (size_t i = 0; i < SR_ARRAY_LEN(commands); i++)
         if (strcmp(cmd, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return close_stdout(commands[i].run(argc - 1, argv + 1));
     sr_cli_error("unknown command '%s' (see 'sagerun --help')", cmd);
     return SR_EXIT_USAGE;
 }

@@ -17,6 +17,10 @@ fi
 # A sanitizer build turns a SIGSEGV into a sanitizer report (ASan handles SEGV itself).
 ASAN=0
 if ldd "$S" 2>/dev/null | grep -q libasan || nm "$S" 2>/dev/null | grep -q __asan_init; then ASAN=1; fi
+# ThreadSanitizer: it reports a SEGV itself (a sanitizer report); everything runs several times slower.
+TSAN=0
+if nm "$S" 2>/dev/null | grep -q __tsan_init; then TSAN=1; fi
+SLOW=1; [ $ASAN -eq 1 ] && SLOW=3; [ $TSAN -eq 1 ] && SLOW=10
 HOST=(--backend host --shape 1,64,2,64 --quiet --baseline reference --variant reference-mt
       --rounds 3 --iterations 3 --warmup 1 --timeout 3)
 
@@ -49,14 +53,16 @@ assert r["complete"] is True and r["rounds_completed"] == 3
 }
 
 SEGV='crashed: SIGSEGV \(Segmentation fault\)'
-[ $ASAN -eq 1 ] && SEGV='a sanitizer report'
+[ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] && SEGV='a sanitizer report'
 fault_case fault_segv_create fault-segv-create create "^create: $SEGV"
 fault_case fault_segv_prepare fault-segv-prepare prepare "^prepare: $SEGV"
 fault_case fault_segv_run fault-segv-run run "^timed run: $SEGV"
 fault_case fault_abort_run fault-abort-run run '^timed run: crashed: SIGABRT \(Aborted\)'
 fault_case fault_error_run fault-error-run run '^timed run: variant fault-error-run: run failed .*the fault plugin fails on purpose'
 fault_case fault_hang_run fault-hang-run run '^timed run: timeout: no answer within 3 s'
-if [ $ASAN -eq 1 ]; then
+if [ $TSAN -eq 1 ]; then
+    fault_case fault_overflow_run fault-overflow-run run '^timed run: a sanitizer report'
+elif [ $ASAN -eq 1 ]; then
     # A heap overflow just past O: AddressSanitizer reports it at the write.
     fault_case fault_overflow_run fault-overflow-run run '^timed run: a sanitizer report'
 else
@@ -111,7 +117,7 @@ interrupt_case() { # interrupt_case SIGNAL EXPECTED_RC [extra options]
         --variant reference-mt --rounds 1000 --iterations 2 --warmup 1 "$@" \
         --json "$TMP/int.json" --markdown "$TMP/int.md" >"$TMP/int.out" 2>&1 &
     local pid=$!
-    sleep 2.5
+    sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }')
     kill -"$sig" $pid
     wait $pid; local rc=$?
     [ $rc -eq "$want" ] || { fail "SIG$sig $*: exit $rc, expected $want" "$(cat "$TMP/int.out")"; return; }
@@ -140,6 +146,7 @@ out=$("$S" compare --backend host --quiet --shape 65535,1073741824,65535,1024 2>
 if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" != 1 ]; then
     # 1 TiB per tensor passes the shape checks; the host allocation fails and is reported.
     out=$(ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1 \
+        TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}allocator_may_return_null=1 \
         "$S" compare --backend host --quiet --shape 1,1048576,512,1024 --baseline reference \
         --variant reference-mt 2>&1); rc=$?
     [ $rc -eq 1 ] && grep -q "out of host memory allocating" <<<"$out" \

@@ -4,8 +4,10 @@
  * (like fake_plugin.h). Faults in "run" happen on the third run call: with --warmup 1 that is
  * the first timed call, after a warm-up call that gave the watchdog its yardstick and the first
  * checked call.
- * They refuse to load unless SAGERUN_TEST_FAULTS is set, so that tests which load every test
- * plugin of the folder do not meet them by accident. */
+ * They refuse to load unless SAGERUN_TEST_FAULTS is set (FAULT_GATE: the hostile_* plugins use
+ * SAGERUN_TEST_HOSTILE), so that tests which load every test plugin of the folder do not meet
+ * them by accident. FAULT_AT FAULT_IN_CONSTRUCTOR faults while the file is being loaded, before
+ * the entry point (only when the gate variable is set). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,12 +21,23 @@
 #define FAULT_IN_CREATE 1
 #define FAULT_IN_PREPARE 2
 #define FAULT_IN_RUN 3
+#define FAULT_IN_CONSTRUCTOR 4
 
 #define FAULT_SEGV 1     /* a write to a page mapped without access: a real SIGSEGV */
 #define FAULT_ABORT 2    /* abort(): SIGABRT */
 #define FAULT_ERROR 3    /* an error status with a reason: the in-process path */
 #define FAULT_HANG 4     /* sleeps forever: the watchdog */
 #define FAULT_OVERFLOW 5 /* writes past the end of O (see fault_overflow) */
+#define FAULT_EXIT 6     /* exit(0): a plugin ending the process as if all were well */
+#define FAULT_SIGINT 7   /* raise(SIGINT): a variant that interrupts itself */
+#define FAULT_KILL_GROUP 8 /* kill(0, SIGTERM): the whole process group */
+#define FAULT_FORK 9     /* forks a process that lingers (its pid in $SAGERUN_TEST_PIDFILE) */
+#define FAULT_PRINT 10   /* prints to stdout, then carries on */
+#define FAULT_MARK 11    /* creates the file $SAGERUN_TEST_MARKER, then carries on */
+
+#ifndef FAULT_GATE
+#define FAULT_GATE "SAGERUN_TEST_FAULTS"
+#endif
 
 #ifndef FAULT_INPUT_KIND
 #define FAULT_INPUT_KIND SAGERUN_INPUT_FP16 /* SAGERUN_INPUT_SAGE2: quantized in prepare */
@@ -68,6 +81,32 @@ static void fault_overflow(const sagerun_plugin_inputs *in)
 #endif
 }
 
+static void fault_fork(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 300; i++) /* five minutes, unless ended with its group */
+            sleep(1);
+        _exit(0);
+    }
+    const char *file = getenv("SAGERUN_TEST_PIDFILE");
+    FILE *f = file && pid > 0 ? fopen(file, "a") : NULL;
+    if (f) {
+        fprintf(f, "%ld\n", (long)pid);
+        fclose(f);
+    }
+}
+
+static void fault_mark(void)
+{
+    const char *file = getenv("SAGERUN_TEST_MARKER");
+    FILE *f = file ? fopen(file, "a") : NULL;
+    if (f) {
+        fprintf(f, "%ld\n", (long)getpid());
+        fclose(f);
+    }
+}
+
 static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_t errlen)
 {
     switch (kind) {
@@ -80,9 +119,24 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
         for (;;)
             pause();
     case FAULT_OVERFLOW: fault_overflow(in); break;
+    case FAULT_EXIT: exit(0);
+    case FAULT_SIGINT: raise(SIGINT); break;
+    case FAULT_KILL_GROUP: kill(0, SIGTERM); break;
+    case FAULT_FORK: fault_fork(); break;
+    case FAULT_PRINT: printf("HOSTILE PLUGIN OUTPUT ON STDOUT\n"); fflush(stdout); break;
+    case FAULT_MARK: fault_mark(); break;
     }
     return 0;
 }
+
+#if FAULT_AT == FAULT_IN_CONSTRUCTOR
+__attribute__((constructor)) static void fault_constructor(void)
+{
+    char err[64];
+    if (getenv(FAULT_GATE))
+        fault_now(FAULT_KIND, NULL, err, sizeof err);
+}
+#endif
 
 static int fault_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
                           size_t errlen)
@@ -164,9 +218,9 @@ SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query
                                                sagerun_plugin_answer *answer)
 {
     (void)query;
-    if (!getenv("SAGERUN_TEST_FAULTS")) {
+    if (!getenv(FAULT_GATE)) {
         snprintf(answer->reason, sizeof answer->reason,
-                 "fault-injection test plugin: loads only with SAGERUN_TEST_FAULTS set");
+                 "fault-injection test plugin: loads only with " FAULT_GATE " set");
         return -1;
     }
     answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;

@@ -113,7 +113,7 @@ static void make_report(sr_report *r)
         v->path = strdup(i ? "/p/fast.so" : "/p/baseline.so");
         v->version = strdup("1.0.0");
         v->backend = strdup("host");
-        v->plugin_sha256 = strdup("aa");
+        v->plugin_sha256 = strdup("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
         v->is_baseline = i == 0;
         v->output_sha256 = strdup(r->reference_sha256);
         v->last_output_sha256 = strdup(r->reference_sha256);

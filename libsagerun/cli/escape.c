@@ -1,0 +1,34 @@
+/* Terminal output of text that came from files or plugins (labels, names, failure reasons): a
+ * stream that writes control characters as \xNN, so that a report cannot move the cursor,
+ * rewrite earlier rows or change the terminal's state. Newlines (sagerun's own) pass. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static ssize_t escaping_write(void *cookie, const char *buf, size_t size)
+{
+    FILE *out = cookie;
+    for (size_t i = 0; i < size; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        bool control = (c < 0x20 && c != '\n') || c == 0x7f;
+        if (control ? fprintf(out, "\\x%02x", c) < 0 : fputc(c, out) == EOF)
+            return i ? (ssize_t)i : -1;
+    }
+    return (ssize_t)size;
+}
+
+FILE *sr_cli_escaping_stream(FILE *out)
+{
+    cookie_io_functions_t io = {.write = escaping_write};
+    FILE *f = fopencookie(out, "w", io);
+    return f ? f : out;
+}
+
+bool sr_cli_escaping_close(FILE *f, FILE *out)
+{
+    if (f == out)
+        return !ferror(out);
+    bool ok = fflush(f) == 0 && !ferror(f);
+    return fclose(f) == 0 && ok && !ferror(out);
+}

@@ -1,0 +1,186 @@
+/* Opening one plugin file in this process: dlopen, the entry point, the ABI negotiation and the
+ * checks of the descriptor it returns (plugin_load.h). */
+#include <dlfcn.h>
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin_load.h"
+#include "safe_io.h"
+
+#if defined(__x86_64__)
+#define SR_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define SR_ELF_MACHINE EM_AARCH64
+#elif defined(__powerpc64__)
+#define SR_ELF_MACHINE EM_PPC64
+#endif
+
+/* The size of the version-1 descriptor: everything up to and including destroy. A plugin built
+ * against a later minor may send a larger struct; one sending less lacks required fields. */
+#define SR_DESCRIPTOR_V1_SIZE                                                                      \
+    (offsetof(sagerun_variant_descriptor, destroy) + sizeof(void (*)(void *)))
+
+static bool valid_variant_name(const char *name)
+{
+    size_t n = name ? strnlen(name, 64) : 0;
+    if (n == 0 || n > 63)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Checks a descriptor; returns NULL when it is usable, else the reason. */
+static const char *descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len)
+{
+    if (d->struct_size < SR_DESCRIPTOR_V1_SIZE) {
+        snprintf(buf, len,
+                 "variant descriptor too small: struct_size %u, ABI 1 needs at least %zu bytes",
+                 d->struct_size, (size_t)SR_DESCRIPTOR_V1_SIZE);
+        return buf;
+    }
+    if (d->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
+        snprintf(buf, len, "variant descriptor says ABI %u, the answer said %u", d->abi_major,
+                 SAGERUN_PLUGIN_ABI_MAJOR);
+        return buf;
+    }
+    if (!valid_variant_name(d->name)) {
+        snprintf(buf, len, "invalid variant name \"%.64s\" (want [a-z0-9._-], 1 to 63 characters)",
+                 d->name ? d->name : "(null)");
+        return buf;
+    }
+    if (d->backend != SAGERUN_BACKEND_HOST && d->backend != SAGERUN_BACKEND_CUDA) {
+        snprintf(buf, len, "variant %s: unknown backend %d", d->name, d->backend);
+        return buf;
+    }
+    if (d->input_kind != SAGERUN_INPUT_FP16 && d->input_kind != SAGERUN_INPUT_SAGE2) {
+        snprintf(buf, len, "variant %s: unknown input kind %d", d->name, d->input_kind);
+        return buf;
+    }
+    const char *missing = !d->geometry ? "geometry"
+                          : !d->create ? "create"
+                          : !d->run    ? "run"
+                          : !d->destroy ? "destroy"
+                                        : NULL;
+    if (missing) {
+        snprintf(buf, len, "variant %s: required function %s is NULL", d->name, missing);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Calls the entry point; the descriptor, or NULL with the reason. */
+static const sagerun_variant_descriptor *negotiate(sagerun_plugin_entry_fn entry,
+                                                   const sagerun_host_services *services,
+                                                   char *buf, size_t len)
+{
+    sagerun_plugin_query q = {.struct_size = sizeof q,
+                              .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
+                              .abi_minor = SAGERUN_PLUGIN_ABI_MINOR,
+                              .services = services};
+    sagerun_plugin_answer a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    int rc = entry(&q, &a);
+    a.reason[sizeof a.reason - 1] = '\0';
+    if (rc != 0)
+        snprintf(buf, len, "init failed: %s (%s returned %d)",
+                 a.reason[0] ? a.reason : "no reason given", SAGERUN_PLUGIN_ENTRY_NAME, rc);
+    else if (a.abi_major != SAGERUN_PLUGIN_ABI_MAJOR)
+        snprintf(buf, len, "ABI mismatch: [%s] answered plugin ABI %u.%u, this sagerun speaks %u.%u",
+                 SAGERUN_PLUGIN_ENTRY_NAME, a.abi_major, a.abi_minor, SAGERUN_PLUGIN_ABI_MAJOR,
+                 SAGERUN_PLUGIN_ABI_MINOR);
+    else if (a.abi_minor > SAGERUN_PLUGIN_ABI_MINOR)
+        snprintf(buf, len, "ABI mismatch: plugin needs ABI %u.%u, this sagerun speaks up to %u.%u",
+                 a.abi_major, a.abi_minor, SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR);
+    else if (!a.variant)
+        snprintf(buf, len, "init failed: [%s] returned no variant descriptor",
+                 SAGERUN_PLUGIN_ENTRY_NAME);
+    else if (!descriptor_problem(a.variant, buf, len))
+        return a.variant;
+    return NULL;
+}
+
+static const char *machine_name(unsigned m)
+{
+    static const struct { unsigned m; const char *name; } names[] = {
+        {EM_X86_64, "x86_64"}, {EM_AARCH64, "aarch64"}, {EM_386, "i386"}, {EM_ARM, "arm"},
+        {EM_PPC64, "ppc64"},   {EM_RISCV, "riscv"},     {EM_S390, "s390"}};
+    for (size_t i = 0; i < SR_ARRAY_LEN(names); i++)
+        if (names[i].m == m)
+            return names[i].name;
+    return "another machine";
+}
+
+/* What dlopen would say about the ELF header, in words (glibc reports a foreign machine as
+ * "No such file or directory"); NULL when it is a shared object for this machine. */
+static const char *elf_problem(const char *path, char *buf, size_t len)
+{
+    sagerun_error err = {0};
+    int fd = sr_open_input(path, &err);
+    if (fd < 0) {
+        snprintf(buf, len, "%s", err.message);
+        return buf;
+    }
+    Elf64_Ehdr h;
+    memset(&h, 0, sizeof h);
+    ssize_t got = read(fd, &h, sizeof h);
+    close(fd);
+    bool host64 = sizeof(void *) == 8;
+    union { uint16_t u; uint8_t b[2]; } probe = {.u = 1};
+    int host_data = probe.b[0] ? ELFDATA2LSB : ELFDATA2MSB;
+    if (got < EI_NIDENT || memcmp(h.e_ident, ELFMAG, SELFMAG) != 0)
+        snprintf(buf, len, "not a loadable plugin: not an ELF file");
+    else if (h.e_ident[EI_CLASS] != (host64 ? ELFCLASS64 : ELFCLASS32))
+        snprintf(buf, len, "not a loadable plugin: a %s-bit ELF file, this sagerun is %s-bit",
+                 h.e_ident[EI_CLASS] == ELFCLASS64 ? "64" : "32", host64 ? "64" : "32");
+    else if (h.e_ident[EI_DATA] != host_data)
+        snprintf(buf, len, "not a loadable plugin: ELF of the other byte order");
+    else if (got < (ssize_t)sizeof(Elf32_Ehdr) || h.e_type != ET_DYN)
+        snprintf(buf, len, "not a loadable plugin: not an ELF shared object (type %u)",
+                 (unsigned)h.e_type);
+#ifdef SR_ELF_MACHINE
+    else if (h.e_machine != SR_ELF_MACHINE)
+        snprintf(buf, len, "not a loadable plugin: built for %s (ELF machine %u), this sagerun "
+                 "runs on %s", machine_name(h.e_machine), (unsigned)h.e_machine,
+                 machine_name(SR_ELF_MACHINE));
+#endif
+    else
+        return NULL;
+    return buf;
+}
+
+bool sr_plugin_open(const char *path, const sagerun_host_services *services, void **handle,
+                    const sagerun_variant_descriptor **desc, char *reason, size_t len)
+{
+    if (elf_problem(path, reason, len))
+        return false;
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        snprintf(reason, len, "not a loadable plugin: %s", why ? why : "dlopen failed");
+        return false;
+    }
+    dlerror();
+    void *sym = dlsym(h, SAGERUN_PLUGIN_ENTRY_NAME);
+    if (!sym) {
+        dlclose(h);
+        snprintf(reason, len, "no entry point [%s] in shared library [%s]",
+                 SAGERUN_PLUGIN_ENTRY_NAME, path);
+        return false;
+    }
+    sagerun_plugin_entry_fn entry;
+    memcpy(&entry, &sym, sizeof entry);
+    /* The handle stays open once the entry point ran: its code may be referenced (a plugin
+     * loaded twice shares one handle). */
+    *desc = negotiate(entry, services, reason, len);
+    *handle = h;
+    return *desc != NULL;
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Hostile paths (issue 13, problems 1-3, 7, 8 and the weaker items on paths): outputs never
+# replace a device, FIFO, folder or symlink, "-" is stdout, outputs are checked before measuring
+# and never overwrite an input; stdout write errors exit 1; FIFOs and devices given as inputs are
+# refused at once (no reader hangs); a sweep workload named "summary" is refused; merge copies
+# only regular, valid reports, each claimed once, never into an input's folder.
+set -u
+source "$(dirname "$0")/lib.sh"
+SEED=$ROOT/test/data/seed-report.json
+
+if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference '; then
+    echo "SKIP: the reference variant (plugins/reference.so) is not built"; exit 0
+fi
+H=(--backend host --shape 1,32,1,32 --rounds 2 --iterations 1 --warmup 0 --quiet --no-accuracy)
+T=(timeout 60) # an old build hangs on a FIFO: a hang is a failure, not a stuck suite
+cd "$TMP"
+
+# ---- 1. outputs never replace what is not a regular file ----
+mkfifo fifo
+check "--json FIFO refused" 1 "${T[@]}" "$S" compare "${H[@]}" --json fifo \
+    && contains "names the FIFO" "fifo: a FIFO, not a regular file"
+[ -p fifo ] || fail "--json FIFO: the FIFO was replaced"
+ln -s /proc/self/fd/1 to-stdout
+check "--json symlink to stdout refused" 1 "${T[@]}" "$S" compare "${H[@]}" --json to-stdout
+[ -L to-stdout ] || fail "--json symlink: the symlink was replaced"
+ln -s /dev/null to-null
+for opt in --json --markdown; do
+    check "$opt symlink to /dev/null refused" 1 "${T[@]}" "$S" compare "${H[@]}" $opt to-null \
+        && contains "$opt: says what it leads to" "a symlink to a character device"
+done
+[ -L to-null ] && [ -c /dev/null ] || fail "/dev/null or the symlink to it was replaced"
+if [ "$(id -u)" = 0 ]; then # a device node of our own: as root the old writer renamed over it
+    mknod fullnode c 1 7
+    check "--json device node refused (root)" 1 "${T[@]}" "$S" compare "${H[@]}" --json fullnode
+    [ -c fullnode ] || fail "--json device: the device node became $(stat -c %F fullnode)"
+    check "plot -o device node refused" 1 "${T[@]}" "$S" plot "$SEED" -o fullnode
+    check "run --save-output device node refused" 1 "${T[@]}" "$S" run --variant reference \
+        --backend host --shape 1,32,1,32 --iterations 1 --warmup 0 --save-output fullnode
+    [ -c fullnode ] || fail "a device node was replaced"
+fi
+mkdir adir
+check "--save-inputs folder refused" 1 "${T[@]}" "$S" run --variant reference --backend host \
+    --shape 1,32,1,32 --iterations 1 --warmup 0 --save-inputs adir && contains "says folder" "a folder"
+# a symlink to a regular file is written through and stays a symlink
+echo old > target.json && ln -s target.json link.json
+check "--json through a symlink to a regular file" 0 "${T[@]}" "$S" compare "${H[@]}" --json link.json
+[ -L link.json ] && grep -q schema_version target.json || fail "symlink not written through"
+# modes: the umask's for new files, an existing file's own
+check "--json new file" 0 bash -c "umask 077; \"$S\" compare ${H[*]} --json new.json"
+[ "$(stat -c %a new.json)" = 600 ] || fail "umask 077: new report mode $(stat -c %a new.json), expected 600"
+echo x > kept.json && chmod 640 kept.json
+check "--json existing file" 0 "${T[@]}" "$S" compare "${H[@]}" --json kept.json
+[ "$(stat -c %a kept.json)" = 640 ] || fail "existing mode 640 became $(stat -c %a kept.json)"
+
+# ---- "-" is stdout; outputs checked before measuring; never an input ----
+check "--json - writes stdout" 0 "${T[@]}" "$S" compare "${H[@]}" --json - && contains "JSON on stdout" '"schema_version"'
+[ -e ./- ] && fail "--json -: a file named '-' was created"
+start=$SECONDS
+check "--json into a missing folder: refused before measuring" 1 "${T[@]}" "$S" compare \
+    --backend host --shape 1,256,2,128 --rounds 50 --iterations 20 --quiet --json nodir/r.json \
+    && contains "names the folder" "nodir"
+[ $((SECONDS - start)) -lt 5 ] || fail "--json into a missing folder: took $((SECONDS - start)) s (measured first?)"
+check "run: save inputs" 0 "$S" run --variant reference --backend host --shape 1,32,1,32 \
+    --iterations 1 --warmup 0 --save-inputs in.safetensors
+sum=$(sha256sum in.safetensors)
+check "--json = --inputs refused" 1 "${T[@]}" "$S" compare --backend host --quiet --rounds 2 \
+    --iterations 1 --inputs in.safetensors --json in.safetensors && contains "says input" "input"
+check "--save-inputs F --save-output F refused" 1 "$S" run --variant reference --backend host \
+    --inputs in.safetensors --iterations 1 --warmup 0 --save-inputs o.st --save-output o.st
+check "--save-output = --inputs refused" 1 "$S" run --variant reference --backend host \
+    --inputs in.safetensors --iterations 1 --warmup 0 --save-output in.safetensors
+[ "$(sha256sum in.safetensors)" = "$sum" ] || fail "the input file was overwritten"
+cp "$SEED" rep.json
+check "plot X.json -o X.json refused" 1 "$S" plot rep.json -o rep.json
+cmp -s rep.json "$SEED" || fail "plot overwrote its input"
+
+# ---- 2. write errors on stdout exit 1 ----
+for cmd in "show $SEED" "diff $SEED $SEED" "list --backend host" "workload show" "plot $SEED -o -" \
+           "compare ${H[*]}" "run --variant reference --backend host --shape 1,32,1,32 --iterations 1 --warmup 0"; do
+    check "stdout full: $cmd" 1 bash -c "\"$S\" $cmd > /dev/full" \
+        && contains "says stdout" "standard output"
+done
+
+# ---- 3. a FIFO (or a folder, or a device) as an input is refused at once ----
+for cmd in "compare --backend host --quiet --inputs fifo" "workload show fifo" "show fifo" \
+           "diff fifo $SEED" "plot fifo" "show /dev/zero" "show adir" \
+           "compare --backend host --quiet --workload fifo"; do
+    check "input: $cmd" 1 "${T[@]}" "$S" $cmd && contains "not a regular file" "not a regular file"
+done
+mkdir fifo-plugins && mkfifo fifo-plugins/a.so && chmod go-w fifo-plugins
+check "list: a FIFO named a.so" 0 "${T[@]}" "$S" list --backend host --plugin fifo-plugins \
+    && contains "FIFO rejected with its kind" "a FIFO"
+
+# ---- 7. a sweep workload named "summary" ----
+cat > sw.json <<'J'
+{"name": "s", "baseline": "reference", "variants": ["reference"], "warmup": 0, "rounds": 2,
+ "iterations": 1, "defaults": {"heads_kv": 1},
+ "workloads": [{"name": "summary", "shape": [1, 32, 1, 32]}]}
+J
+check "sweep: workload 'summary' refused" 1 "${T[@]}" "$S" sweep sw.json --backend host --quiet \
+    --out-dir sw && contains "reserved" "reserved"
+
+# ---- 8. merge validates what it copies ----
+cat > sw2.json <<'J'
+{"name": "m", "baseline": "reference", "variants": ["reference-mt"], "warmup": 0, "rounds": 2,
+ "iterations": 1, "defaults": {"heads_kv": 1},
+ "workloads": [{"name": "a", "shape": [1, 32, 1, 32]}, {"name": "b", "shape": [1, 48, 1, 32]}]}
+J
+check "merge: a sweep to merge" 0 "${T[@]}" "$S" sweep sw2.json --backend host --quiet --out-dir base
+fresh() { rm -rf "$1" && cp -r base "$1"; }
+edit() { # edit DIR PYTHON: change DIR/summary.json with s = the summary
+    python3 -c "import json,sys; p=sys.argv[1]+'/summary.json'; s=json.load(open(p)); $2; json.dump(s, open(p,'w'))" "$1"
+}
+fresh m1 && rm m1/a.json && ln -s /etc/passwd m1/a.json
+check "merge: a report symlinked to /etc/passwd" 1 "$S" merge m1 --out-dir o1 --quiet \
+    && contains "symlink refused" "not a regular file"
+[ -e o1/a.json ] && ! [ -L o1/a.json ] && grep -q root: o1/a.json && fail "merge copied /etc/passwd"
+fresh m2 && echo '{"not": "a report"' > m2/a.json
+check "merge: a corrupt report" 1 "$S" merge m2 --out-dir o2 --quiet && contains "names it" "m2/a.json"
+fresh m3 && edit m3 's["workloads"][0]["report"] = None'
+check "merge: report null on an ok row" 1 "$S" merge m3 --out-dir o3 --quiet && contains "key" "report"
+fresh m4 && edit m4 's["workloads"][1]["report"] = "a.json"'
+check "merge: two workloads claim one report" 1 "$S" merge m4 --out-dir o4 --quiet \
+    && contains "claimed twice" "both claim"
+fresh m5 && cp m5/summary.json m5.orig
+check "merge: --out-dir = an input" 1 "$S" merge m5 --out-dir m5 --quiet && contains "says input" "input"
+cmp -s m5/summary.json m5.orig || fail "merge --out-dir = input: the input summary was replaced"
+fresh m6
+check "merge: a valid shard still merges" 0 "$S" merge m6 --out-dir o6 --quiet
+# ---- the weaker items: strict numbers, options that do not apply, forged reports ----
+for t in 0x10 " 5" 1e3 inf -1 0; do
+    check "--timeout '$t' refused" 2 "$S" compare "${H[@]}" --timeout "$t" && contains "names it" "--timeout"
+done
+check "--noise-threshold 0x1 refused" 2 "$S" compare "${H[@]}" --noise-threshold 0x1
+for opt in --causal "--seed 3" "--dtype bf16"; do
+    check "$opt with --inputs refused" 1 "$S" compare --backend host --quiet --rounds 2 \
+        --iterations 1 --inputs in.safetensors $opt && contains "says why" "not to --inputs"
+done
+check "run: --seed with --inputs refused" 1 "$S" run --variant reference --backend host \
+    --inputs in.safetensors --seed 3 --iterations 1 --warmup 0
+forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r = the report
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2],'w'))" "$SEED" "rep-$1.json"
+}
+forge neg 'r["variants"][0]["timing"]["p50_s"] = -1.0'
+forge sha 'r["reference_output_sha256"] = "zz"'
+forge dup 'r["variants"][1]["name"] = r["variants"][0]["name"]'
+for f in neg sha dup; do
+    check "show: forged report ($f) refused" 1 "$S" show "rep-$f.json"
+done
+contains "dup: says label" "same label"
+check "diff: duplicate labels refused" 1 "$S" diff rep-dup.json "$SEED"
+forge ctl 'r["variants"][0]["name"] = "evil\u001b[2J\rforged row | x"'
+check "show: control characters escaped" 0 "$S" show rep-ctl.json && contains "escaped" 'evil\x1b[2J\x0dforged'
+grep -q $'\x1b' <<<"$out" && fail "show: a raw ESC reached the terminal"
+check "show --markdown: '|' escaped" 0 "$S" show --markdown rep-ctl.json && contains "pipe escaped" 'forged row \| x'
+forge nullp50 'r["variants"][1]["timing"]["p50_s"] = None'
+check "diff: a null p50 in new is reported" 4 "$S" diff "$SEED" rep-nullp50.json && contains "says null" "NULL P50"
+check "compare: an incomplete report" 0 "$S" compare "${H[@]}" --json inc.json
+python3 -c "import json; p='inc.json'; r=json.load(open(p)); r['complete']=False; r['rounds_completed']=1; json.dump(r, open(p,'w'))"
+check "diff: an incomplete report is noted" 0 "$S" diff inc.json inc.json && contains "note" "report is incomplete"
+finish

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Hostile plugins (issue 13, problems 4-6): constructors that crash, exit or hang, a truncated
+# ELF, a foreign-architecture ELF, a symlink into a world-writable folder, variants that raise
+# SIGINT, kill their process group, fork and linger or print to stdout. Through list, run and
+# compare each is reported with its reason, the good variants still run, nothing is left running
+# and no temporary files are left. Also: pinned hashes are checked before a file's code runs,
+# SIGHUP stops compare like SIGTERM, and the scanner's verdicts are cached.
+set -u
+source "$(dirname "$0")/lib.sh"
+export SAGERUN_TEST_HOSTILE=1 SAGERUN_PLUGIN_SCAN_TIMEOUT=2 SAGERUN_CACHE_DIR=$TMP/cache
+mkdir -m 700 "$TMP/cache"
+
+if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
+    echo "SKIP: reference / reference-mt plugins are not built"; exit 0
+fi
+[ -f "$FAKES/hostile_ctor_segv.so" ] || { echo "SKIP: hostile plugins not built ($FAKES)"; exit 0; }
+
+# ---- the hostile folder ----
+HP=$TMP/hp && mkdir "$HP"
+for p in ctor_segv ctor_exit ctor_hang ctor_print; do cp "$FAKES/hostile_$p.so" "$HP/"; done
+head -c 4096 /bin/ls > "$HP/junk.so"                       # a truncated ELF: SIGBUS in the loader
+cp "$FAKES/fake_good.so" "$HP/aarch64.so"                   # an ELF of another machine
+printf '\xb7\x00' | dd of="$HP/aarch64.so" bs=1 seek=18 conv=notrunc status=none
+WW=$TMP/world && mkdir "$WW" && chmod 0777 "$WW"          # world-writable, not sticky
+cp "$FAKES/fake_good.so" "$WW/" && chmod 0644 "$WW/fake_good.so"
+ln -s "$WW/fake_good.so" "$HP/linked.so"
+chmod -R go-w "$HP"
+export SAGERUN_PLUGIN_PATH=$HP
+H=(--backend host --shape 1,64,2,64 --quiet --rounds 2 --iterations 2 --warmup 1 --timeout 5)
+reasons() { # the rejections every command must report, with their reasons
+    contains "ctor SIGSEGV" "hostile_ctor_segv.so"
+    grep -qE "crashed while loading: (SIGSEGV|a sanitizer report)" <<<"$out" \
+        || fail "ctor SIGSEGV: no reason" "$out"
+    contains "ctor exit reason" "ended the process while loading (exit status 0"
+    contains "ctor hang reason" "hung while loading: no answer within 2 s"
+    contains "truncated ELF" "junk.so"
+    grep -qE "crashed while loading: (SIGBUS|SIGSEGV|a sanitizer report)|not a loadable plugin" <<<"$out" \
+        || fail "truncated ELF: no reason" "$out"
+    contains "foreign ELF reason" "built for aarch64 (ELF machine 183)"
+    contains "symlink reason" "the folder $WW is writable by everyone"
+}
+
+# ---- 4. list survives them all, and says why ----
+start=$SECONDS
+check "list: hostile plugins on the path" 0 timeout 60 "$S" list --backend host && reasons
+contains "list: the good variants" "reference-mt"
+grep -q "HOSTILE PLUGIN OUTPUT" <<<"$("$S" list --backend host 2>/dev/null)" \
+    && fail "list: a constructor's print reached stdout"
+contains "list: where the cache is" "plugin scan cache: $TMP/cache/plugin-scan.txt"
+[ -s "$TMP/cache/plugin-scan.txt" ] || fail "list: no cache written"
+start=$SECONDS
+check "list: warm" 0 timeout 60 "$S" list --backend host && reasons
+[ $((SECONDS - start)) -le 4 ] || fail "list: warm took $((SECONDS - start)) s"
+
+# ---- run goes on with them on the path ----
+check "run: hostile plugins on the path" 0 timeout 60 "$S" run --variant reference --backend host \
+    --shape 1,32,1,32 --iterations 1 --warmup 0
+check "run: a printing variant" 0 timeout 60 "$S" run --backend host --shape 1,32,1,32 \
+    --iterations 1 --warmup 0 --variant hostile-run-print --plugin "$FAKES/hostile_run_print.so"
+grep -q "HOSTILE" <<<"$(timeout 60 "$S" run --backend host --shape 1,32,1,32 --iterations 1 \
+    --warmup 0 --variant hostile-run-print --plugin "$FAKES/hostile_run_print.so" 2>/dev/null)" \
+    && fail "run: the variant's print reached stdout"
+
+# ---- 6. compare: variants that signal, fork, print; the others measured; nothing left ----
+mkdir "$TMP/t"
+PIDS=$TMP/pids
+comp() {
+    TMPDIR=$TMP/t SAGERUN_TEST_PIDFILE=$PIDS timeout 120 "$S" compare "${H[@]}" --baseline reference \
+        --variant reference-mt "$@" --json "$TMP/c.json"
+}
+V=()
+for p in run_sigint run_kill_group run_fork run_print; do
+    V+=(--plugin "$FAKES/hostile_$p.so" --variant "hostile-${p//_/-}")
+done
+check "compare: hostile variants (and the hostile path), exit 1" 1 comp "${V[@]}"
+contains "sigint blamed" "hostile-run-sigint failed: timed run: sent SIGINT (Interrupt) to its own process"
+contains "kill(0) blamed" "hostile-run-kill-group failed: timed run: sent SIGTERM (Terminated) to its own process"
+grep -q "INCOMPLETE\|interrupted" <<<"$out" && fail "compare: a variant's signal stopped the comparison" "$out"
+py "compare: the good ones measured, each hostile one failed or measured" '
+import json, sys
+r = json.load(open(sys.argv[1])); v = {x["label"]: x for x in r["variants"]}
+assert r.get("complete", True) is not False, "incomplete"
+for good in ("reference", "reference-mt", "hostile-run-fork", "hostile-run-print"):
+    assert v[good]["timing"]["count"] == 4 and not v[good]["failure"], (good, v[good]["failure"])
+for bad, sig in (("hostile-run-sigint", "SIGINT"), ("hostile-run-kill-group", "SIGTERM")):
+    assert sig in v[bad]["failure"] and v[bad]["failure_phase"] == "run", v[bad]
+' "$TMP/c.json"
+table=$(TMPDIR=$TMP/t SAGERUN_TEST_PIDFILE=$PIDS timeout 120 "$S" compare "${H[@]}" --baseline reference \
+    --variant hostile-run-print --plugin "$FAKES/hostile_run_print.so" 2>/dev/null)
+grep -q "HOSTILE" <<<"$table" && fail "compare: the variant's print reached the table" "$table"
+sleep 0.5
+while read -r pid; do
+    kill -0 "$pid" 2>/dev/null && { fail "compare: the forked process $pid still runs"; kill "$pid"; }
+done < "$PIDS"
+[ -s "$PIDS" ] || fail "compare: the forking variant never forked"
+[ -z "$(ls -A "$TMP/t")" ] || fail "compare: temporary files left: $(ls -A "$TMP/t")"
+
+# the same containment for a crashing constructor named explicitly, in compare and run
+check "compare: a variant whose constructor crashes" 1 timeout 60 "$S" compare "${H[@]}" \
+    --baseline reference --variant hostile-ctor-segv && contains "names it" "no variant named 'hostile-ctor-segv'"
+
+# ---- SIGHUP: stopped like SIGTERM, temporary folder removed ----
+mkdir "$TMP/t2"
+TMPDIR=$TMP/t2 "$S" compare --backend host --shape 1,256,2,128 --quiet --rounds 200 \
+    --iterations 20 --json "$TMP/hup.json" >/dev/null 2>&1 &
+cpid=$!
+sleep 2; kill -HUP $cpid; wait $cpid; rc=$?
+[ $rc -eq 129 ] || fail "SIGHUP: exit $rc, expected 129"
+[ -z "$(ls -A "$TMP/t2")" ] || fail "SIGHUP: temporary files left: $(ls -A "$TMP/t2")"
+py "SIGHUP: the report says incomplete" '
+import json, sys
+assert json.load(open(sys.argv[1]))["complete"] is False
+' "$TMP/hup.json"
+
+# ---- pins are checked before any code of the file runs ----
+unset SAGERUN_PLUGIN_PATH
+PIN=$TMP/pin && mkdir "$PIN" && cp "$FAKES/hostile_ctor_mark.so" "$PIN/hostile-ctor-mark.so" && chmod go-w "$PIN"
+export SAGERUN_TEST_MARKER=$TMP/marker
+check "pin: wrong hash refused" 1 "$S" list --backend host --plugin "$PIN" \
+    --expect-plugin-sha256 hostile-ctor-mark=$(printf '0%.0s' {1..64}) \
+    && contains "says so" "pinned plugin hostile-ctor-mark"
+[ -e "$TMP/marker" ] && fail "pin: the constructor of a file with the wrong hash ran"
+good=$(sha256sum "$PIN/hostile-ctor-mark.so" | cut -d' ' -f1)
+check "pin: right hash loads" 0 "$S" list --backend host --plugin "$PIN" \
+    --expect-plugin-sha256 hostile-ctor-mark=$good
+[ -e "$TMP/marker" ] || fail "pin: the right file was not loaded"
+check "pin: reference pinned wrong" 1 "$S" list --backend host \
+    --expect-plugin-sha256 reference=$(printf 'a%.0s' {1..64}) && contains "names the file" "reference.so has SHA-256"
+finish

@@ -1,0 +1,5 @@
+#define FAULT_GATE "SAGERUN_TEST_HOSTILE"
+#define FAULT_NAME "hostile-run-sigint"
+#define FAULT_AT FAULT_IN_RUN
+#define FAULT_KIND FAULT_SIGINT
+#include "fault_plugin.h"
