@@ -13,30 +13,38 @@
 static const char *const timer_names[] = {"auto", "event", "batch", "graph"};
 static const char *const cache_names[] = {"hot", "cold"};
 
+/* One word of a short list, and back. */
+static const char *word_of(const char *const *words, int n, int i)
+{
+    return i >= 0 && i < n ? words[i] : NULL;
+}
+
+static int index_of(const char *const *words, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (strcmp(name, words[i]) == 0)
+            return i;
+    return -1;
+}
+
 const char *sr_timer_mode_name(int mode)
 {
-    return mode >= 0 && mode < (int)SR_ARRAY_LEN(timer_names) ? timer_names[mode] : NULL;
+    return word_of(timer_names, (int)SR_ARRAY_LEN(timer_names), mode);
 }
 
 int sr_timer_mode_parse(const char *name)
 {
-    for (int i = 0; name && i < (int)SR_ARRAY_LEN(timer_names); i++)
-        if (strcmp(name, timer_names[i]) == 0)
-            return i;
-    return -1;
+    return index_of(timer_names, (int)SR_ARRAY_LEN(timer_names), name);
 }
 
 const char *sr_cache_mode_name(int mode)
 {
-    return mode >= 0 && mode < (int)SR_ARRAY_LEN(cache_names) ? cache_names[mode] : NULL;
+    return word_of(cache_names, (int)SR_ARRAY_LEN(cache_names), mode);
 }
 
 int sr_cache_mode_parse(const char *name)
 {
-    for (int i = 0; name && i < (int)SR_ARRAY_LEN(cache_names); i++)
-        if (strcmp(name, cache_names[i]) == 0)
-            return i;
-    return -1;
+    return index_of(cache_names, (int)SR_ARRAY_LEN(cache_names), name);
 }
 
 uint32_t sr_timer_batch_for(double per_call_s, double min_sample_s)

@@ -15,6 +15,8 @@
 #include "isolate.h"
 #include "limits.h"
 #include "sagerun/compare.h"
+#include "schedule.h"
+#include "timer.h"
 #include "workload.h"
 
 static void compare_usage(FILE *out)
@@ -133,34 +135,36 @@ static bool parse_seconds(const char *opt, const char *text, bool zero_ok, doubl
     return true;
 }
 
-/* --schedule, --order, --timer, --cache: one word of a short list each. */
+static int schedule_parse(const char *name)
+{
+    return !strcmp(name, "timed") ? (int)SAGERUN_SCHEDULE_TIMED
+         : !strcmp(name, "fixed") ? (int)SAGERUN_SCHEDULE_FIXED
+         : !strcmp(name, "seed")  ? (int)SAGERUN_SCHEDULE_SEED
+                                  : -1;
+}
+
+/* --schedule, --order, --timer, --cache: one word of a short list each (the library's names). */
 static bool parse_word_option(int opt, const char *text, sagerun_compare_options *o)
 {
-    static const char *const schedules[] = {"timed", "fixed", "seed"};
-    static const char *const orders[] = {"interleave", "rotate"};
-    static const char *const timers[] = {"auto", "event", "batch", "graph"};
-    static const char *const caches[] = {"hot", "cold"};
-    const char *const *words;
-    size_t n;
-    uint32_t *field;
-    const char *name;
+    int v;
     switch (opt) {
-    case 'S': words = schedules, n = 3, field = &o->schedule, name = "--schedule"; break;
-    case 'O': words = orders, n = 2, field = &o->order, name = "--order"; break;
-    case 'T': words = timers, n = 4, field = &o->timer, name = "--timer"; break;
-    default: words = caches, n = 2, field = &o->cache, name = "--cache"; break;
+    case 'S': v = schedule_parse(text); break;
+    case 'O': v = sr_order_parse(text); break;
+    case 'T': v = sr_timer_mode_parse(text); break;
+    default: v = sr_cache_mode_parse(text); break;
     }
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(text, words[i]) == 0) {
-            *field = (uint32_t)i;
-            return true;
-        }
-    char list[64] = "";
-    for (size_t i = 0; i < n; i++)
-        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
-                 words[i]);
-    sr_cli_error("compare: %s '%s': expected one of %s", name, text, list);
-    return false;
+    if (v < 0) {
+        sr_cli_error("compare: --%s '%s': expected %s",
+                     opt == 'S' ? "schedule" : opt == 'O' ? "order" : opt == 'T' ? "timer" : "cache",
+                     text,
+                     opt == 'S' ? "timed, fixed or seed" : opt == 'O' ? "interleave or rotate"
+                     : opt == 'T' ? "auto, event, batch or graph" : "hot or cold");
+        return false;
+    }
+    uint32_t *field = opt == 'S' ? &o->schedule : opt == 'O' ? &o->order
+                    : opt == 'T' ? &o->timer : &o->cache;
+    *field = (uint32_t)v;
+    return true;
 }
 
 /* The progress line: only on a terminal, overwritten in place, erased at the end. */
