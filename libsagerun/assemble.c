@@ -96,6 +96,8 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
     mi->redone_throttle = m->sched.redone_throttle;
     mi->launch_floor_s = m->launch_floor_s;
     mi->flush_bytes = m->flush_bytes;
+    snprintf(mi->sample_clock, sizeof(mi->sample_clock), "%s",
+             m->sample_clock ? m->sample_clock : "");
     /* the seed's keys: what was asked for (fixed, seed) or what ran (timed) */
     rep->rounds = timed ? m->sched.rounds : o->rounds;
     rep->iterations = m->sched.per_round;

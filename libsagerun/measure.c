@@ -237,6 +237,7 @@ static void open_clocks(measurer *ms)
     m->max_sm_clock_mhz = -1;
     m->launch_floor_s = sr_sample_timer_launch_floor(ms->timer, SR_FLOOR_LAUNCHES);
     m->flush_bytes = sr_sample_timer_flush_bytes(ms->timer);
+    m->sample_clock = sr_sample_timer_clock(ms->timer);
     if (sagerun_context_backend(ms->ctx) != SAGERUN_BACKEND_CUDA) {
         snprintf(m->clock_unavailable, sizeof(m->clock_unavailable), "host backend");
         return;

@@ -63,6 +63,7 @@ typedef struct sr_measurement_info {
     uint32_t redone, redone_clock, redone_throttle;
     double launch_floor_s; /* NaN = unknown */
     uint64_t flush_bytes;
+    char sample_clock[32]; /* what timed the samples */
 } sr_measurement_info;
 
 typedef struct sr_report_variant {

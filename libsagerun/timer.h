@@ -12,7 +12,8 @@
  * Cold cache: before each sample (outside the events) a kernel reads a buffer of twice the L2 size,
  * allocated once, through L2 (clean lines: the call pays no write-backs of others' data), and a
  * kernel of some 256 KiB of straight-line code runs on every SM (the instruction caches); a cold
- * sample is one call (K = 1).
+ * sample is one call (K = 1), timed by the variant's kernels' own timestamps where CUPTI loads
+ * (kernel_clock.h: after a flush the call's launch is slow too, and ncu leaves it out).
  * After each sample a short clock kernel measures the effective SM clock (cycles over the global
  * timer) on the device, outside the events. */
 #ifndef SAGERUN_TIMER_H
@@ -80,5 +81,8 @@ sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, vo
 double sr_sample_timer_launch_floor(sr_sample_timer *t, uint32_t calls);
 /* The L2 flush buffer's size in bytes (0: hot, or host). */
 uint64_t sr_sample_timer_flush_bytes(const sr_sample_timer *t);
+/* What times the samples: "device events", "kernel timestamps (CUPTI)" (cold, where CUPTI
+ * loads; SAGERUN_NO_CUPTI=1 turns it off), "host monotonic clock". */
+const char *sr_sample_timer_clock(const sr_sample_timer *t);
 
 #endif
