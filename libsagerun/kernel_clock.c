@@ -58,12 +58,13 @@ static void *open_library(void)
     const char *env = getenv("SAGERUN_CUPTI_LIBRARY");
     if (env && *env)
         return dlopen(env, RTLD_NOW | RTLD_LOCAL);
-    const char *names[] = {"libcupti.so.13", "libcupti.so", NULL, NULL};
-    char in_cuda[512];
+    /* the loader's path, then the toolkit: lib64 (targets/<arch>/lib) and the older extras/ */
     const char *home = getenv("CUDA_HOME");
-    snprintf(in_cuda, sizeof in_cuda, "%s/extras/CUPTI/lib64/libcupti.so",
-             home && *home ? home : "/usr/local/cuda");
-    names[2] = in_cuda;
+    home = home && *home ? home : "/usr/local/cuda";
+    char lib64[512], extras[512];
+    snprintf(lib64, sizeof lib64, "%s/lib64/libcupti.so.13", home);
+    snprintf(extras, sizeof extras, "%s/extras/CUPTI/lib64/libcupti.so", home);
+    const char *names[] = {"libcupti.so.13", "libcupti.so", lib64, extras, NULL};
     for (size_t i = 0; names[i]; i++) {
         void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (lib)

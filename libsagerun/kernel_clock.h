@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Loads CUPTI (SAGERUN_CUPTI_LIBRARY, else libcupti.so.13 / libcupti.so on the search path or
- * under $CUDA_HOME/extras/CUPTI/lib64) and starts recording kernels. false: why says why. */
+/* Loads CUPTI (SAGERUN_CUPTI_LIBRARY, else libcupti.so.13 / libcupti.so on the search path, in
+ * $CUDA_HOME/lib64 or $CUDA_HOME/extras/CUPTI/lib64; CUDA_HOME defaults to /usr/local/cuda) and
+ * starts recording kernels. false: why says why. */
 bool sr_kernel_clock_open(char *why, size_t why_len);
 /* Seconds of the kernels recorded since the last call, sagerun's own (sr_timer_*) left out; the
  * number of kernels into *kernels. Waits for CUPTI to deliver what it has. */
