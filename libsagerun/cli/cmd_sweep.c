@@ -55,7 +55,8 @@ static void sweep_usage(FILE *out)
             "compare options (override the sweep file's):\n"
             SR_CLI_PLUGIN_POLICY_HELP
             "  --baseline NAME, --variant NAME (repeatable), --plugin PATH (repeatable),\n"
-            "  --warmup N, --rounds N, --iterations N, --noise-threshold PCT,\n"
+            "  --warmup N, --rounds N, --iterations N (any of them, here or in the file: compare's\n"
+            "  fixed schedule; none: its timed one), --noise-threshold PCT,\n"
             "  --accuracy-rows N, --no-accuracy, --no-clocks     (see 'sagerun compare --help')\n"
             "\n"
             "exit status:\n"
@@ -177,13 +178,17 @@ void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
                 (long long)json_integer_value(json_object_get(shard, "count")));
     if (json_is_array(merged))
         fprintf(out, " (merged from %zu summaries)", json_array_size(merged));
-    fprintf(out, "\n%sbaseline %s; warmup %lld, %lld rounds x %lld iterations; noise threshold "
-                 "%.3g%%\n",
-            bullet, str_or(opts, "baseline", "?"),
-            (long long)json_integer_value(json_object_get(opts, "warmup")),
-            (long long)json_integer_value(json_object_get(opts, "rounds")),
-            (long long)json_integer_value(json_object_get(opts, "iterations")),
-            num_or_nan(opts, "noise_threshold_percent"));
+    if (strcmp(str_or(opts, "schedule", "fixed"), "timed") == 0)
+        fprintf(out, "\n%sbaseline %s; compare's timed schedule; noise threshold %.3g%%\n",
+                bullet, str_or(opts, "baseline", "?"), num_or_nan(opts, "noise_threshold_percent"));
+    else
+        fprintf(out, "\n%sbaseline %s; warmup %lld, %lld rounds x %lld iterations; noise "
+                     "threshold %.3g%%\n",
+                bullet, str_or(opts, "baseline", "?"),
+                (long long)json_integer_value(json_object_get(opts, "warmup")),
+                (long long)json_integer_value(json_object_get(opts, "rounds")),
+                (long long)json_integer_value(json_object_get(opts, "iterations")),
+                num_or_nan(opts, "noise_threshold_percent"));
 
     /* one line per non-baseline variant of each workload (one line when there is none) */
     size_t n = 0;
@@ -657,11 +662,13 @@ static bool compare_args(arg_list *a, const sagerun_compare_options *o, const ch
                          uint32_t device, char **plugins, int n_plugins,
                          const sr_cli_plugin_policy *policy)
 {
+    bool fixed = o->schedule == SAGERUN_SCHEDULE_FIXED;
     bool ok = args_add(a, "sagerun") && args_add(a, "compare") && args_add(a, "--quiet") &&
               args_add(a, "--baseline") && args_add(a, "%s", o->baseline) &&
-              args_add(a, "--warmup") && args_add(a, "%u", o->warmup) &&
-              args_add(a, "--rounds") && args_add(a, "%u", o->rounds) &&
-              args_add(a, "--iterations") && args_add(a, "%u", o->iterations) &&
+              args_add(a, "--schedule") && args_add(a, "%s", fixed ? "fixed" : "timed") &&
+              (!fixed || (args_add(a, "--warmup") && args_add(a, "%u", o->warmup) &&
+                          args_add(a, "--rounds") && args_add(a, "%u", o->rounds) &&
+                          args_add(a, "--iterations") && args_add(a, "%u", o->iterations))) &&
               args_add(a, "--noise-threshold") && args_add(a, "%.17g", o->noise_threshold_percent) &&
               args_add(a, "--backend") && args_add(a, "%s", backend) && args_add(a, "--device") &&
               args_add(a, "%u", device);
@@ -969,6 +976,11 @@ int sr_cmd_sweep(int argc, char **argv)
     if (isfinite(threshold)) opts.noise_threshold_percent = threshold;
     if (no_acc) opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
     if (no_clocks) opts.flags |= SAGERUN_COMPARE_NO_CLOCKS;
+    /* counts from the file or the command line ask for compare's fixed schedule; without them
+     * each workload gets compare's timed one */
+    if (s.warmup >= 0 || s.rounds >= 0 || s.iterations >= 0 || warmup_given || rounds_given ||
+        iter_given)
+        opts.schedule = SAGERUN_SCHEDULE_FIXED;
     if (n_cli_variants) {
         opts.variants = cli_variants;
         opts.variant_count = n_cli_variants;
@@ -1024,11 +1036,12 @@ int sr_cmd_sweep(int argc, char **argv)
             json_array_append_new(variants, json_string(opts.variants[i]));
     }
     summary = json_pack(
-        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:I, s:I, s:I, s:f, s:I, s:b, s:b}, "
+        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b}, "
         "s:o, s:{s:s, s:s, s:s}, s:[]}",
         "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s.name, "file",
         sweep_path, "sha256", s.sha256, "workload_count", (json_int_t)s.count, "workloads", names,
-        "options", "baseline", opts.baseline, "variants", variants, "warmup",
+        "options", "baseline", opts.baseline, "variants", variants, "schedule",
+        opts.schedule == SAGERUN_SCHEDULE_FIXED ? "fixed" : "timed", "warmup",
         (json_int_t)opts.warmup, "rounds", (json_int_t)opts.rounds, "iterations",
         (json_int_t)opts.iterations, "noise_threshold_percent", opts.noise_threshold_percent,
         "accuracy_rows", (json_int_t)opts.accuracy_rows, "accuracy",
