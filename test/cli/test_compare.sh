@@ -38,7 +38,7 @@ check "missing inputs file" 1 "$S" compare --backend host --quiet --inputs "$TMP
 AA=(--backend host --shape 1,128,2,64 --quiet)
 check "A/A runs, exit 0" 0 "$S" compare "${AA[@]}" \
     --baseline reference --variant reference \
-    --rounds 10 --iterations 5 --warmup 1 --noise-threshold 25 \
+    --rounds 20 --iterations 3 --warmup 1 --noise-threshold 25 \
     --json "$TMP/aa.json" --markdown "$TMP/aa.md"
 contains "table has the repeat label" "reference#2"
 contains "table says within the threshold" "±25%"
