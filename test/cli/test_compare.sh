@@ -52,8 +52,8 @@ assert v[1]["verdict"] in ("same", "below-threshold"), v[1]["verdict"]
 assert all(x["byte_exact"] is True and x["determinism"]["deterministic"] for x in v)
 assert v[0]["output_sha256"] == v[1]["output_sha256"] == r["reference_output_sha256"]
 assert v[0]["speedup_vs_baseline_percent"] == 0.0
-assert r["rounds"] == 10 and r["iterations_per_round"] == 5 and r["warmup"] == 1
-assert all(x["timing"]["count"] == 50 and len(x["rounds"]) == 10 for x in v)
+assert r["rounds"] == 20 and r["iterations_per_round"] == 3 and r["warmup"] == 1
+assert all(x["timing"]["count"] == 60 and len(x["rounds"]) == 20 for x in v)
 assert r["q_shape"] == [1, 128, 2, 64]
 assert r["device"]["backend"] == "host" and r["schema_version"] == 1
 acc = v[0]["accuracy"]
