@@ -40,15 +40,16 @@ extern "C" __global__ void sr_timer_clock(uint64_t spin_ns, volatile uint64_t *o
     out[1] = g1 - g0;
 }
 
-// Evicts L2 for a cold sample by reading n16 16-byte words (twice the L2 size) through it: the
-// lines it leaves are clean copies of this buffer, so the timed call neither finds its own data
-// nor pays for writing anyone's dirty lines back. The xor keeps the loads alive.
+// Evicts L2 and the SMs' L1 for a cold sample by reading n16 16-byte words (twice the L2 size)
+// through both (ld.ca): the lines it leaves are clean copies of this buffer, so the timed call
+// neither finds its own data nor pays for writing anyone's dirty lines back. The xor keeps the
+// loads alive.
 extern "C" __global__ void sr_timer_flush(const uint4 *buf, uint64_t n16, uint32_t *sink)
 {
     uint32_t acc = 0;
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) {
-        uint4 v = __ldcg(buf + i);
+        uint4 v = __ldca(buf + i);
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
     if (acc == 0x9e3779b9u)
