@@ -112,7 +112,7 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
     sagerun_module *module;
     /* one kernel per (dtype, causal): SAGE2_KERNEL_NAME is fp16 non-causal (sage2_device.cuh) */
     const sagerun_problem *pr = &in->problem;
-    const bool bf16 = pr->dtype == SAGERUN_DTYPE_BF16;
+    const int bf16 = pr->dtype == SAGERUN_DTYPE_BF16;
     const char *kernel_name = bf16 ? (pr->causal ? SAGE2_KERNEL_NAME "_bf16_causal" : SAGE2_KERNEL_NAME "_bf16")
                                    : (pr->causal ? SAGE2_KERNEL_NAME "_causal" : SAGE2_KERNEL_NAME);
     int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
