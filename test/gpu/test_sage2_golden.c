@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cmocka.h>
 #include <sodium.h>
 
@@ -97,20 +99,17 @@ static float half_to_float(uint16_t h)
 /* Runs the variant of registry index `index` on the file (its own quantized tensors where their
  * parameters are the variant's, else quantizing q, k, v with the file's k_mean) and compares with
  * the file's tensor `want_name`; returns 1 if the golden file is absent. */
-static int check_golden_output(fixture *f, size_t index, const char *label, const char *name,
-                               const char *want_name)
+static int check_golden_path(fixture *f, size_t index, const char *label, const char *path,
+                             const char *want_name, sagerun_layout layout, int causal,
+                             int file_quantized)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    if (access(path, R_OK) != 0) {
-        printf("SKIP: golden file %s not found (set SAGERUN_GOLDEN_DIR)\n", path);
-        return 1;
-    }
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     sagerun_error e = {0};
     sagerun_inputs *in;
-    if (sagerun_inputs_create_from_safetensors(f->ctx, path, SAGERUN_LAYOUT_NHD, &in, &e))
+    if (sagerun_inputs_create_from_safetensors(f->ctx, path, layout, &in, &e))
         fail_msg("%s", e.message);
-    assert_true(sr_inputs_has_file_quantization(in));
+    assert_int_equal(sr_inputs_has_file_quantization(in), file_quantized);
+    in->problem.causal = (uint32_t)causal; /* a file does not say causal; the instance copies it */
     sagerun_instance *inst;
     if (sagerun_instance_create(f->reg, index, f->ctx, in, &inst, &e))
         fail_msg("%s", e.message);
@@ -163,6 +162,54 @@ static int check_golden_output(fixture *f, size_t index, const char *label, cons
     assert_string_equal(hex[0], want_hex);
     assert_string_equal(hex[0], hex[1]);
     return 0;
+}
+
+static int check_golden_output(fixture *f, size_t index, const char *label, const char *name,
+                               const char *want_name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    if (access(path, R_OK) != 0) {
+        printf("SKIP: golden file %s not found (set SAGERUN_GOLDEN_DIR)\n", path);
+        return 1;
+    }
+    return check_golden_path(f, index, label, path, want_name, SAGERUN_LAYOUT_NHD, 0, 1);
+}
+
+/* test/gpu/golden15/ (or $SAGERUN_GOLDEN15_DIR): small files written by SageAttention itself
+ * (`parity.py --write-golden`): q, k, v and o_sm89_f32acc / o_sm89_f16acc of both sm89 kernels
+ * for causal, bf16, HND and D = 64 cases; the name says causal and hnd. Each sage2 variant,
+ * quantizing q, k, v itself, must give the file's bytes. */
+static void golden15_files(void **state)
+{
+    fixture *f = *state;
+    const char *env = getenv("SAGERUN_GOLDEN15_DIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", env && *env ? env : SAGERUN_SOURCE_DIR "/test/gpu/golden15");
+    DIR *d = opendir(dir);
+    int files = 0;
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            size_t len = strlen(de->d_name);
+            if (len < 12 || strcmp(de->d_name + len - 12, ".safetensors") != 0)
+                continue;
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            const sagerun_layout layout = strstr(de->d_name, "hnd") ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+            const int causal = strstr(de->d_name, "causal") != NULL;
+            for (int v = 0; v < N_VARIANTS; v++)
+                check_golden_path(f, f->variant[v], sage2_variants[v], path, "o_sm89_f32acc", layout,
+                                  causal, 0);
+            check_golden_path(f, f->fp16acc, fp16acc_variant, path, "o_sm89_f16acc", layout, causal, 0);
+            files++;
+        }
+        closedir(d);
+    }
+    if (!files) {
+        printf("SKIP: no golden files in %s (parity.py --write-golden makes them)\n", dir);
+        skip();
+    }
 }
 
 static int check_golden_file(fixture *f, int v, const char *name)
@@ -448,6 +495,7 @@ int main(void)
         cmocka_unit_test(golden_b2_n333_h3),
         cmocka_unit_test(golden_n1200_gqa4to2),
         cmocka_unit_test(golden_fp16acc),
+        cmocka_unit_test(golden15_files),
         cmocka_unit_test(hnd_equals_nhd_transposed),
         cmocka_unit_test(variants_equal_baseline),
         cmocka_unit_test(causal_first_and_last_rows),

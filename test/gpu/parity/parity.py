@@ -239,12 +239,42 @@ def check_end_to_end(case, path, q, k, v, variants, folder, results):
             results.append((name, "e2e " + var + " with torch's k_mean", d2, ""))
 
 
+# Small files for test/gpu/golden15 (`--write-golden DIR`): q, k, v and SageAttention's outputs
+# of both sm89 kernels, so that `make test-gpu` checks causal, bf16 and HND without
+# SageAttention. The name says the case: test_sage2_golden.c reads "causal" and "hnd" from it.
+GOLDEN_CASES = [
+    ("causal-nhd-f16-b2-n333-h2-kv1", 2, 333, 2, 1, 128, "nhd", "F16", True),
+    ("full-hnd-bf16-b1-n700-h2", 1, 700, 2, 2, 128, "hnd", "BF16", False),
+    ("causal-hnd-bf16-b2-n200-h3-d64", 2, 200, 3, 3, 64, "hnd", "BF16", True),
+    ("causal-nhd-f16-b1-n1-h2", 1, 1, 2, 2, 128, "nhd", "F16", True),
+]
+
+
+def write_golden(folder, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for case in GOLDEN_CASES:
+        name, layout = case[0], case[6]
+        _, q, k, v = make_inputs(case, folder)
+        t = {"q": q, "k": k, "v": v}
+        for acc, key in (("fp32+fp32", "o_sm89_f32acc"), ("fp32+fp16", "o_sm89_f16acc")):
+            t[key] = sage_pipeline(q, k, v, layout, is_causal(case), acc)
+            t[key + "_again"] = sage_pipeline(q, k, v, layout, is_causal(case), acc)
+        torch.cuda.synchronize()
+        for key in ("o_sm89_f32acc", "o_sm89_f16acc"):  # deterministic, or not a golden file
+            assert differing(t[key], t.pop(key + "_again")) == 0, (name, key)
+        path = os.path.join(out_dir, name + ".safetensors")
+        write_safetensors(path, t)
+        print("golden: wrote %s (%d bytes)" % (path, os.path.getsize(path)), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a subset of the cases")
     ap.add_argument("--variants", default="baseline,interleave-softmax,baseline-fp16acc")
     ap.add_argument("--only", default="", help="comma-separated case names (overrides --quick)")
     ap.add_argument("--no-e2e", action="store_true", help="k_mean only")
+    ap.add_argument("--write-golden", metavar="DIR", help="write the small golden files (needs "
+                    "sageattention) into DIR and exit")
     args = ap.parse_args()
     for f in (SAGERUN, KMEAN_DUMP):
         if not os.access(f, os.X_OK):
@@ -263,6 +293,11 @@ def main():
             e2e = False
     folder = os.environ.get("OUT") or tempfile.mkdtemp(prefix="sagerun-parity-")
     os.makedirs(folder, exist_ok=True)
+    if args.write_golden:
+        if not e2e:
+            sys.exit("parity: --write-golden needs sageattention")
+        write_golden(folder, args.write_golden)
+        return 0
     print("parity: %s (%s), torch %s, files in %s" % (props.name, tdev, torch.__version__, folder))
     results = []
     for case in CASES:
