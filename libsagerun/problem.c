@@ -128,7 +128,10 @@ uint64_t sagerun_problem_kv_elements(const sagerun_problem *p)
 
 double sagerun_problem_operations(const sagerun_problem *p)
 {
-    return 4.0 * p->batch * p->heads_q * (double)p->seq_len * (double)p->seq_len * p->head_dim;
+    /* causal: row n attends to keys 0..n, N(N+1)/2 (query, key) pairs instead of N^2 */
+    const double pairs = p->causal ? (double)p->seq_len * ((double)p->seq_len + 1) / 2
+                                   : (double)p->seq_len * (double)p->seq_len;
+    return 4.0 * p->batch * p->heads_q * pairs * p->head_dim;
 }
 
 float sagerun_problem_sm_scale(const sagerun_problem *p)

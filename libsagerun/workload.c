@@ -234,11 +234,7 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
     if ((j = json_object_get(root, "causal"))) {
         if (!json_is_boolean(j))
             return wrong_type(origin, "causal", "a boolean", err);
-        if (json_is_true(j))
-            return sr_error_set(err, SAGERUN_UNSUPPORTED,
-                                "%s: key 'causal': causal attention is not supported yet "
-                                "(only false)",
-                                origin);
+        p->causal = json_is_true(j) ? 1 : 0; /* q_len = kv_len: SageAttention's is_causal */
     }
     if ((j = json_object_get(root, "sm_scale"))) {
         double v = 0.0;

@@ -8,7 +8,7 @@
  *     "heads_kv": Hkv,                      default Hq; Hq must be a multiple of it
  *     "layout": "NHD" | "HND",              default "NHD"
  *     "dtype": "fp16" | "bf16",             default "fp16"
- *     "causal": false,                      true is rejected (not supported yet)
+ *     "causal": false,                      true: causal (q_len = kv_len, SageAttention's is_causal)
  *     "sm_scale": 0.088388,                 default D^-0.5
  *     "input": {"source": "synthetic", "seed": 440420, "q_std": 1, "k_std": 1, "v_std": 1,
  *               "k_bias": 2, "outlier_channels": 0, "outlier_scale": 8}

@@ -116,7 +116,8 @@ SAGERUN_API sagerun_status sagerun_problem_check(const sagerun_problem *problem,
 /* Elements of Q or O (B*N*Hq*D) and of K or V (B*N*Hkv*D). Call only on a checked problem. */
 SAGERUN_API uint64_t sagerun_problem_q_elements(const sagerun_problem *problem);
 SAGERUN_API uint64_t sagerun_problem_kv_elements(const sagerun_problem *problem);
-/* Multiply-adds counted as in the seed: 4*B*Hq*N*N*D operations per call. */
+/* Multiply-adds counted as in the seed: 4*B*Hq*N*N*D operations per call; causal counts the
+ * (query, key) pairs attended, 4*B*Hq*D*N(N+1)/2. */
 SAGERUN_API double sagerun_problem_operations(const sagerun_problem *problem);
 /* The softmax scale actually used: sm_scale, or D^-0.5 when sm_scale is 0. */
 SAGERUN_API float sagerun_problem_sm_scale(const sagerun_problem *problem);

@@ -25,6 +25,8 @@ static void run_usage(FILE *out)
             "                   1,256,2,128 on the host backend)\n"
             "  --layout L       nhd (default) or hnd (for --shape and --inputs)\n"
             "  --seed S         generator seed (default 440420)\n"
+            "  --dtype T        f16 (default) or bf16 (for --shape)\n"
+            "  --causal         causal attention (for --shape)\n"
             "  --save-inputs F  write q, k, v to the safetensors file F\n"
             "  --save-output F  write the output o to the safetensors file F\n"
             "  --warmup N       untimed runs first (default 1)\n"
@@ -82,6 +84,7 @@ int sr_cmd_run(int argc, char **argv)
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
         {"workload", required_argument, 0, 'W'}, {"inputs", required_argument, 0, 'I'},
         {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
+        {"dtype", required_argument, 0, 'T'},   {"causal", no_argument, 0, 'C'},
         {0, 0, 0, 0}};
     char **plugins = calloc((size_t)argc, sizeof *plugins);
     int n_plugins = 0, c;
@@ -110,6 +113,8 @@ int sr_cmd_run(int argc, char **argv)
         case 'W': wo.workload_file = optarg; break;
         case 'I': wo.inputs_file = optarg; break;
         case 'X': save_inputs = optarg; break;
+        case 'T': wo.dtype = optarg; break;
+        case 'C': wo.causal = true; break;
         case 'Y': save_output = optarg; break;
         case 'w': if (!sr_cli_parse_u32("run", "--warmup", optarg, 0, &warmup)) goto out; break;
         case 'i': if (!sr_cli_parse_u32("run", "--iterations", optarg, 1, &iterations)) goto out; break;

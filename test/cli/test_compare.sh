@@ -185,4 +185,27 @@ assert v["fake-nondeterministic"]["byte_exact"] is False
 assert v["reference"]["determinism"]["deterministic"] is True
 ' "$TMP/nondet.json"
 
+# ---- causal (q_len = kv_len): the reference and the accuracy check mask keys after the row; a
+# workload file says "causal": true; the causal output is not the non-causal one ----
+CAUSAL=(--backend host --shape 1,96,2,1,64 --quiet --rounds 2 --iterations 1 --warmup 0)
+check "causal compare, exit 0" 0 "$S" compare "${CAUSAL[@]}" --causal --baseline reference \
+    --variant reference-mt --json "$TMP/causal.json"
+check "non-causal compare" 0 "$S" compare "${CAUSAL[@]}" --baseline reference --json "$TMP/full.json"
+cat >"$TMP/causal-wl.json" <<'EOF2'
+{"shape": [1, 96, 2, 64], "heads_kv": 1, "causal": true}
+EOF2
+check "causal workload file" 0 "$S" compare --backend host --workload "$TMP/causal-wl.json" --quiet \
+    --rounds 2 --iterations 1 --warmup 0 --baseline reference --json "$TMP/causal-wl-report.json"
+py "causal report: byte-exact, accurate against the causal check, not the non-causal output" '
+import json, sys
+c, f, w = (json.load(open(x)) for x in sys.argv[1:4])
+assert c["problem"]["causal"] is True and f["problem"]["causal"] is False, (c["problem"], f["problem"])
+v = c["variants"]
+assert all(x["byte_exact"] is True for x in v), v
+assert v[0]["accuracy"]["cosine_similarity"] > 0.9999, v[0]["accuracy"]
+assert v[0]["output_sha256"] != f["variants"][0]["output_sha256"]
+assert w["problem"]["causal"] is True
+assert w["variants"][0]["output_sha256"] == v[0]["output_sha256"], "same inputs, same causal output"
+' "$TMP/causal.json" "$TMP/full.json" "$TMP/causal-wl-report.json"
+
 finish

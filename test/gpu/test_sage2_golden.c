@@ -1,7 +1,9 @@
 /* The sage2 variants against the golden vectors: on each file's quantized tensors `baseline` and
- * `interleave-softmax` must each reproduce o_sm89_f32acc bit for bit, twice. Also: NHD and HND give
- * the same bytes (transposed), and interleave-softmax gives baseline's bytes on synthetic problems
- * of many shapes (partial tiles, one key, GQA, D = 64, HND).
+ * `interleave-softmax` must each reproduce o_sm89_f32acc bit for bit, twice; `baseline-fp16acc`
+ * (fp32+fp16 accumulation, V range 2.25), quantizing the file's q, k, v itself, must reproduce
+ * o_sm89_f16acc. Also: NHD and HND give the same bytes (transposed), and interleave-softmax gives
+ * baseline's bytes on synthetic problems of many shapes (partial tiles, one key, GQA, D = 64, HND),
+ * causal and bf16 included; causal masks (row 0 sees key 0 only, the last row sees every key).
  * Golden files come from SAGERUN_GOLDEN_DIR (default ../shared/golden); absent -> skip. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <cmocka.h>
 #include <sodium.h>
@@ -26,10 +30,14 @@ static const char *const golden_files[] = {"n1000_h2.safetensors", "b2_n333_h3.s
 static const char *const sage2_variants[] = {"baseline", "interleave-softmax"};
 enum { N_VARIANTS = sizeof sage2_variants / sizeof sage2_variants[0] };
 
+/* The fp32+fp16 kernel (its own bytes: o_sm89_f16acc). */
+static const char *const fp16acc_variant = "baseline-fp16acc";
+
 typedef struct fixture {
     sagerun_context *ctx;
     sagerun_registry *reg;
     size_t variant[N_VARIANTS];
+    size_t fp16acc;
     char dir[4096];
 } fixture;
 
@@ -49,6 +57,15 @@ static int setup(void **state)
         if (i < 0)
             fail_msg("variant %s not found in %s", sage2_variants[v], path);
         f.variant[v] = (size_t)i;
+    }
+    {
+        char path[4096];
+        gpu_test_path("SAGERUN_TEST_PLUGINS", PLUGINS, "baseline-fp16acc.so", path, sizeof path);
+        assert_int_equal(sagerun_registry_add_path(f.reg, path, NULL), SAGERUN_OK);
+        long i = sagerun_registry_find(f.reg, fp16acc_variant);
+        if (i < 0)
+            fail_msg("variant %s not found in %s", fp16acc_variant, path);
+        f.fp16acc = (size_t)i;
     }
     const char *env = getenv("SAGERUN_GOLDEN_DIR");
     snprintf(f.dir, sizeof f.dir, "%s", env && *env ? env : SAGERUN_SOURCE_DIR "/../shared/golden");
@@ -79,28 +96,28 @@ static float half_to_float(uint16_t h)
     return v;
 }
 
-/* Runs variant v on the file's own quantized tensors; returns 1 if the golden file is absent. */
-static int check_golden_file(fixture *f, int v, const char *name)
+/* Runs the variant of registry index `index` on the file (its own quantized tensors where their
+ * parameters are the variant's, else quantizing q, k, v with the file's k_mean) and compares with
+ * the file's tensor `want_name`; returns 1 if the golden file is absent. */
+static int check_golden_path(fixture *f, size_t index, const char *label, const char *path,
+                             const char *want_name, sagerun_layout layout, int causal,
+                             int file_quantized)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    if (access(path, R_OK) != 0) {
-        printf("SKIP: golden file %s not found (set SAGERUN_GOLDEN_DIR)\n", path);
-        return 1;
-    }
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     sagerun_error e = {0};
     sagerun_inputs *in;
-    if (sagerun_inputs_create_from_safetensors(f->ctx, path, SAGERUN_LAYOUT_NHD, &in, &e))
+    if (sagerun_inputs_create_from_safetensors(f->ctx, path, layout, &in, &e))
         fail_msg("%s", e.message);
-    assert_true(sr_inputs_has_file_quantization(in));
+    assert_int_equal(sr_inputs_has_file_quantization(in), file_quantized);
+    in->problem.causal = (uint32_t)causal; /* a file does not say causal; the instance copies it */
     sagerun_instance *inst;
-    if (sagerun_instance_create(f->reg, f->variant[v], f->ctx, in, &inst, &e))
+    if (sagerun_instance_create(f->reg, index, f->ctx, in, &inst, &e))
         fail_msg("%s", e.message);
     uint64_t bytes, o = sagerun_instance_output(inst, &bytes);
     uint16_t *got = malloc(bytes), *want = malloc(bytes);
     sr_safetensors *sf;
     assert_int_equal(sr_safetensors_open(path, &sf, &e), SAGERUN_OK);
-    assert_int_equal(sr_safetensors_read_tensor(sf, "o_sm89_f32acc", want, bytes, &e), SAGERUN_OK);
+    assert_int_equal(sr_safetensors_read_tensor(sf, want_name, want, bytes, &e), SAGERUN_OK);
     sr_safetensors_close(sf);
     char hex[2][65];
     for (int rep = 0; rep < 2; rep++) {
@@ -131,9 +148,10 @@ static int check_golden_file(fixture *f, int v, const char *name)
     char want_hex[65];
     crypto_hash_sha256(digest, (const unsigned char *)want, bytes);
     sodium_bin2hex(want_hex, sizeof want_hex, digest, sizeof digest);
-    printf("%s %s: %llu of %llu elements differ (first %llu, max %d ulp, max abs %g); sha256 %s, "
-           "golden %s, second run %s\n",
-           sage2_variants[v], name, (unsigned long long)differ, (unsigned long long)n, (unsigned long long)first,
+    printf("%s %s: %llu of %llu elements differ from %s (first %llu, max %d ulp, max abs %g); "
+           "sha256 %s, golden %s, second run %s\n",
+           label, name, (unsigned long long)differ, (unsigned long long)n, want_name,
+           (unsigned long long)first,
            max_ulp, (double)max_abs, hex[0], want_hex,
            strcmp(hex[0], hex[1]) == 0 ? "identical" : "DIFFERENT");
     free(got);
@@ -146,24 +164,89 @@ static int check_golden_file(fixture *f, int v, const char *name)
     return 0;
 }
 
+static int check_golden_output(fixture *f, size_t index, const char *label, const char *name,
+                               const char *want_name)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    if (access(path, R_OK) != 0) {
+        printf("SKIP: golden file %s not found (set SAGERUN_GOLDEN_DIR)\n", path);
+        return 1;
+    }
+    return check_golden_path(f, index, label, path, want_name, SAGERUN_LAYOUT_NHD, 0, 1);
+}
+
+/* test/gpu/golden15/ (or $SAGERUN_GOLDEN15_DIR): small files written by SageAttention itself
+ * (`parity.py --write-golden`): q, k, v and o_sm89_f32acc / o_sm89_f16acc of both sm89 kernels
+ * for causal, bf16, HND and D = 64 cases; the name says causal and hnd. Each sage2 variant,
+ * quantizing q, k, v itself, must give the file's bytes. */
+static void golden15_files(void **state)
+{
+    fixture *f = *state;
+    const char *env = getenv("SAGERUN_GOLDEN15_DIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", env && *env ? env : SAGERUN_SOURCE_DIR "/test/gpu/golden15");
+    DIR *d = opendir(dir);
+    int files = 0;
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            size_t len = strlen(de->d_name);
+            if (len < 12 || strcmp(de->d_name + len - 12, ".safetensors") != 0)
+                continue;
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            const sagerun_layout layout = strstr(de->d_name, "hnd") ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+            const int causal = strstr(de->d_name, "causal") != NULL;
+            for (int v = 0; v < N_VARIANTS; v++)
+                check_golden_path(f, f->variant[v], sage2_variants[v], path, "o_sm89_f32acc", layout,
+                                  causal, 0);
+            check_golden_path(f, f->fp16acc, fp16acc_variant, path, "o_sm89_f16acc", layout, causal, 0);
+            files++;
+        }
+        closedir(d);
+    }
+    if (!files) {
+        printf("SKIP: no golden files in %s (parity.py --write-golden makes them)\n", dir);
+        skip();
+    }
+}
+
+static int check_golden_file(fixture *f, int v, const char *name)
+{
+    return check_golden_output(f, f->variant[v], sage2_variants[v], name, "o_sm89_f32acc");
+}
+
 static void golden_all(void **state, const char *file)
 {
     for (int v = 0; v < N_VARIANTS; v++)
         if (check_golden_file(*state, v, file))
             return;
 }
+
+/* baseline-fp16acc from the file's q, k, v (R = 2.25: the file's v_fp8_f32acc is not its input)
+ * against SageAttention's fp32+fp16 kernel. */
+static void golden_fp16acc(void **state)
+{
+    fixture *f = *state;
+    for (size_t i = 0; i < sizeof golden_files / sizeof golden_files[0]; i++)
+        if (check_golden_output(f, f->fp16acc, fp16acc_variant, golden_files[i], "o_sm89_f16acc"))
+            skip();
+}
 static void golden_n1000_h2(void **state) { golden_all(state, golden_files[0]); }
 static void golden_b2_n333_h3(void **state) { golden_all(state, golden_files[1]); }
 static void golden_n1200_gqa4to2(void **state) { golden_all(state, golden_files[2]); }
 
-/* Runs variant v on synthetic inputs of a problem; returns the output in host memory. */
-static uint16_t *run_synthetic(fixture *f, int v, const sagerun_problem *p, uint64_t *bytes)
+/* Runs the variant of registry index `index` on synthetic inputs of a problem (seed 11);
+ * returns the output in host memory. */
+static uint16_t *run_synthetic_index(fixture *f, size_t index, const sagerun_problem *p,
+                                     uint64_t *bytes)
 {
     sagerun_error e = {0};
     sagerun_inputs *in;
     sagerun_instance *inst;
     if (sagerun_inputs_create_synthetic(f->ctx, p, 11, &in, &e) ||
-        sagerun_instance_create(f->reg, f->variant[v], f->ctx, in, &inst, &e) ||
+        sagerun_instance_create(f->reg, index, f->ctx, in, &inst, &e) ||
         sagerun_instance_prepare(inst, NULL, &e) || sagerun_instance_run(inst, NULL, &e))
         fail_msg("%s", e.message);
     uint64_t o = sagerun_instance_output(inst, bytes);
@@ -172,6 +255,12 @@ static uint16_t *run_synthetic(fixture *f, int v, const sagerun_problem *p, uint
     sagerun_instance_destroy(inst);
     sagerun_inputs_destroy(in);
     return host;
+}
+
+/* Runs variant v of sage2_variants on synthetic inputs of a problem. */
+static uint16_t *run_synthetic(fixture *f, int v, const sagerun_problem *p, uint64_t *bytes)
+{
+    return run_synthetic_index(f, f->variant[v], p, bytes);
 }
 
 /* The generator fills by logical index, so an HND problem holds the same values as the NHD one,
@@ -213,10 +302,15 @@ static void variants_equal_baseline(void **state)
         {1, 2049, 4, 4, 128, SAGERUN_LAYOUT_NHD},
     };
     uint64_t failures = 0;
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        sagerun_problem p = sagerun_problem_make(shapes[i].b, shapes[i].n, shapes[i].h,
-                                                 shapes[i].hkv, shapes[i].d);
-        p.layout = shapes[i].layout;
+    /* mode: bit 0 causal, bit 1 bf16 in and out */
+    for (size_t i = 0; i < 4 * (sizeof shapes / sizeof shapes[0]); i++) {
+        const unsigned mode = (unsigned)(i / (sizeof shapes / sizeof shapes[0]));
+        const size_t si = i % (sizeof shapes / sizeof shapes[0]);
+        sagerun_problem p = sagerun_problem_make(shapes[si].b, shapes[si].n, shapes[si].h,
+                                                 shapes[si].hkv, shapes[si].d);
+        p.layout = shapes[si].layout;
+        p.causal = mode & 1;
+        p.dtype = mode & 2 ? SAGERUN_DTYPE_BF16 : SAGERUN_DTYPE_F16;
         uint64_t bytes, vbytes;
         uint16_t *want = run_synthetic(f, 0, &p, &bytes);
         for (int v = 1; v < N_VARIANTS; v++) {
@@ -225,14 +319,82 @@ static void variants_equal_baseline(void **state)
             uint64_t differ = 0;
             for (uint64_t k = 0; k < bytes / 2; k++)
                 differ += got[k] != want[k];
-            printf("[%u,%u,%u/%u,%u] %s: %s vs baseline: %llu of %llu elements differ\n",
-                   shapes[i].b, shapes[i].n, shapes[i].h, shapes[i].hkv, shapes[i].d,
-                   shapes[i].layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", sage2_variants[v],
+            printf("[%u,%u,%u/%u,%u] %s%s%s: %s vs baseline: %llu of %llu elements differ\n",
+                   shapes[si].b, shapes[si].n, shapes[si].h, shapes[si].hkv, shapes[si].d,
+                   shapes[si].layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD",
+                   p.causal ? " causal" : "", mode & 2 ? " bf16" : "", sage2_variants[v],
                    (unsigned long long)differ, (unsigned long long)(bytes / 2));
             failures += differ != 0;
             free(got);
         }
         free(want);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Causal masks what it should, for every sage2 variant (fp16 and bf16): the last query row sees
+ * every key, so its bytes equal the non-causal output's (same quantized inputs, same tiles, and
+ * the keys after it are past N anyway); row 0 sees key 0 only, so it differs from the
+ * non-causal row 0 and equals key 0's V up to V's FP8 rounding (|V8 - V/s| <= 1/16 of |V/s|
+ * plus the output rounding). N = 300: three CTAs, the last partial. */
+static float decode16(uint16_t x, int bf16)
+{
+    if (!bf16)
+        return half_to_float(x);
+    uint32_t bits = (uint32_t)x << 16;
+    float g;
+    memcpy(&g, &bits, sizeof g);
+    return g;
+}
+
+static void causal_first_and_last_rows(void **state)
+{
+    fixture *f = *state;
+    enum { B = 2, N = 300, H = 4, HKV = 2, D = 128 };
+    uint64_t failures = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        const int bf16 = mode == 1;
+        sagerun_problem p = sagerun_problem_make(B, N, H, HKV, D);
+        p.dtype = bf16 ? SAGERUN_DTYPE_BF16 : SAGERUN_DTYPE_F16;
+        /* V (the inputs' own bytes) for row 0's expectation */
+        sagerun_error e = {0};
+        sagerun_inputs *in;
+        if (sagerun_inputs_create_synthetic(f->ctx, &p, 11, &in, &e))
+            fail_msg("%s", e.message);
+        uint16_t *v = malloc(in->kv_bytes);
+        assert_int_equal(sagerun_mem_download(f->ctx, v, in->v, in->kv_bytes, &e), SAGERUN_OK);
+        sagerun_inputs_destroy(in);
+        for (int vi = 0; vi <= N_VARIANTS; vi++) {
+            const size_t index = vi < N_VARIANTS ? f->variant[vi] : f->fp16acc;
+            const char *name = vi < N_VARIANTS ? sage2_variants[vi] : fp16acc_variant;
+            uint64_t bytes;
+            p.causal = 0;
+            uint16_t *full = run_synthetic_index(f, index, &p, &bytes);
+            p.causal = 1;
+            uint16_t *causal = run_synthetic_index(f, index, &p, &bytes);
+            uint64_t last_differ = 0, first_same = 0, first_off = 0;
+            for (int b = 0; b < B; b++)
+                for (int h = 0; h < H; h++) {
+                    const size_t last = (((size_t)b * N + N - 1) * H + h) * D;
+                    const size_t first = ((size_t)b * N * H + h) * D;
+                    last_differ += memcmp(&full[last], &causal[last], D * 2) != 0;
+                    first_same += memcmp(&full[first], &causal[first], D * 2) == 0;
+                    const uint16_t *v0 = &v[((size_t)b * N * HKV + h / (H / HKV)) * D];
+                    for (int c = 0; c < D; c++) {
+                        const float w = decode16(v0[c], bf16), g = decode16(causal[first + c], bf16);
+                        const float d = g - w, tol = 0.07f * (w < 0 ? -w : w) + 0.02f;
+                        first_off += !((d < 0 ? -d : d) <= tol);
+                    }
+                }
+            printf("causal %s %s: last row differs from non-causal in %llu of %d (b, h); row 0 "
+                   "equals non-causal in %llu; row 0 off key 0's V in %llu of %d values\n",
+                   name, bf16 ? "bf16" : "fp16", (unsigned long long)last_differ, B * H,
+                   (unsigned long long)first_same, (unsigned long long)first_off, B * H * D);
+            failures += last_differ + first_same + first_off;
+            free(full);
+            free(causal);
+        }
+        free(v);
     }
     assert_int_equal(failures, 0);
 }
@@ -332,8 +494,11 @@ int main(void)
         cmocka_unit_test(golden_n1000_h2),
         cmocka_unit_test(golden_b2_n333_h3),
         cmocka_unit_test(golden_n1200_gqa4to2),
+        cmocka_unit_test(golden_fp16acc),
+        cmocka_unit_test(golden15_files),
         cmocka_unit_test(hnd_equals_nhd_transposed),
         cmocka_unit_test(variants_equal_baseline),
+        cmocka_unit_test(causal_first_and_last_rows),
         cmocka_unit_test(zero_products_corner),
     };
     sagerun_context *probe = gpu_test_context();

@@ -97,6 +97,9 @@ static void problem_sizes_and_scale(void **state)
     /* SAGE2.md section 4: 4*B*H*N^2*D = 4.099e13 for the seed workload. */
     assert_true(sagerun_problem_operations(&p) > 4.098e13 &&
                 sagerun_problem_operations(&p) < 4.100e13);
+    sagerun_problem c = sagerun_problem_make(2, 3, 4, 4, 8);
+    c.causal = 1; /* rows attend to 1, 2, 3 keys: 6 pairs */
+    assert_true(sagerun_problem_operations(&c) == 4.0 * 2 * 4 * 6 * 8);
     assert_true(sagerun_problem_sm_scale(&p) == (float)(1.0 / sqrt(128.0)));
     p.sm_scale = 0.5f;
     assert_true(sagerun_problem_sm_scale(&p) == 0.5f);

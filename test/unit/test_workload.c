@@ -84,6 +84,13 @@ static void test_full_file(void **state)
     assert_string_equal(w.name, "small");
     assert_int_equal(w.problem.heads_kv, 2);
     assert_int_equal(json_object_size(w.metadata), 0);
+    assert_int_equal(w.problem.causal, 0);
+    sr_workload_free(&w);
+    /* causal: true is SageAttention's is_causal (q_len = kv_len), and round-trips */
+    assert_int_equal(sr_workload_parse("{\"shape\": [1, 10, 2, 64], \"causal\": true}", "c.json",
+                                       NULL, &w, &err),
+                     SAGERUN_OK);
+    assert_int_equal(w.problem.causal, 1);
     sr_workload_free(&w);
 }
 
@@ -111,8 +118,6 @@ static void test_bad_files(void **state)
     expect_error("{\"shape\": [1, 10, 2.5, 64]}", SAGERUN_FORMAT, "shape[2] (Hq)");
     expect_error("{\"shape\": [1, 10, 2]}", SAGERUN_FORMAT, "'shape'");
     expect_error("{\"heads_kv\": 2}", SAGERUN_FORMAT, "'shape'");
-    expect_error("{\"shape\": [1, 10, 2, 64], \"causal\": true}", SAGERUN_UNSUPPORTED,
-                 "causal attention is not supported");
     expect_error("{\"shape\": [1, 10, 2, 64], \"causal\": 0}", SAGERUN_FORMAT,
                  "'causal' must be a boolean");
     expect_error("{\"shape\": [1, 10, 2, 64], \"layout\": \"NDH\"}", SAGERUN_FORMAT,

@@ -33,8 +33,9 @@ template <int HD> struct BaselineCta : Sage2Cta<HD> {
     uint8_t *sQ, *sK, *sV;
     uint32_t q_base, k_base, v_base; /* per-lane fragment addresses */
 
-    /* One 64-key tile j. kScaleX: class 2 of §2.2 (tiles n-2, n-1); kMask: tile n-1. */
-    template <bool kScaleX, bool kMask> __device__ __forceinline__ void tile(int j) {
+    /* One 64-key tile j. kScaleX: class 2 of §2.2 (tiles n-2, n-1); kMask: tile n-1; kCausal:
+     * a class-2 tile of a causal CTA (keys after the row masked too). */
+    template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         const float delta = dequant_delta(q_scale, __ldg(ks_bh + j));
         const float c = tile_slope<kScaleX>(c0, delta);
 
@@ -50,7 +51,7 @@ template <int HD> struct BaselineCta : Sage2Cta<HD> {
 
         uint32_t p8[SLICES][PV_KHALVES][4];
         float alpha[SLICES][2];
-        this->template softmax_tile<kScaleX, kMask>(s, delta, c, N - j * CTA_K, alpha, p8);
+        this->template softmax_tile<kScaleX, kMask, kCausal>(s, delta, c, N - j * CTA_K, alpha, p8, j * CTA_K);
 
         /* V_j has landed (K_{j+1} may still be in flight). */
         cp_async_wait<1>();
@@ -61,11 +62,13 @@ template <int HD> struct BaselineCta : Sage2Cta<HD> {
         cp_async_commit();
     }
 
+    template <bool kCausal = false, bool kBf16 = false>
     __device__ __forceinline__ void run(const sage2_attn_params &p, uint8_t *smem) {
         this->begin(p);
         const int bx = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
         const int hk = h / (p.heads_q / p.heads_kv);
         const int row0 = bx * CTA_Q;
+        if constexpr (kCausal) this->causal_begin(row0);
 
         sQ = smem + L::Q_OFF;
         sK = smem + L::K_OFF;
@@ -85,9 +88,9 @@ template <int HD> struct BaselineCta : Sage2Cta<HD> {
 
         this->init_softmax(p, b, h, bx);
 
-        walk_tiles(*this); /* returns with smem free: the O staging area */
+        walk_tiles<kCausal>(*this); /* returns with smem free: the O staging area */
 
-        this->store_o(p, smem, b, h, hk, row0); /* §2.6 epilogue */
+        this->template store_o<kBf16>(p, smem, b, h, hk, row0); /* §2.6 epilogue */
     }
 };
 
@@ -98,3 +101,6 @@ extern "C" __global__ void __launch_bounds__(128) sage2_attn_baseline(const sage
     extern __shared__ __align__(128) uint8_t sage2_smem[];
     run_any_head_dim<BaselineCta>(p, sage2_smem);
 }
+
+/* sage2_attn_baseline_causal, _bf16, _bf16_causal (sage2_device.cuh) */
+SAGE2_DEFINE_MORE_KERNELS(sage2_attn_baseline, BaselineCta, 128)

@@ -1,7 +1,7 @@
 /* Exact attention softmax(Q·Kᵀ·scale)·V in double precision on the CPU, shared by the host
  * variants `reference` (one thread: the oracle) and `reference-mt` (the rows split across all
  * cores; each row's arithmetic is the same, so the output bytes are too). Any B, N, Hq, Hkv (GQA),
- * D; layouts NHD and HND; fp16 or bf16 in and out.
+ * D; layouts NHD and HND; fp16 or bf16 in and out; causal (query row n attends to keys 0..n).
  *
  * A variant's .c defines REFERENCE_NAME, REFERENCE_DESCRIPTION and REFERENCE_THREADS (0 = one per
  * online core), then includes this file, which defines the whole plugin. */
@@ -60,10 +60,6 @@ static uint64_t offset(const sagerun_problem *p, uint32_t heads, uint32_t b, uin
 static int reference_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
                               size_t errlen)
 {
-    if (p->causal) {
-        snprintf(err, errlen, "causal attention is not supported");
-        return SAGERUN_UNSUPPORTED;
-    }
     if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16) {
         snprintf(err, errlen, "dtype must be F16 or BF16");
         return SAGERUN_UNSUPPORTED;
@@ -131,8 +127,9 @@ static void attend_row(reference_worker *s, uint32_t b, uint32_t h, uint32_t n, 
     uint16_t *o = (uint16_t *)(uintptr_t)s->in->o;
     uint32_t hk = h / (p->heads_q / p->heads_kv), D = p->head_dim;
     uint64_t qo = offset(p, p->heads_q, b, n, h);
+    const uint32_t keys = p->causal ? n + 1 : p->seq_len; /* causal: q_len = kv_len */
     double max = -INFINITY;
-    for (uint32_t j = 0; j < p->seq_len; j++) {
+    for (uint32_t j = 0; j < keys; j++) {
         uint64_t ko = offset(p, p->heads_kv, b, j, hk);
         double dot = 0;
         for (uint32_t c = 0; c < D; c++)
@@ -143,7 +140,7 @@ static void attend_row(reference_worker *s, uint32_t b, uint32_t h, uint32_t n, 
     }
     double sum = 0;
     memset(s->acc, 0, sizeof *s->acc * D);
-    for (uint32_t j = 0; j < p->seq_len; j++) {
+    for (uint32_t j = 0; j < keys; j++) {
         double w = exp(s->scores[j] - max);
         sum += w;
         uint64_t vo = offset(p, p->heads_kv, b, j, hk);

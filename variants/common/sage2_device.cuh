@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 #include <cuda_fp16.h>
+#include <cuda_bf16.h>
 
 #include "sage2_params.h"
 
@@ -117,6 +118,25 @@ __device__ __forceinline__ void mma_e4m3_m16n8k32_acc(float (&d)[4], const uint3
     asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
                  "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* The fp32+fp16 path (baseline-fp16acc; SageAttention's "fp32+fp16", the sm89 kernel
+ * qk_int8_sv_f8_accum_f16_fuse_v_scale_attn_inst_buf): the same FP8 product with an f16
+ * accumulator (2 regs of f16x2: d0 row g, cols 2t, 2t+1; d1 row g+8). Chain start: C = +0. */
+__device__ __forceinline__ void mma_e4m3_f16_m16n8k32_init(uint32_t (&d)[2], const uint32_t (&a)[4],
+                                                           uint32_t b0, uint32_t b1) {
+    const uint32_t z = 0u;
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 "
+                 "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %8};\n"
+                 : "=r"(d[0]), "=r"(d[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(z));
+}
+__device__ __forceinline__ void mma_e4m3_f16_m16n8k32_acc(uint32_t (&d)[2], const uint32_t (&a)[4],
+                                                          uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 "
+                 "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};\n"
+                 : "+r"(d[0]), "+r"(d[1])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
@@ -296,11 +316,14 @@ __device__ __forceinline__ float tile_slope(float c0, float delta) {
 }
 
 /* x values of one slice: class 1 x = float(S_int); class 2 x = fl(float(S_int) * δ_j); the
- * last tile sets keys >= N (key index within the tile >= valid_keys) to -5e6 after that. */
-template <bool kScaleX, bool kMask>
+ * last tile sets keys >= N (key index within the tile >= valid_keys) to -5e6 after that.
+ * kCausal (is_causal = 1, only ever with kScaleX: the last two tiles of a causal CTA): keys
+ * after the row (key index within the tile − row index within the slice > diag, where diag =
+ * the slice's first query row − the tile's first key) are -5e6 too, also after the multiply. */
+template <bool kScaleX, bool kMask, bool kCausal = false>
 __device__ __forceinline__ void score_tile_scale(const int32_t (&s)[KEY_BLOCKS][4],
                                                  float (&x)[KEY_BLOCKS][4], float delta,
-                                                 int valid_keys, int lane) {
+                                                 int valid_keys, int lane, int diag = 0) {
 #pragma unroll
     for (int nb = 0; nb < KEY_BLOCKS; ++nb)
 #pragma unroll
@@ -310,6 +333,11 @@ __device__ __forceinline__ void score_tile_scale(const int32_t (&s)[KEY_BLOCKS][
             if (kMask) {
                 const int key = nb * MMA_N + 2 * (lane & 3) + (i & 1);
                 if (key >= valid_keys) v = NEG_BIG;
+            }
+            if constexpr (kCausal) {
+                const int key = nb * MMA_N + 2 * (lane & 3) + (i & 1);
+                const int row = (lane >> 2) + 8 * (i >> 1);
+                if (key - row > diag) v = NEG_BIG;
             }
             x[nb][i] = v;
         }
@@ -397,6 +425,22 @@ __device__ __forceinline__ void pv_accumulate(float (&o)[4], const uint32_t (&p8
     o[3] = __fmaf_rn(alpha[1], o[3], acc[3]);
 }
 
+/* The fp32+fp16 path: B16 = mma16(P8[:,32:64], V8[32:64], mma16(P8[:,0:32], V8[0:32], +0)) with
+ * f16 accumulation, then O = fma(α, O, f32(B16)) (SageAttention compiles its `O *= α` … `O +=
+ * float(B16)` to that fma: checked in its PTX at d1a57a5). */
+__device__ __forceinline__ void pv_accumulate_f16acc(float (&o)[4], const uint32_t (&p8)[PV_KHALVES][4],
+                                                     const uint32_t (&v)[4], const float (&alpha)[2]) {
+    uint32_t acc[2];
+    mma_e4m3_f16_m16n8k32_init(acc, p8[0], v[0], v[1]);
+    mma_e4m3_f16_m16n8k32_acc(acc, p8[1], v[2], v[3]);
+    const float2 r0 = __half22float2(*reinterpret_cast<const __half2 *>(&acc[0]));
+    const float2 r1 = __half22float2(*reinterpret_cast<const __half2 *>(&acc[1]));
+    o[0] = __fmaf_rn(alpha[0], o[0], r0.x);
+    o[1] = __fmaf_rn(alpha[0], o[1], r0.y);
+    o[2] = __fmaf_rn(alpha[1], o[2], r1.x);
+    o[3] = __fmaf_rn(alpha[1], o[3], r1.y);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Epilogue (SAGE2.md §2.6)
  * ------------------------------------------------------------------------------------------- */
@@ -412,6 +456,12 @@ __device__ __forceinline__ float row_inv_denominator(float d) {
 __device__ __forceinline__ __half2 finalize_pair(float o0, float o1, float rho, float sv0,
                                                  float sv1) {
     return __floats2half2_rn(__fmul_rn(__fmul_rn(o0, rho), sv0), __fmul_rn(__fmul_rn(o1, rho), sv1));
+}
+
+/* The same for a bf16 output (round to nearest even). */
+__device__ __forceinline__ __nv_bfloat162 finalize_pair_bf16(float o0, float o1, float rho, float sv0,
+                                                             float sv1) {
+    return __floats2bfloat162_rn(__fmul_rn(__fmul_rn(o0, rho), sv0), __fmul_rn(__fmul_rn(o1, rho), sv1));
 }
 
 /* =============================================================================================
@@ -431,6 +481,7 @@ template <int HD> struct Sage2Cta {
     const float *ks_bh;
     int64_t k_stride_n, v_stride_d;
     int N, n_tiles, tid, warp, lane;
+    int qrow0; /* causal only: the warp's first query row (set by causal_begin) */
     float q_scale, c0;
 
     float o[SLICES][CBLOCKS][4];
@@ -443,6 +494,15 @@ template <int HD> struct Sage2Cta {
         lane = tid & 31;
         N = p.seq_len;
         n_tiles = (N + CTA_K - 1) / CTA_K;
+    }
+
+    /* Causal (is_causal = 1, q_len = kv_len): the CTA walks keys [0, min(N, row0 + CTA_Q)) in
+     * 64-key tiles, and §2.2's two tile classes are the last two of that walk (the only tiles
+     * with keys after some of the CTA's rows, since CTA_Q = 2·CTA_K). */
+    __device__ __forceinline__ void causal_begin(int row0) {
+        const int kv_end = min(N, row0 + CTA_Q);
+        n_tiles = (kv_end + CTA_K - 1) / CTA_K;
+        qrow0 = row0 + warp * WARP_Q;
     }
 
     /* Global pointers of the CTA's (b, h) and KV head hk; returns Q's, at query row row0. */
@@ -477,14 +537,15 @@ template <int HD> struct Sage2Cta {
 
     /* §2.2-§2.5 for both slices of the warp: x from S_int, online softmax (m, d updated), P as
      * FP8 A operands p8, and the rescale factors α of the rows. */
-    template <bool kScaleX, bool kMask>
+    template <bool kScaleX, bool kMask, bool kCausal = false>
     __device__ __forceinline__ void softmax_tile(const int32_t (&s)[SLICES][KEY_BLOCKS][4], float delta,
                                                  float c, int valid_keys, float (&alpha)[SLICES][2],
-                                                 uint32_t (&p8)[SLICES][PV_KHALVES][4]) {
+                                                 uint32_t (&p8)[SLICES][PV_KHALVES][4], int key0 = 0) {
 #pragma unroll
         for (int sl = 0; sl < SLICES; ++sl) {
             float x[KEY_BLOCKS][4];
-            score_tile_scale<kScaleX, kMask>(s[sl], x, delta, valid_keys, lane);
+            score_tile_scale<kScaleX, kMask, kCausal>(s[sl], x, delta, valid_keys, lane,
+                                                      kCausal ? qrow0 + sl * MMA_M - key0 : 0);
             online_softmax_update(x, c, m[sl], d[sl], alpha[sl]);
             pack_p_e4m3(x, p8[sl]);
         }
@@ -503,8 +564,21 @@ template <int HD> struct Sage2Cta {
         }
     }
 
-    /* §2.6 epilogue: normalise, dequantise V, round to fp16, stage per warp (smem must be free:
-     * every tile consumed), store the warp's rows < N. */
+    /* The fp32+fp16 path's pv_tile (pv_accumulate_f16acc). */
+    __device__ __forceinline__ void pv_tile_f16acc(const uint32_t (&p8)[SLICES][PV_KHALVES][4],
+                                                   const float (&alpha)[SLICES][2], uint32_t v_base) {
+#pragma unroll
+        for (int cb = 0; cb < CBLOCKS; ++cb) {
+            uint32_t v[4];
+            load_v_frag(v, v_base, cb);
+#pragma unroll
+            for (int sl = 0; sl < SLICES; ++sl) pv_accumulate_f16acc(o[sl][cb], p8[sl], v, alpha[sl]);
+        }
+    }
+
+    /* §2.6 epilogue: normalise, dequantise V, round to fp16 (kBf16: bf16), stage per warp (smem
+     * must be free: every tile consumed), store the warp's rows < N. */
+    template <bool kBf16 = false>
     __device__ __forceinline__ void store_o(const sage2_attn_params &p, uint8_t *smem, int b, int h,
                                             int hk, int row0) {
         const float *vs = reinterpret_cast<const float *>(p.v_scale) + ((int64_t)b * p.heads_kv + hk) * HD;
@@ -519,11 +593,18 @@ template <int HD> struct Sage2Cta {
             for (int cb = 0; cb < CBLOCKS; ++cb) {
                 const int col = cb * MMA_N + 2 * t;
                 const float sv0 = __ldg(vs + col), sv1 = __ldg(vs + col + 1);
-                const __half2 h0 = finalize_pair(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
-                const __half2 h1 = finalize_pair(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
                 const int r0 = sl * MMA_M + g, r1 = r0 + 8;
-                *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
-                *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
+                if constexpr (kBf16) {
+                    const __nv_bfloat162 h0 = finalize_pair_bf16(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
+                    const __nv_bfloat162 h1 = finalize_pair_bf16(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
+                    *reinterpret_cast<__nv_bfloat162 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
+                    *reinterpret_cast<__nv_bfloat162 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
+                } else {
+                    const __half2 h0 = finalize_pair(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
+                    const __half2 h1 = finalize_pair(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
+                    *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
+                    *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
+                }
             }
         }
         __syncwarp();
@@ -546,28 +627,54 @@ template <int HD> struct Sage2Cta {
 
 /* §2.2's walk over the KV tiles: tiles 0..n-3 fold δ into the slope (class 1), n-2 and n-1 scale
  * x (class 2), n-1 masks; cta.tile<kScaleX, kMask>(j) runs tile j. Then waits for every copy and
- * every warp: shared memory is free (the O staging area). */
-template <class Cta> __device__ __forceinline__ void walk_tiles(Cta &cta) {
+ * every warp: shared memory is free (the O staging area). kCausal: n is the causal CTA's tile
+ * count (Sage2Cta::causal_begin) and both class-2 tiles also mask keys after the row
+ * (cta.tile<kScaleX, kMask, true>). */
+template <bool kCausal = false, class Cta> __device__ __forceinline__ void walk_tiles(Cta &cta) {
     int j = 0;
     for (; j < cta.n_tiles - 2; ++j) cta.template tile<false, false>(j);
-    if (cta.n_tiles >= 2) cta.template tile<true, false>(j++);
-    cta.template tile<true, true>(j);
+    if constexpr (kCausal) {
+        if (cta.n_tiles >= 2) cta.template tile<true, false, true>(j++);
+        cta.template tile<true, true, true>(j);
+    } else {
+        if (cta.n_tiles >= 2) cta.template tile<true, false>(j++);
+        cta.template tile<true, true>(j);
+    }
 
     cp_async_wait<0>();
     __syncthreads();
 }
 
-/* Kernel body: the head dimensions handled (a uniform branch), anything else writes nothing. */
-template <template <int> class Cta>
+/* Kernel body: the head dimensions handled (a uniform branch), anything else writes nothing.
+ * kCausal / kBf16 pick the CTA program's causal walk and bf16 output (separate kernels: the
+ * default instantiation is today's fp16 non-causal code, unchanged). */
+template <template <int> class Cta, bool kCausal = false, bool kBf16 = false>
 __device__ __forceinline__ void run_any_head_dim(const sage2_attn_params &p, uint8_t *smem) {
     if (p.head_dim == 128) {
         Cta<128> cta;
-        cta.run(p, smem);
+        cta.template run<kCausal, kBf16>(p, smem);
     } else if (p.head_dim == 64) {
         Cta<64> cta;
-        cta.run(p, smem);
+        cta.template run<kCausal, kBf16>(p, smem);
     }
 }
+
+/* The other three kernels of a sage2 variant, beside NAME (fp16, non-causal: the kernel each
+ * variant defines itself, today's code): NAME_causal, NAME_bf16, NAME_bf16_causal. The plugin
+ * glue (sage2_plugin.h) picks one by the problem. Use at file scope, outside any namespace. */
+#define SAGE2_DEFINE_MORE_KERNELS(NAME, CTA, ALIGN)                                                \
+    extern "C" __global__ void __launch_bounds__(128) NAME##_causal(const sage2_attn_params p) {  \
+        extern __shared__ __align__(ALIGN) uint8_t NAME##_smem_c[];                               \
+        sage2::run_any_head_dim<CTA, true, false>(p, NAME##_smem_c);                              \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(128) NAME##_bf16(const sage2_attn_params p) {    \
+        extern __shared__ __align__(ALIGN) uint8_t NAME##_smem_b[];                               \
+        sage2::run_any_head_dim<CTA, false, true>(p, NAME##_smem_b);                              \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(128) NAME##_bf16_causal(const sage2_attn_params p) { \
+        extern __shared__ __align__(ALIGN) uint8_t NAME##_smem_bc[];                              \
+        sage2::run_any_head_dim<CTA, true, true>(p, NAME##_smem_bc);                              \
+    }
 
 } // namespace sage2
 

@@ -18,6 +18,12 @@
 #define SAGE2_SMEM_BYTES 32768 /* Q 16 KiB int8 + K 8 KiB int8 + V 8 KiB fp8 */
 #endif
 
+/* V's FP8 range R (SAGE2.md §1.4): 448 for the fp32+fp32 path; a variant with another
+ * accumulation (baseline-fp16acc: 2.25) defines its own before including this file. */
+#ifndef SAGE2_V_RANGE
+#define SAGE2_V_RANGE 448.0f
+#endif
+
 /* Threads per CTA and query rows per warp; a variant that splits the CTA's 128 rows over more
  * warps defines its own before including this file (the defaults are SAGE2.md section 2's). */
 #ifndef SAGE2_THREADS
@@ -54,13 +60,9 @@ static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, 
         snprintf(err, errlen, "head_dim %u is not supported, only 64 and 128", p->head_dim);
         return SAGERUN_UNSUPPORTED;
     }
-    if (p->causal) {
-        snprintf(err, errlen, "causal attention is not supported");
-        return SAGERUN_UNSUPPORTED;
-    }
-    if (p->dtype != SAGERUN_DTYPE_F16) {
-        snprintf(err, errlen, "dtype %s is not supported, only F16 in and out",
-                 p->dtype == SAGERUN_DTYPE_BF16 ? "BF16" : "(not F16)");
+    /* causal: SageAttention's is_causal = 1 (q_len = kv_len, which every problem has) */
+    if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16) {
+        snprintf(err, errlen, "dtype is not supported, only F16 or BF16 in and out");
         return SAGERUN_UNSUPPORTED;
     }
     g->cta_q = SAGE2_CTA_Q;
@@ -108,9 +110,14 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
         st->smem_bytes = SAGE2_SMEM_BYTES_NOT_SM90;
 #endif
     sagerun_module *module;
+    /* one kernel per (dtype, causal): SAGE2_KERNEL_NAME is fp16 non-causal (sage2_device.cuh) */
+    const sagerun_problem *pr = &in->problem;
+    const int bf16 = pr->dtype == SAGERUN_DTYPE_BF16;
+    const char *kernel_name = bf16 ? (pr->causal ? SAGE2_KERNEL_NAME "_bf16_causal" : SAGE2_KERNEL_NAME "_bf16")
+                                   : (pr->causal ? SAGE2_KERNEL_NAME "_causal" : SAGE2_KERNEL_NAME);
     int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
     if (rc == 0)
-        rc = s->module_get_function(s->host, module, SAGE2_KERNEL_NAME, &st->kernel, err, errlen);
+        rc = s->module_get_function(s->host, module, kernel_name, &st->kernel, err, errlen);
     if (rc == 0)
         rc = s->function_set_max_dynamic_smem(s->host, st->kernel, st->smem_bytes, err, errlen);
     if (rc != 0) {
@@ -200,7 +207,7 @@ static const sagerun_variant_descriptor sage2_variant = {
               .q_block_rows = 128,
               .k_block_rows = 64,
               .v_pad_rows = 64,
-              .v_range = 448.0f},
+              .v_range = SAGE2_V_RANGE},
     .geometry = sage2_geometry,
     .create = sage2_create,
     .prepare = sage2_prepare,

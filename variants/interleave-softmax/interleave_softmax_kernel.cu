@@ -43,7 +43,7 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
     __device__ __forceinline__ uint8_t *k_buf(int b) { return smem + K_OFF + b * K_BYTES; }
     __device__ __forceinline__ uint8_t *v8_buf(int b) { return smem + V8_OFF + b * V8_BYTES; }
 
-    template <bool kScaleX, bool kMask> __device__ __forceinline__ void tile(int j) {
+    template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         const float delta = dequant_delta(q_scale, __ldg(ks_bh + j));
         const float c = tile_slope<kScaleX>(c0, delta);
         const int cur = j & 1, nxt = cur ^ 1;
@@ -62,16 +62,18 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
 
         float alpha[SLICES][2];
         uint32_t p8[SLICES][PV_KHALVES][4];
-        this->template softmax_tile<kScaleX, kMask>(s, delta, c, N - j * CTA_K, alpha, p8);
+        this->template softmax_tile<kScaleX, kMask, kCausal>(s, delta, c, N - j * CTA_K, alpha, p8, j * CTA_K);
         this->pv_tile(p8, alpha, v_base0 + cur * V8_BYTES);
     }
 
+    template <bool kCausal = false, bool kBf16 = false>
     __device__ __forceinline__ void run(const sage2_attn_params &p, uint8_t *smem_) {
         smem = smem_;
         this->begin(p);
         const int bx = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
         const int hk = h / (p.heads_q / p.heads_kv);
         const int row0 = bx * CTA_Q;
+        if constexpr (kCausal) this->causal_begin(row0);
 
         q_base = q_frag_base<HD>(smem + Q_OFF, warp, lane);
         k_base0 = k_frag_base<HD>(k_buf(0), lane);
@@ -87,9 +89,9 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
 
         this->init_softmax(p, b, h, bx);
 
-        walk_tiles(*this); /* returns with smem free: the O staging area */
+        walk_tiles<kCausal>(*this); /* returns with smem free: the O staging area */
 
-        this->store_o(p, smem, b, h, hk, row0); /* §2.6 epilogue */
+        this->template store_o<kBf16>(p, smem, b, h, hk, row0); /* §2.6 epilogue */
     }
 };
 
@@ -203,7 +205,7 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
         }
     }
 
-    template <bool kScaleX, bool kMask> __device__ __forceinline__ void tile(int j) {
+    template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         const float delta = dequant_delta(q_scale, __ldg(ks_bh + j));
         const float c = tile_slope<kScaleX>(c0, delta);
         const int cur = j & 1, nxt = cur ^ 1;
@@ -247,7 +249,8 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
         wg::hold(s[1]);
 #pragma unroll
         for (int sl = 0; sl < SLICES; ++sl)
-            softmax_slice<kScaleX, kMask>(s[sl], delta, c, valid_keys, sl, alpha[sl], pf[sl]);
+            softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, c, valid_keys, sl, alpha[sl], pf[sl],
+                                                   kCausal ? this->qrow0 + sl * MMA_M - j * CTA_K : 0);
 
         __syncthreads(); /* the f16 V tile is complete */
 
@@ -277,16 +280,17 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
     }
 
     /* x from S_int, online softmax (m, d of the slice), P as the f16 A registers of P·V */
-    template <bool kScaleX, bool kMask>
+    template <bool kScaleX, bool kMask, bool kCausal = false>
     __device__ __forceinline__ void softmax_slice(const int32_t (&s)[KEY_BLOCKS][4], float delta, float c,
                                                   int valid_keys, int sl, float (&alpha)[2],
-                                                  uint32_t (&pf)[PV_KHALVES][2][4]) {
+                                                  uint32_t (&pf)[PV_KHALVES][2][4], int diag = 0) {
         float x[KEY_BLOCKS][4];
-        score_tile_scale<kScaleX, kMask>(s, x, delta, valid_keys, lane);
+        score_tile_scale<kScaleX, kMask, kCausal>(s, x, delta, valid_keys, lane, diag);
         online_softmax_update(x, c, m[sl], d[sl], alpha);
         wg::pack_p_f16(x, pf);
     }
 
+    template <bool kCausal = false, bool kBf16 = false>
     __device__ __forceinline__ void run(const sage2_attn_params &p, uint8_t *smem_) {
         smem = smem_;
         if (smem_u32(smem) & 1023) __trap(); /* wgmma descriptors assume 1024-byte alignment */
@@ -294,6 +298,7 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
         const int bx = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
         const int hk = h / (p.heads_q / p.heads_kv);
         const int row0 = bx * CTA_Q;
+        if constexpr (kCausal) this->causal_begin(row0);
         const int8_t *q_bh = this->bind_tensors(p, b, h, hk, row0);
 
         /* prologue: {Q, K_0, V8_0} */
@@ -304,9 +309,9 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
 
         this->init_softmax(p, b, h, bx);
 
-        walk_tiles(*this); /* returns with smem free: the O staging area */
+        walk_tiles<kCausal>(*this); /* returns with smem free: the O staging area */
 
-        this->store_o(p, smem, b, h, hk, row0); /* §2.6 epilogue */
+        this->template store_o<kBf16>(p, smem, b, h, hk, row0); /* §2.6 epilogue */
     }
 };
 #endif
@@ -323,3 +328,12 @@ extern "C" __global__ void __launch_bounds__(128) sage2_attn_interleave_softmax(
     run_any_head_dim<InterleaveCta>(p, interleave_smem);
 #endif
 }
+
+/* sage2_attn_interleave_softmax_causal, _bf16, _bf16_causal (sage2_device.cuh), the same CTA
+ * program per target as above */
+#if SAGE2_HAS_WGMMA
+#define INTERLEAVE_CTA WgmmaCta
+#else
+#define INTERLEAVE_CTA InterleaveCta
+#endif
+SAGE2_DEFINE_MORE_KERNELS(sage2_attn_interleave_softmax, INTERLEAVE_CTA, 1024)

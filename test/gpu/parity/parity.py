@@ -5,18 +5,20 @@
    torch's `k.mean(dim=seq_dim, keepdim=True)` bits, which is what SageAttention smooths K with,
    over shapes that take every branch of PyTorch's reduction plan.
 2. End to end, when `sageattention` is importable (PYTHONPATH): the output of
-   `sagerun run --variant V --inputs F --save-output O` against SageAttention's Python pipeline
-   `sageattn_qk_int8_pv_fp8_cuda(q, k, v, qk_quant_gran="per_warp", pv_accum_dtype="fp32+fp32")`
-   (k.mean, per_warp_int8, per_channel_fp8 with 448, the sm89 fp32+fp32 kernel) from the same
-   q, k, v; where they differ, again with torch's k_mean given in the inputs file (which tells a
-   k_mean difference from a kernel one).
+   `sagerun run --variant V --inputs F --save-output O` (causal cases: `--workload W`, a workload
+   file with "causal": true and F as its input) against SageAttention's Python pipeline
+   `sageattn_qk_int8_pv_fp8_cuda(q, k, v, is_causal=..., qk_quant_gran="per_warp",
+   pv_accum_dtype=A)` (k.mean, per_warp_int8, per_channel_fp8 with 448 or 2.25, the sm89 kernel)
+   from the same q, k, v, fp16 or bf16; A = "fp32+fp32" for baseline and interleave-softmax,
+   "fp32+fp16" for baseline-fp16acc. Where they differ, again with torch's k_mean given in the
+   inputs file (which tells a k_mean difference from a kernel one).
 
 Prints one line per case and comparison with the count of differing elements; exits 1 if any
-count is non-zero (or a step fails), 0 otherwise. Cases sagerun refuses by design (bf16 in the
-sage2 variants: issue 15 item 3) are listed as "unsupported", not failures.
+count is non-zero (or a step fails), 0 otherwise. Cases sagerun refuses by design are listed as
+"unsupported", not failures.
 
 Run from the repository root after `make` (build/ and plugins/ present):
-    python3 test/gpu/parity/parity.py [--quick] [--variants baseline,interleave-softmax]
+    python3 test/gpu/parity/parity.py [--quick] [--variants baseline,interleave-softmax,baseline-fp16acc]
 Needs only torch (no numpy, no safetensors package). Writes its files under $OUT or a
 temporary folder, and a summary JSON there (parity.json).
 """
@@ -95,7 +97,7 @@ def differing(a, b):
 
 
 # ---- cases -------------------------------------------------------------------------------
-# (name, B, N, Hq, Hkv, D, layout, dtype); "seed" takes sagerun's own seed inputs.
+# (name, B, N, Hq, Hkv, D, layout, dtype[, causal]); "seed" takes sagerun's own seed inputs.
 CASES = [
     ("seed", 1, 37810, 56, 56, 128, "nhd", "F16"),
     ("seed-bf16", 1, 37810, 56, 56, 128, "nhd", "BF16"),
@@ -112,8 +114,26 @@ CASES = [
     ("n131072-h2", 1, 131072, 2, 2, 128, "nhd", "F16"),
     ("n131072-hnd-bf16", 1, 131072, 2, 2, 128, "hnd", "BF16"),
     ("n65536-h8-d64", 1, 65536, 8, 8, 64, "nhd", "F16"),
+    ("seed-causal", 1, 37810, 56, 56, 128, "nhd", "F16", True),
+    ("causal-n1", 1, 1, 8, 8, 128, "nhd", "F16", True),
+    ("causal-n65", 1, 65, 2, 2, 128, "nhd", "F16", True),
+    ("causal-n1000", 1, 1000, 2, 2, 128, "nhd", "F16", True),
+    ("causal-b2-gqa-hnd", 2, 1200, 8, 2, 128, "hnd", "F16", True),
+    ("causal-d64-bf16", 2, 200, 4, 4, 64, "nhd", "BF16", True),
+    ("causal-n4097-hnd-bf16", 1, 4097, 4, 4, 128, "hnd", "BF16", True),
+    ("causal-n131072-h2", 1, 131072, 2, 2, 128, "nhd", "F16", True),
+    ("causal-b3-d64-gqa", 3, 2111, 6, 3, 64, "nhd", "F16", True),
 ]
-QUICK = {"seed", "b2", "gqa-32to8", "n1", "n131072-h2", "d64-hnd-bf16"}
+QUICK = {"seed", "b2", "gqa-32to8", "n1", "n131072-h2", "d64-hnd-bf16", "b4-d64-bf16",
+         "seed-causal", "causal-n1", "causal-n65", "causal-b2-gqa-hnd", "causal-d64-bf16",
+         "causal-n4097-hnd-bf16"}
+# SageAttention's P·V accumulation for each sagerun variant (sageattn_qk_int8_pv_fp8_cuda)
+PV_ACCUM = {"baseline": "fp32+fp32", "interleave-softmax": "fp32+fp32",
+            "baseline-fp16acc": "fp32+fp16"}
+
+
+def is_causal(case):
+    return len(case) > 8 and case[8]
 
 
 def run(cmd, env=None):
@@ -123,7 +143,7 @@ def run(cmd, env=None):
 
 
 def make_inputs(case, folder):
-    name, B, N, Hq, Hkv, D, layout, dt = case
+    name, B, N, Hq, Hkv, D, layout, dt = case[:8]
     path = os.path.join(folder, name + ".safetensors")
     if name.startswith("seed") and layout == "nhd":
         seed_file = os.path.join(folder, "seed-sagerun.safetensors")
@@ -163,17 +183,27 @@ def check_k_mean(case, path, k, env_host, results):
         results.append((name, "k_mean " + backend, d, "of %d" % km.numel()))
 
 
-def sage_pipeline(q, k, v, layout):
+def sage_pipeline(q, k, v, layout, causal, pv_accum):
     from sageattention.core import sageattn_qk_int8_pv_fp8_cuda
-    return sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout=layout.upper(), is_causal=False,
-                                        qk_quant_gran="per_warp", pv_accum_dtype="fp32+fp32",
+    return sageattn_qk_int8_pv_fp8_cuda(q, k, v, tensor_layout=layout.upper(), is_causal=causal,
+                                        qk_quant_gran="per_warp", pv_accum_dtype=pv_accum,
                                         smooth_k=True, smooth_v=False)
 
 
-def sagerun_output(variant, path, layout, folder, tag):
+def sagerun_output(variant, path, case, folder, tag):
+    name, B, N, Hq, Hkv, D, layout, dt = case[:8]
     out = os.path.join(folder, "%s.%s.out.safetensors" % (tag, variant))
-    rc, log = run([SAGERUN, "run", "--variant", variant, "--inputs", path, "--layout", layout,
-                   "--iterations", "1", "--warmup", "0", "--save-output", out])
+    if is_causal(case):  # --inputs files do not say causal: a workload file does
+        wl = os.path.join(folder, "%s.workload.json" % tag)
+        with open(wl, "w") as f:
+            json.dump({"name": tag, "shape": [B, N, Hq, D], "heads_kv": Hkv,
+                       "layout": layout.upper(), "dtype": "bf16" if dt == "BF16" else "fp16",
+                       "causal": True, "input": {"source": "safetensors", "path": path}}, f)
+        src = ["--workload", wl]
+    else:
+        src = ["--inputs", path, "--layout", layout]
+    rc, log = run([SAGERUN, "run", "--variant", variant] + src +
+                  ["--iterations", "1", "--warmup", "0", "--save-output", out])
     if rc != 0:
         return None, log
     return read_safetensors(out)["o"], log
@@ -181,12 +211,16 @@ def sagerun_output(variant, path, layout, folder, tag):
 
 def check_end_to_end(case, path, q, k, v, variants, folder, results):
     name, layout, dt = case[0], case[6], case[7]
-    ref = sage_pipeline(q, k, v, layout)
-    torch.cuda.synchronize()
+    refs = {}
     for var in variants:
-        o, log = sagerun_output(var, path, layout, folder, name)
+        acc = PV_ACCUM.get(var, "fp32+fp32")
+        if acc not in refs:
+            refs[acc] = sage_pipeline(q, k, v, layout, is_causal(case), acc)
+            torch.cuda.synchronize()
+        ref = refs[acc]
+        o, log = sagerun_output(var, path, case, folder, name)
         if o is None:
-            kind = "unsupported" if dt == "BF16" and "F16" in log else "error"
+            kind = "unsupported" if "not supported" in log else "error"
             results.append((name, "e2e " + var, kind, log.strip().splitlines()[-1] if log else ""))
             continue
         d = differing(o, ref)
@@ -194,22 +228,55 @@ def check_end_to_end(case, path, q, k, v, variants, folder, results):
         if name == "seed":
             note += "; sha256 sagerun %s sage %s" % (hashlib.sha256(tensor_bytes(o)).hexdigest(),
                                                      hashlib.sha256(tensor_bytes(ref)).hexdigest())
-        results.append((name, "e2e " + var, d, note))
+        results.append((name, "e2e " + var + " (" + acc + ")", d, note))
         if d:  # with torch's k_mean in the file: is what remains the kernel's?
             seq_dim = 1 if layout == "nhd" else 2
             km_path = path + ".with-kmean.safetensors"
             write_safetensors(km_path, {"q": q, "k": k, "v": v,
                                         "k_mean": k.mean(dim=seq_dim, keepdim=True)})
-            o2, log2 = sagerun_output(var, km_path, layout, folder, name + "-km")
+            o2, log2 = sagerun_output(var, km_path, case, folder, name + "-km")
             d2 = differing(o2, ref) if o2 is not None else "error"
             results.append((name, "e2e " + var + " with torch's k_mean", d2, ""))
+
+
+# Small files for test/gpu/golden15 (`--write-golden DIR`): q, k, v and SageAttention's outputs
+# of both sm89 kernels, so that `make test-gpu` checks causal, bf16 and HND without
+# SageAttention. The name says the case: test_sage2_golden.c reads "causal" and "hnd" from it.
+GOLDEN_CASES = [
+    ("causal-nhd-f16-b2-n333-h2-kv1", 2, 333, 2, 1, 128, "nhd", "F16", True),
+    ("full-hnd-bf16-b1-n700-h2", 1, 700, 2, 2, 128, "hnd", "BF16", False),
+    ("causal-hnd-bf16-b2-n200-h3-d64", 2, 200, 3, 3, 64, "hnd", "BF16", True),
+    ("causal-nhd-f16-b1-n1-h2", 1, 1, 2, 2, 128, "nhd", "F16", True),
+]
+
+
+def write_golden(folder, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for case in GOLDEN_CASES:
+        name, layout = case[0], case[6]
+        _, q, k, v = make_inputs(case, folder)
+        t = {"q": q, "k": k, "v": v}
+        for acc, key in (("fp32+fp32", "o_sm89_f32acc"), ("fp32+fp16", "o_sm89_f16acc")):
+            t[key] = sage_pipeline(q, k, v, layout, is_causal(case), acc)
+            t[key + "_again"] = sage_pipeline(q, k, v, layout, is_causal(case), acc)
+        torch.cuda.synchronize()
+        for key in ("o_sm89_f32acc", "o_sm89_f16acc"):  # deterministic, or not a golden file
+            again = t.pop(key + "_again")
+            if differing(t[key], again) != 0:
+                raise RuntimeError("%s: SageAttention's %s differs between two runs" % (name, key))
+        path = os.path.join(out_dir, name + ".safetensors")
+        write_safetensors(path, t)
+        print("golden: wrote %s (%d bytes)" % (path, os.path.getsize(path)), flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a subset of the cases")
-    ap.add_argument("--variants", default="baseline,interleave-softmax")
+    ap.add_argument("--variants", default="baseline,interleave-softmax,baseline-fp16acc")
+    ap.add_argument("--only", default="", help="comma-separated case names (overrides --quick)")
     ap.add_argument("--no-e2e", action="store_true", help="k_mean only")
+    ap.add_argument("--write-golden", metavar="DIR", help="write the small golden files (needs "
+                    "sageattention) into DIR and exit")
     args = ap.parse_args()
     for f in (SAGERUN, KMEAN_DUMP):
         if not os.access(f, os.X_OK):
@@ -228,14 +295,22 @@ def main():
             e2e = False
     folder = os.environ.get("OUT") or tempfile.mkdtemp(prefix="sagerun-parity-")
     os.makedirs(folder, exist_ok=True)
+    if args.write_golden:
+        if not e2e:
+            sys.exit("parity: --write-golden needs sageattention")
+        write_golden(folder, args.write_golden)
+        return 0
     print("parity: %s (%s), torch %s, files in %s" % (props.name, tdev, torch.__version__, folder))
     results = []
     for case in CASES:
-        if args.quick and case[0] not in QUICK:
+        if args.only and case[0] not in args.only.split(","):
+            continue
+        if not args.only and args.quick and case[0] not in QUICK:
             continue
         try:
             path, q, k, v = make_inputs(case, folder)
-            check_k_mean(case, path, k, env_host, results)
+            if not is_causal(case):  # k_mean does not depend on the mask
+                check_k_mean(case, path, k, env_host, results)
             if e2e:
                 check_end_to_end(case, path, q, k, v, args.variants.split(","), folder, results)
         except Exception as exc:
