@@ -77,7 +77,8 @@ typedef struct sagerun_compare_options {
     uint32_t timer;             /* SAGERUN_TIMER_*: AUTO (default), EVENT, BATCH or GRAPH */
     uint32_t cache;             /* SAGERUN_CACHE_*: HOT (default) or COLD */
     uint32_t batch;             /* calls per sample for BATCH and GRAPH; 0: automatic */
-    uint32_t min_rounds;        /* TIMED: rounds at least (20; rounded up to whole periods) */
+    uint32_t min_rounds;        /* TIMED: rounds before the precision target may stop the run (20;
+                                 * whole periods); max_time_s may stop it sooner */
     uint32_t max_rounds;        /* TIMED: rounds at most (2000) */
     uint32_t reserved0;
     double warmup_s;            /* TIMED: warm-up at least this long per variant (0.25 s) */
