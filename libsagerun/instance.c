@@ -16,6 +16,7 @@ struct sagerun_instance {
     sagerun_inputs *in;
     const sagerun_variant_descriptor *desc;
     sagerun_plugin_inputs plugin_inputs;
+    double param_values[SAGERUN_PLUGIN_MAX_PARAMS]; /* what plugin_inputs.param_values names */
     sagerun_sage2_tensors sage2; /* the tensors plugin_inputs.sage2 points at */
     bool own_sage2;              /* quantized here (else borrowed from the inputs) */
     sagerun_launch_geometry geometry;
@@ -31,6 +32,18 @@ static bool same_quant_params(const sagerun_sage2_quant_params *a,
     return a->q_group_rows == b->q_group_rows && a->q_block_rows == b->q_block_rows &&
            a->k_block_rows == b->k_block_rows && a->v_pad_rows == b->v_pad_rows &&
            a->v_range == b->v_range;
+}
+
+/* geometry_on_device (1.1) when the variant has it, else geometry. */
+static int call_geometry(const sagerun_variant_descriptor *d, const sagerun_context *ctx,
+                         const sagerun_problem *p, sagerun_launch_geometry *g, char *why,
+                         size_t len)
+{
+    bool covered = d->struct_size >= offsetof(sagerun_variant_descriptor, geometry_on_device) +
+                                         sizeof d->geometry_on_device;
+    if (covered && d->geometry_on_device)
+        return d->geometry_on_device(&ctx->plugin_device, p, g, why, len);
+    return d->geometry(p, g, why, len);
 }
 
 static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_descriptor *d,
@@ -70,7 +83,7 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     sagerun_launch_geometry g;
     memset(&g, 0, sizeof g);
     g.struct_size = sizeof g;
-    int rc = d->geometry(&in->problem, &g, why, sizeof why);
+    int rc = call_geometry(d, ctx, &in->problem, &g, why, sizeof why);
     if (rc != 0)
         return variant_failed(err, d, "geometry", rc, why);
 
@@ -102,6 +115,11 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     pi->v = in->v;
     pi->o = inst->o;
     pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->sage2 : NULL;
+    pi->n_param_values = sr_descriptor_param_count(d);
+    memcpy(inst->param_values, sr_registry_values(reg, variant_index),
+           pi->n_param_values * sizeof(double));
+    pi->param_values = pi->n_param_values ? inst->param_values : NULL;
+    pi->device = &ctx->plugin_device;
     rc = d->create(&ctx->services, pi, &inst->state, why, sizeof why);
     if (rc != 0) {
         inst->state = NULL;
