@@ -165,7 +165,8 @@ static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
         return;
     sagerun_error e_err = {0};
     sr_sample s;
-    if (!(e->info.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)) {
+    if (e->info.backend == SAGERUN_BACKEND_CUDA &&
+        !(e->info.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)) {
         /* capturing a run that synchronises, allocates or uses a stream of its own fails or,
          * worse, replays something else than a call (plugin.h section 6) */
         sr_error_set(&e_err, SAGERUN_UNSUPPORTED,

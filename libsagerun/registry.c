@@ -147,9 +147,10 @@ static sagerun_status add_variant(sagerun_registry *reg, const char *path, void 
     memcpy(v.sha256, sha256, sizeof v.sha256);
     for (uint32_t k = 0; k < sr_descriptor_param_count(d); k++)
         v.values[k] = values ? values[k] : d->params[k].default_value;
-    /* Keep the list sorted by label (insertion sort: plugin counts are small). */
+    /* Loaded variants stay sorted by name (insertion sort: plugin counts are small); bound ones
+     * are appended, so that binding never moves an index already handed out. */
     size_t at = reg->n_variants;
-    while (at > 0 && strcmp(reg->variants[at - 1].label, label) > 0)
+    while (!values && at > 0 && strcmp(reg->variants[at - 1].label, label) > 0)
         at--;
     memmove(&reg->variants[at + 1], &reg->variants[at], (reg->n_variants - at) * sizeof v);
     reg->variants[at] = v;

@@ -250,7 +250,7 @@ SAGERUN_API long sagerun_registry_find(const sagerun_registry *reg, const char *
  * values not bound before. The entry's name is the canonical label, every parameter in
  * declaration order: "tile[bq=64,stages=2]". Unknown variants (SAGERUN_NOT_FOUND), unknown or
  * repeated keys, values of the wrong type or out of range (SAGERUN_INVALID_ARGUMENT) are errors
- * naming the variant and the key. Indices of other entries may change (the list stays sorted). */
+ * naming the variant and the key. A new entry is appended: no other index changes. */
 SAGERUN_API sagerun_status sagerun_registry_bind(sagerun_registry *reg, const char *spec,
                                                  long *index, sagerun_error *err);
 /* Parameter k (< info.n_params) of variant index; only out->struct_size bytes are written. */
