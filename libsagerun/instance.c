@@ -34,16 +34,21 @@ static bool same_quant_params(const sagerun_sage2_quant_params *a,
            a->v_range == b->v_range;
 }
 
-/* geometry_on_device (1.1) when the variant has it, else geometry. */
+/* geometry_with (1.1) when the variant has it, else geometry. */
 static int call_geometry(const sagerun_variant_descriptor *d, const sagerun_context *ctx,
-                         const sagerun_problem *p, sagerun_launch_geometry *g, char *why,
-                         size_t len)
+                         const double *values, const sagerun_problem *p,
+                         sagerun_launch_geometry *g, char *why, size_t len)
 {
-    bool covered = d->struct_size >= offsetof(sagerun_variant_descriptor, geometry_on_device) +
-                                         sizeof d->geometry_on_device;
-    if (covered && d->geometry_on_device)
-        return d->geometry_on_device(&ctx->plugin_device, p, g, why, len);
-    return d->geometry(p, g, why, len);
+    bool covered = d->struct_size >= offsetof(sagerun_variant_descriptor, geometry_with) +
+                                         sizeof d->geometry_with;
+    if (!covered || !d->geometry_with)
+        return d->geometry(p, g, why, len);
+    uint32_t n = sr_descriptor_param_count(d);
+    sagerun_geometry_args args = {.struct_size = sizeof args,
+                                  .n_param_values = n,
+                                  .device = &ctx->plugin_device,
+                                  .param_values = n ? values : NULL};
+    return d->geometry_with(&args, p, g, why, len);
 }
 
 static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_descriptor *d,
@@ -83,7 +88,8 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     sagerun_launch_geometry g;
     memset(&g, 0, sizeof g);
     g.struct_size = sizeof g;
-    int rc = call_geometry(d, ctx, &in->problem, &g, why, sizeof why);
+    int rc = call_geometry(d, ctx, sr_registry_values(reg, variant_index), &in->problem, &g, why,
+                           sizeof why);
     if (rc != 0)
         return variant_failed(err, d, "geometry", rc, why);
 

@@ -45,7 +45,7 @@
  *                       ▼             ▼                      ▼
  *                     (gone)        destroy ◄──────────── destroy
  *
- *    - geometry (or geometry_on_device, 1.1) is called [loader or instance-thread] before create
+ *    - geometry (or geometry_with, 1.1) is called [loader or instance-thread] before create
  *      and MAY be called at any time for any problem, with no instance. It MUST be a pure function
  *      of its arguments: no services, no allocation, no device work.
  *    - create failing (non-zero): the host does NOT call destroy; the plugin MUST free whatever
@@ -98,7 +98,8 @@
  *      pointers; runtime-API code in the plugin MAY cast them to cudaStream_t / CUcontext (the
  *      context is the device's primary context, the one the CUDA runtime uses, so a kernel
  *      launched with <<<grid, block, smem, stream>>> runs in the host's context and order).
- *    - sagerun_plugin_device: given to geometry_on_device and in inputs->device.
+ *    - sagerun_plugin_device: given to geometry_with (with the parameter values) and in
+ *      inputs->device.
  *    - parameters: a variant declares typed parameters (sagerun_param_decl); the host validates
  *      values (type, range) and passes them at create in inputs->param_values, in declaration
  *      order, defaults filled in. The host's name for a variant with values is its label,
@@ -284,6 +285,14 @@ typedef struct sagerun_launch_geometry {
     uint64_t grid_ctas;
 } sagerun_launch_geometry;
 
+/* (1.1) What geometry_with knows besides the problem. Valid during the call only. */
+typedef struct sagerun_geometry_args {
+    uint32_t struct_size;
+    uint32_t n_param_values;
+    const sagerun_plugin_device *device;
+    const double *param_values; /* as inputs->param_values: declaration order, defaults filled */
+} sagerun_geometry_args;
+
 /* ---- The variant descriptor --------------------------------------------------------------------*/
 typedef struct sagerun_variant_descriptor {
     uint32_t struct_size; /* sizeof(sagerun_variant_descriptor) as the plugin compiled it */
@@ -300,7 +309,7 @@ typedef struct sagerun_variant_descriptor {
      * fills its geometry (the report's "scheduler"; dynamic_shared_memory_bytes MUST be what the
      * launch really uses). Returns SAGERUN_UNSUPPORTED with a reason ("head_dim 96 not supported,
      * only 64 and 128") when not. MUST NOT call services. Required (a 1.1 variant with
-     * geometry_on_device may point geometry at a device-less fallback). */
+     * geometry_with may point geometry at a device-less fallback). */
     int (*geometry)(const sagerun_problem *problem, sagerun_launch_geometry *geometry, char *err,
                     size_t errlen);
     /* [instance-thread, -> CREATED] Creates the instance state for one set of inputs (load
@@ -325,10 +334,12 @@ typedef struct sagerun_variant_descriptor {
     uint32_t flags;    /* SAGERUN_VARIANT_* */
     uint32_t n_params; /* entries of params, at most SAGERUN_PLUGIN_MAX_PARAMS */
     const sagerun_param_decl *params;
-    /* [loader or instance-thread, no instance] As geometry, knowing the device; the host calls
-     * it instead of geometry when set. Same rules. Optional (NULL). */
-    int (*geometry_on_device)(const sagerun_plugin_device *device, const sagerun_problem *problem,
-                              sagerun_launch_geometry *geometry, char *err, size_t errlen);
+    /* [loader or instance-thread, no instance] As geometry, knowing the device and the parameter
+     * values (args); the host calls it instead of geometry when set. Same rules; it is where a
+     * parameter value the variant cannot launch with is refused (SAGERUN_UNSUPPORTED). Optional
+     * (NULL). */
+    int (*geometry_with)(const sagerun_geometry_args *args, const sagerun_problem *problem,
+                         sagerun_launch_geometry *geometry, char *err, size_t errlen);
 } sagerun_variant_descriptor;
 
 /* (1.1) descriptor flags */

@@ -143,22 +143,28 @@ static int probe_geometry_any(const sagerun_problem *pr, sagerun_launch_geometry
     return 0;
 }
 
-/* Section 4: the 1.1 host calls geometry_on_device, not geometry. */
+/* Section 4: the 1.1 host calls geometry_with, not geometry. */
 static int probe_geometry(const sagerun_problem *pr, sagerun_launch_geometry *g, char *err,
                           size_t errlen)
 {
-    breach("geometry called although geometry_on_device is set");
+    breach("geometry called although geometry_with is set");
     return probe_geometry_any(pr, g, err, errlen);
 }
 
-static int probe_geometry_on_device(const sagerun_plugin_device *dev, const sagerun_problem *pr,
-                                    sagerun_launch_geometry *g, char *err, size_t errlen)
+static int probe_geometry_with(const sagerun_geometry_args *args, const sagerun_problem *pr,
+                               sagerun_launch_geometry *g, char *err, size_t errlen, uint32_t n)
 {
-    if (!dev || dev->struct_size < sizeof *dev)
-        breach("geometry_on_device: device info missing or too small");
+    const sagerun_plugin_device *dev = args ? args->device : NULL;
+    if (!args || args->struct_size < sizeof *args || !dev || dev->struct_size < sizeof *dev)
+        breach("geometry_with: arguments or device info missing or too small");
     else if (dev->backend == SAGERUN_BACKEND_HOST && (dev->compute_capability || dev->sm_count))
-        breach("geometry_on_device: host backend device info is not zero");
-    note("geometry");
+        breach("geometry_with: host backend device info is not zero");
+    else if (args->n_param_values != n || (n && !args->param_values))
+        breach("geometry_with: %u parameter values, declared %u", args->n_param_values, n);
+    if (args && args->n_param_values == 3)
+        note("geometry(gain=%g)", args->param_values[2]);
+    else
+        note("geometry");
     return probe_geometry_any(pr, g, err, errlen);
 }
 
@@ -210,6 +216,18 @@ static int probe_create_common(const sagerun_host_services *s, const sagerun_plu
     p->inputs = in;
     *state = p;
     return 0;
+}
+
+static int probe_geometry3(const sagerun_geometry_args *args, const sagerun_problem *pr,
+                           sagerun_launch_geometry *g, char *err, size_t errlen)
+{
+    return probe_geometry_with(args, pr, g, err, errlen, 3);
+}
+
+static int twin_geometry(const sagerun_geometry_args *args, const sagerun_problem *pr,
+                         sagerun_launch_geometry *g, char *err, size_t errlen)
+{
+    return probe_geometry_with(args, pr, g, err, errlen, 0);
 }
 
 static int probe_create(const sagerun_host_services *s, const sagerun_plugin_inputs *in,
@@ -300,7 +318,7 @@ static const sagerun_variant_descriptor probe_variants[] = {
         .destroy = probe_destroy,
         .n_params = sizeof probe_params / sizeof probe_params[0],
         .params = probe_params,
-        .geometry_on_device = probe_geometry_on_device,
+        .geometry_with = probe_geometry3,
     },
     {
         .struct_size = sizeof(sagerun_variant_descriptor),
@@ -316,7 +334,7 @@ static const sagerun_variant_descriptor probe_variants[] = {
         .run = probe_run,
         .destroy = probe_destroy,
         .flags = SAGERUN_VARIANT_GRAPH_CAPTURABLE,
-        .geometry_on_device = probe_geometry_on_device,
+        .geometry_with = twin_geometry,
     },
 };
 

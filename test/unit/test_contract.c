@@ -108,7 +108,7 @@ static void lifecycle_in_order(void **state)
     sagerun_instance_destroy(inst);
     char t[512];
     trace_without_ids(f, t, sizeof t);
-    assert_string_equal(t, "geometry create#N gain=1 prepare#N run#N run#N destroy#N ");
+    assert_string_equal(t, "geometry(gain=1) create#N gain=1 prepare#N run#N run#N destroy#N ");
     assert_no_breach(f);
 }
 
@@ -125,7 +125,7 @@ static void failed_create_is_not_destroyed(void **state)
     assert_non_null(strstr(e.message, "create fails on purpose"));
     char t[512];
     trace_without_ids(f, t, sizeof t);
-    assert_string_equal(t, "geometry create#N gain=1 "); /* no destroy after a failed create */
+    assert_string_equal(t, "geometry(gain=1) create#N gain=1 "); /* no destroy after a failed create */
     assert_no_breach(f);
 }
 
@@ -143,7 +143,7 @@ static void failed_prepare_is_retried_before_run(void **state)
     sagerun_instance_destroy(inst);
     char t[512];
     trace_without_ids(f, t, sizeof t);
-    assert_string_equal(t, "geometry create#N gain=1 prepare#N prepare#N prepare#N run#N "
+    assert_string_equal(t, "geometry(gain=1) create#N gain=1 prepare#N prepare#N prepare#N run#N "
                            "destroy#N ");
     assert_no_breach(f);
 }
@@ -168,7 +168,7 @@ static void instances_alive_at_once_get_their_values(void **state)
     sagerun_instance_destroy(a);
     char t[512];
     trace_without_ids(f, t, sizeof t);
-    assert_string_equal(t, "geometry create#N gain=2.5 geometry create#N gain=2.5 prepare#N "
+    assert_string_equal(t, "geometry(gain=2.5) create#N gain=2.5 geometry(gain=2.5) create#N gain=2.5 prepare#N "
                            "run#N prepare#N run#N destroy#N destroy#N ");
     assert_no_breach(f);
 }

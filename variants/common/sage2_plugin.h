@@ -88,12 +88,12 @@ static uint32_t sage2_smem_for(int cc)
 }
 
 /* The geometry on this device (plugin ABI 1.1): the shared memory of the code it runs there. */
-static int sage2_geometry_on_device(const sagerun_plugin_device *dev, const sagerun_problem *p,
-                                    sagerun_launch_geometry *g, char *err, size_t errlen)
+static int sage2_geometry_with(const sagerun_geometry_args *args, const sagerun_problem *p,
+                               sagerun_launch_geometry *g, char *err, size_t errlen)
 {
     int rc = sage2_geometry(p, g, err, errlen);
     if (rc == 0)
-        g->dynamic_shared_memory_bytes = sage2_smem_for(dev->compute_capability);
+        g->dynamic_shared_memory_bytes = sage2_smem_for(args->device->compute_capability);
     return rc;
 }
 
@@ -231,7 +231,7 @@ static const sagerun_variant_descriptor sage2_variant = {
     .run = sage2_run,
     .destroy = sage2_destroy,
     .flags = SAGERUN_VARIANT_GRAPH_CAPTURABLE, /* run only launches on the host's stream */
-    .geometry_on_device = sage2_geometry_on_device,
+    .geometry_with = sage2_geometry_with,
 };
 
 SAGERUN_PLUGIN_DEFINE_ENTRY(sage2_variant)
