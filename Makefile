@@ -235,7 +235,14 @@ check-install: lib cli plugins
 	install -m 0755 $(B)/my-variant/my-variant.so $(B)/dropin/ && chmod go-w $(B)/dropin
 	SAGERUN_PLUGIN_PATH=$(CURDIR)/$(B)/dropin $(STAGE)/bin/sagerun list --backend host | tee $(B)/dropin.out
 	grep -q "my-variant .*template: plain fp16 attention" $(B)/dropin.out
-	@echo "check-install: installed library, headers, pkg-config, plugins and an out-of-tree variant work"
+	for ex in runtime-api tuned-variant; do rm -rf $(B)/$$ex && cp -r examples/$$ex $(B)/$$ex && \
+	    PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C $(B)/$$ex NVCC=$(NVCC) || exit 1; done
+	install -m 0755 $(B)/runtime-api/runtime-api.so $(B)/tuned-variant/tuned.so $(B)/dropin/
+	SAGERUN_PLUGIN_PATH=$(CURDIR)/$(B)/dropin $(STAGE)/bin/sagerun list --backend host | tee $(B)/dropin.out
+	grep -q "runtime-api .*<<<>>> on sagerun's stream" $(B)/dropin.out
+	grep -q "param block int = 128 \[32, 1024\]" $(B)/dropin.out
+	! grep -A3 "^rejected" $(B)/dropin.out | grep -q dropin
+	@echo "check-install: installed library, headers, pkg-config, plugins and the out-of-tree variants (my-variant, runtime-api, tuned-variant) work"
 
 # ---- ABI -----------------------------------------------------------------------------------------
 # The exported symbols must equal abi/libsagerun.symbols, and abidiff (abigail-tools) must find no
