@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "quantize.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
 #define SR_OUTPUT_ALIGN (2ull << 20)
@@ -17,22 +16,14 @@ struct sagerun_instance {
     const sagerun_variant_descriptor *desc;
     sagerun_plugin_inputs plugin_inputs;
     double param_values[SAGERUN_PLUGIN_MAX_PARAMS]; /* what plugin_inputs.param_values names */
-    sagerun_sage2_tensors sage2; /* the tensors plugin_inputs.sage2 points at */
-    bool own_sage2;              /* quantized here (else borrowed from the inputs) */
+    const sr_input_provider *provider; /* of the variant's input kind */
+    sr_provided_inputs provided;       /* plugin_inputs.sage2 points at provided.sage2 */
     sagerun_launch_geometry geometry;
     uint64_t o, o_bytes;
     void *state;
     sr_timer timer;
     bool prepared;
 };
-
-static bool same_quant_params(const sagerun_sage2_quant_params *a,
-                              const sagerun_sage2_quant_params *b)
-{
-    return a->q_group_rows == b->q_group_rows && a->q_block_rows == b->q_block_rows &&
-           a->k_block_rows == b->k_block_rows && a->v_pad_rows == b->v_pad_rows &&
-           a->v_range == b->v_range;
-}
 
 /* geometry_with (1.1) when the variant has it, else geometry. */
 static int call_geometry(const sagerun_variant_descriptor *d, const sagerun_context *ctx,
@@ -120,7 +111,8 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     pi->k = in->k;
     pi->v = in->v;
     pi->o = inst->o;
-    pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->sage2 : NULL;
+    inst->provider = sr_input_provider_for(d->input_kind); /* known: checked at load */
+    pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->provided.sage2 : NULL;
     pi->n_param_values = sr_descriptor_param_count(d);
     memcpy(inst->param_values, sr_registry_values(reg, variant_index),
            pi->n_param_values * sizeof(double));
@@ -143,8 +135,8 @@ void sagerun_instance_destroy(sagerun_instance *inst)
         return;
     if (inst->state)
         inst->desc->destroy(inst->state);
-    if (inst->own_sage2)
-        sr_sage2_tensors_free(inst->ctx, &inst->sage2);
+    if (inst->provider && inst->provider->release)
+        inst->provider->release(&inst->provided, inst->ctx);
     sr_timer_fini(&inst->timer);
     sagerun_mem_free(inst->ctx, inst->o);
     free(inst);
@@ -158,31 +150,10 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
     const sagerun_variant_descriptor *d = inst->desc;
     double t0 = sr_monotonic_seconds();
     sagerun_status st = SAGERUN_OK;
-    /* Quantize once: a prepare that failed after quantizing is retried (by the caller, or by
-     * sagerun_instance_run) with the tensors it already has. The first variant to quantize
-     * leaves its tensors with the inputs for the others of the same parameters (its prepare
-     * time holds the quantization, theirs does not). */
-    if (d->input_kind == SAGERUN_INPUT_SAGE2 && !inst->sage2.q_int8) {
-        if (inst->in->has_sage2 && same_quant_params(&inst->in->sage2.params, &d->quant)) {
-            inst->sage2 = inst->in->sage2; /* quantized tensors that came with the inputs */
-        } else {
-            uint64_t zero_v = 0;
-            st = sr_sage2_quantize(inst->ctx, &inst->in->problem, inst->in->q, inst->in->k,
-                                   inst->in->v, &d->quant, inst->in->k_mean, &inst->sage2,
-                                   &zero_v, err);
-            if (st != SAGERUN_OK)
-                return sr_error_prefix(err, "variant %s: quantizing the inputs", d->name);
-            sr_sage2_warn_zero_v(inst->in, zero_v);
-            if (!inst->in->has_sage2) {
-                /* kept with the inputs: every later variant of these parameters reads the same
-                 * tensors at the same addresses (an A/A compares the kernel, not placement) */
-                inst->in->sage2 = inst->sage2;
-                inst->in->has_sage2 = inst->in->sage2_derived = true;
-            } else {
-                inst->own_sage2 = true;
-            }
-        }
-    }
+    /* The inputs of the variant's kind first (sage2: quantized once, input_kinds.c). */
+    if (inst->provider->provide &&
+        (st = inst->provider->provide(&inst->provided, inst->ctx, inst->in, d, err)) != SAGERUN_OK)
+        return st;
     if (d->prepare) {
         char why[SR_PLUGIN_ERR_SIZE] = "";
         int rc = d->prepare(inst->state, why, sizeof why);

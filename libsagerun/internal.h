@@ -122,6 +122,25 @@ sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_prob
 /* Frees what sr_sage2_quantize_inputs allocated. */
 void sr_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *t);
 
+/* ---- input kinds (input_kinds.c) ---- */
+/* What a provider made for one instance: for SAGE2 the quantized tensors (own: freed with the
+ * instance, else they belong to the inputs). */
+typedef struct sr_provided_inputs {
+    sagerun_sage2_tensors sage2;
+    bool own;
+} sr_provided_inputs;
+typedef struct sr_input_provider {
+    int kind;         /* sagerun_input_kind */
+    const char *name;
+    /* Makes the kind's inputs for a variant of descriptor d before its prepare; idempotent (a
+     * retried prepare keeps what was made). NULL: the kind needs nothing beyond Q, K, V. */
+    sagerun_status (*provide)(sr_provided_inputs *p, sagerun_context *ctx, sagerun_inputs *in,
+                              const sagerun_variant_descriptor *d, sagerun_error *err);
+    void (*release)(sr_provided_inputs *p, sagerun_context *ctx);
+} sr_input_provider;
+/* The provider of an input kind, NULL for a kind this library does not know. */
+const sr_input_provider *sr_input_provider_for(int kind);
+
 /* ---- instances (instance.c) ---- */
 /* One call of the variant's run on its stream (prepared first if needed), untimed: what the
  * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */

@@ -130,7 +130,7 @@ static const char *descriptor_problem(const sagerun_variant_descriptor *d, char 
         snprintf(buf, len, "variant %s: unknown backend %d", d->name, d->backend);
         return buf;
     }
-    if (d->input_kind != SAGERUN_INPUT_FP16 && d->input_kind != SAGERUN_INPUT_SAGE2) {
+    if (!sr_input_provider_for(d->input_kind)) {
         snprintf(buf, len, "variant %s: unknown input kind %d", d->name, d->input_kind);
         return buf;
     }

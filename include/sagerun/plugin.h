@@ -104,7 +104,17 @@
  *      values (type, range) and passes them at create in inputs->param_values, in declaration
  *      order, defaults filled in. The host's name for a variant with values is its label,
  *      "name[key=value,...]".
- *    - factory: several variants per file. */
+ *    - factory: several variants per file.
+ *
+ * 10. Extensions: input kinds
+ *    The generic core is SAGERUN_INPUT_FP16: q, k, v in the problem's dtype and layout. A variant
+ *    that wants other inputs names their kind in input_kind, with the kind's parameters in its
+ *    descriptor; the host has one provider per kind that makes those inputs before prepare and a
+ *    host that does not know the kind rejects the variant ("unknown input kind"). The one
+ *    extension today is sage2 (SAGERUN_INPUT_SAGE2): the host's sage2 quantizer, with the
+ *    descriptor's `quant` granularities, fills *inputs->sage2 before the first prepare; the
+ *    sage2_quantize / sage2_tensors_free services and the sagerun_sage2_* structs belong to it
+ *    and are never needed by an FP16 variant. */
 #ifndef SAGERUN_PLUGIN_H
 #define SAGERUN_PLUGIN_H
 
