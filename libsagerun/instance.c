@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
+_Static_assert(SR_PLUGIN_ERR_SIZE >= SAGERUN_PLUGIN_MIN_ERRLEN, "plugin.h section 8");
 #define SR_OUTPUT_ALIGN (2ull << 20)
 
 struct sagerun_instance {

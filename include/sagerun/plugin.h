@@ -9,14 +9,16 @@
  * 1. Loading [loader]
  *    A plugin is a shared object exporting one function, SAGERUN_PLUGIN_ENTRY_NAME, of type
  *    sagerun_plugin_entry_fn. The host dlopens it (RTLD_NOW | RTLD_LOCAL) in a scanner process
- *    first, then in its own; the entry point therefore runs at least twice and MUST be idempotent
- *    and side-effect free (no allocation that must be freed, no device work, no printing).
+ *    first (unless it holds a verdict on the same file), then in its own, and calls the entry
+ *    point once per registry: it runs more than once and MUST be idempotent and side-effect
+ *    free (no allocation that must be freed, no device work, no printing).
  *    The host fills a sagerun_plugin_query (its highest ABI: major, minor). The plugin answers:
  *    the ABI it uses (major MUST equal the host's; minor MAY be lower, MUST NOT be higher) and
  *    either one descriptor (answer->variant, ABI 1.0) or, from 1.1, a factory (answer->factory,
  *    several variants per file; written only when answer->struct_size covers it). To refuse it
  *    returns a negative sagerun_status after writing a NUL-terminated reason into answer->reason.
- *    The host never unloads a plugin it has loaded and never calls dlclose on it.
+ *    Once the entry point has run, the host never unloads the plugin (no dlclose): descriptors
+ *    and code stay valid until the process ends.
  *
  * 2. Sizes [all structs]
  *    Every struct that crosses the boundary starts with struct_size (bytes, as its writer
@@ -90,8 +92,8 @@
  *    On failure it writes a NUL-terminated reason into err, truncating to errlen bytes; the host
  *    gives errlen >= SAGERUN_PLUGIN_MIN_ERRLEN. Plugins MUST NOT call exit(), abort() or
  *    longjmp out of a call, MUST NOT write to stdout, and SHOULD log through services->log.
- *    The host turns a crash, a hang or a contract violation it can see into an error naming the
- *    variant and the call.
+ *    A plugin that breaks these rules is reported, not trusted: `sagerun compare` runs variants
+ *    in a child process, so a crash or a hang becomes an error naming the variant and the call.
  *
  * 9. Reach (1.1)
  *    - services->cuda_stream / cuda_context: the host's stream and CUDA context as opaque
