@@ -165,6 +165,9 @@ static int probe_geometry_with(const sagerun_geometry_args *args, const sagerun_
         note("geometry(gain=%g)", args->param_values[2]);
     else
         note("geometry");
+    if (args && args->n_param_values == 3 && args->param_values[2] == 3.75) /* a declared value
+                                                                                it cannot launch */
+        return fail(err, errlen, SAGERUN_UNSUPPORTED, "gain=3.75 cannot be launched");
     return probe_geometry_any(pr, g, err, errlen);
 }
 

@@ -129,6 +129,24 @@ static void failed_create_is_not_destroyed(void **state)
     assert_no_breach(f);
 }
 
+/* A value within the declared range that the variant cannot launch: refused by geometry_with,
+ * before any create. */
+static void geometry_with_refuses_a_value(void **state)
+{
+    fixture *f = *state;
+    sagerun_instance *inst;
+    sagerun_error e = {0};
+    size_t i = bind(f, "probe[gain=3.75]");
+    assert_int_equal(sagerun_instance_create(f->reg, i, f->ctx, f->in, &inst, &e),
+                     SAGERUN_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "variant probe: geometry failed"));
+    assert_non_null(strstr(e.message, "gain=3.75 cannot be launched"));
+    char t[512];
+    trace_without_ids(f, t, sizeof t);
+    assert_string_equal(t, "geometry(gain=3.75) ");
+    assert_no_breach(f);
+}
+
 static void failed_prepare_is_retried_before_run(void **state)
 {
     fixture *f = *state;
@@ -295,6 +313,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(lifecycle_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_create_is_not_destroyed, setup, teardown),
+        cmocka_unit_test_setup_teardown(geometry_with_refuses_a_value, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_prepare_is_retried_before_run, setup, teardown),
         cmocka_unit_test_setup_teardown(instances_alive_at_once_get_their_values, setup,
                                         teardown),
