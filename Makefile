@@ -192,8 +192,10 @@ $(B)/test-plugins/%_image.o: $(B)/test-plugins/%.fatbin libsagerun/incbin.S
 # A test plugin is test/plugins/NAME.c, plus NAME.cu when it has GPU code.
 $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),$(B)/test-plugins/$$*_image.o)
 	@mkdir -p $(@D)
-	$(CC) $(PLUGIN_CFLAGS) -shared -o $@ $(filter %.c %.o,$^) -lm
+	$(CC) $(PLUGIN_ABI_FIRST) $(PLUGIN_CFLAGS) -shared -o $@ $(filter %.c %.o,$^) -lm
 	@chmod go-w $@ $(@D)
+# abi10_*.c are ABI 1.0 fixtures: built against the frozen 1.0 header, which comes first.
+$(B)/test-plugins/abi10_%.so: PLUGIN_ABI_FIRST := -Itest/plugins/abi-1.0
 
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.
 # The plugin scanner's cache of the tests is their own (a fresh one each run).
@@ -233,7 +235,14 @@ check-install: lib cli plugins
 	install -m 0755 $(B)/my-variant/my-variant.so $(B)/dropin/ && chmod go-w $(B)/dropin
 	SAGERUN_PLUGIN_PATH=$(CURDIR)/$(B)/dropin $(STAGE)/bin/sagerun list --backend host | tee $(B)/dropin.out
 	grep -q "my-variant .*template: plain fp16 attention" $(B)/dropin.out
-	@echo "check-install: installed library, headers, pkg-config, plugins and an out-of-tree variant work"
+	for ex in runtime-api tuned-variant; do rm -rf $(B)/$$ex && cp -r examples/$$ex $(B)/$$ex && \
+	    PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C $(B)/$$ex NVCC=$(NVCC) || exit 1; done
+	install -m 0755 $(B)/runtime-api/runtime-api.so $(B)/tuned-variant/tuned.so $(B)/dropin/
+	SAGERUN_PLUGIN_PATH=$(CURDIR)/$(B)/dropin $(STAGE)/bin/sagerun list --backend host | tee $(B)/dropin.out
+	grep -q "runtime-api .*<<<>>> on sagerun's stream" $(B)/dropin.out
+	grep -q "param block int = 128 \[32, 1024\]" $(B)/dropin.out
+	! grep -A3 "^rejected" $(B)/dropin.out | grep -q dropin
+	@echo "check-install: installed library, headers, pkg-config, plugins and the out-of-tree variants (my-variant, runtime-api, tuned-variant) work"
 
 # ---- ABI -----------------------------------------------------------------------------------------
 # The exported symbols must equal abi/libsagerun.symbols, and abidiff (abigail-tools) must find no

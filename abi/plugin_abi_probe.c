@@ -18,3 +18,14 @@ void sagerun_plugin_abi_probe(sagerun_plugin_query *query, sagerun_plugin_answer
     (void)query, (void)answer, (void)descriptor, (void)services, (void)inputs, (void)tensors,
         (void)geometry, (void)entry;
 }
+
+/* The structs ABI 1.1 added (a function of its own: the 1.0 probe keeps its signature). */
+__attribute__((visibility("default"))) void
+sagerun_plugin_abi_probe_1_1(sagerun_plugin_factory *factory, sagerun_param_decl *param,
+                             sagerun_plugin_device *device, sagerun_geometry_args *args);
+
+void sagerun_plugin_abi_probe_1_1(sagerun_plugin_factory *factory, sagerun_param_decl *param,
+                                  sagerun_plugin_device *device, sagerun_geometry_args *args)
+{
+    (void)factory, (void)param, (void)device, (void)args;
+}

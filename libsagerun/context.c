@@ -212,6 +212,16 @@ static void service_sage2_tensors_free(void *host, sagerun_sage2_tensors *tensor
         sr_sage2_tensors_free(host, tensors);
 }
 
+static void *service_cuda_stream(void *host)
+{
+    return ((sagerun_context *)host)->cu_stream;
+}
+
+static void *service_cuda_context(void *host)
+{
+    return ((sagerun_context *)host)->cu_context;
+}
+
 static void init_services(sagerun_context *ctx)
 {
     sagerun_host_services *s = &ctx->services;
@@ -230,6 +240,33 @@ static void init_services(sagerun_context *ctx)
     s->mem_fill = service_mem_fill;
     s->sage2_quantize = service_sage2_quantize;
     s->sage2_tensors_free = service_sage2_tensors_free;
+    s->cuda_stream = service_cuda_stream;
+    s->cuda_context = service_cuda_context;
+}
+
+/* What plugins learn about the device (plugin.h sagerun_plugin_device), read once. */
+static sagerun_status read_device_info(sagerun_context *ctx, CUdevice dev, sagerun_error *err)
+{
+    static const struct { CUdevice_attribute attr; size_t offset; } attrs[] = {
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(sagerun_plugin_device, sm_count)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+         offsetof(sagerun_plugin_device, shared_memory_per_block)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+         offsetof(sagerun_plugin_device, shared_memory_per_block_optin)},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+         offsetof(sagerun_plugin_device, shared_memory_per_sm)},
+        {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, offsetof(sagerun_plugin_device, l2_bytes)}};
+    sagerun_plugin_device *d = &ctx->plugin_device;
+    for (size_t i = 0; i < SR_ARRAY_LEN(attrs); i++) {
+        int v = 0;
+        SR_CU_CHECK(err, sr_cu.cuDeviceGetAttribute(&v, attrs[i].attr, dev));
+        uint32_t u = v > 0 ? (uint32_t)v : 0;
+        memcpy((char *)d + attrs[i].offset, &u, sizeof u);
+    }
+    SR_CU_CHECK(err, sr_cu.cuDeviceGetName(d->name, (int)sizeof d->name, dev));
+    d->name[sizeof d->name - 1] = '\0';
+    d->compute_capability = ctx->compute_capability;
+    return SAGERUN_OK;
 }
 
 /* ---- contexts ---- */
@@ -269,6 +306,9 @@ static sagerun_status open_cuda_device(sagerun_context *ctx, int device, sagerun
     ctx->cu_context = cu_ctx;
     ctx->device = device;
     ctx->compute_capability = major * 10 + minor;
+    st = read_device_info(ctx, dev, err);
+    if (st != SAGERUN_OK)
+        return st;
     SR_CU_CHECK(err, sr_cu.cuCtxSetCurrent(cu_ctx));
     CUstream stream;
     SR_CU_CHECK(err, sr_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
@@ -290,6 +330,8 @@ sagerun_status sagerun_context_create(int backend, int device, sagerun_context *
     if (!ctx)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory creating a context");
     ctx->backend = backend;
+    ctx->plugin_device.struct_size = sizeof ctx->plugin_device;
+    ctx->plugin_device.backend = backend;
     init_services(ctx);
     if (backend == SAGERUN_BACKEND_CUDA) {
         sagerun_status st = open_cuda_device(ctx, device, err);

@@ -68,6 +68,11 @@ static sagerun_status find_variant(sagerun_registry *reg, const char *name, size
                                    sagerun_error *err)
 {
     long i = sagerun_registry_find(reg, name);
+    if (i < 0 && strchr(name, '[')) { /* NAME[key=value,...]: its own entry, errors name the key */
+        sagerun_status st = sagerun_registry_bind(reg, name, &i, err);
+        if (st != SAGERUN_OK)
+            return st;
+    }
     if (i >= 0) {
         *index = (size_t)i;
         return SAGERUN_OK;

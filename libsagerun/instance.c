@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "quantize.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
+_Static_assert(SR_PLUGIN_ERR_SIZE >= SAGERUN_PLUGIN_MIN_ERRLEN, "plugin.h section 8");
 #define SR_OUTPUT_ALIGN (2ull << 20)
 
 struct sagerun_instance {
@@ -16,8 +16,9 @@ struct sagerun_instance {
     sagerun_inputs *in;
     const sagerun_variant_descriptor *desc;
     sagerun_plugin_inputs plugin_inputs;
-    sagerun_sage2_tensors sage2; /* the tensors plugin_inputs.sage2 points at */
-    bool own_sage2;              /* quantized here (else borrowed from the inputs) */
+    double param_values[SAGERUN_PLUGIN_MAX_PARAMS]; /* what plugin_inputs.param_values names */
+    const sr_input_provider *provider; /* of the variant's input kind */
+    sr_provided_inputs provided;       /* plugin_inputs.sage2 points at provided.sage2 */
     sagerun_launch_geometry geometry;
     uint64_t o, o_bytes;
     void *state;
@@ -25,12 +26,21 @@ struct sagerun_instance {
     bool prepared;
 };
 
-static bool same_quant_params(const sagerun_sage2_quant_params *a,
-                              const sagerun_sage2_quant_params *b)
+/* geometry_with (1.1) when the variant has it, else geometry. */
+static int call_geometry(const sagerun_variant_descriptor *d, const sagerun_context *ctx,
+                         const double *values, const sagerun_problem *p,
+                         sagerun_launch_geometry *g, char *why, size_t len)
 {
-    return a->q_group_rows == b->q_group_rows && a->q_block_rows == b->q_block_rows &&
-           a->k_block_rows == b->k_block_rows && a->v_pad_rows == b->v_pad_rows &&
-           a->v_range == b->v_range;
+    bool covered = d->struct_size >= offsetof(sagerun_variant_descriptor, geometry_with) +
+                                         sizeof d->geometry_with;
+    if (!covered || !d->geometry_with)
+        return d->geometry(p, g, why, len);
+    uint32_t n = sr_descriptor_param_count(d);
+    sagerun_geometry_args args = {.struct_size = sizeof args,
+                                  .n_param_values = n,
+                                  .device = &ctx->plugin_device,
+                                  .param_values = n ? values : NULL};
+    return d->geometry_with(&args, p, g, why, len);
 }
 
 static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_descriptor *d,
@@ -70,7 +80,8 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     sagerun_launch_geometry g;
     memset(&g, 0, sizeof g);
     g.struct_size = sizeof g;
-    int rc = d->geometry(&in->problem, &g, why, sizeof why);
+    int rc = call_geometry(d, ctx, sr_registry_values(reg, variant_index), &in->problem, &g, why,
+                           sizeof why);
     if (rc != 0)
         return variant_failed(err, d, "geometry", rc, why);
 
@@ -101,7 +112,13 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     pi->k = in->k;
     pi->v = in->v;
     pi->o = inst->o;
-    pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->sage2 : NULL;
+    inst->provider = sr_input_provider_for(d->input_kind); /* known: checked at load */
+    pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->provided.sage2 : NULL;
+    pi->n_param_values = sr_descriptor_param_count(d);
+    memcpy(inst->param_values, sr_registry_values(reg, variant_index),
+           pi->n_param_values * sizeof(double));
+    pi->param_values = pi->n_param_values ? inst->param_values : NULL;
+    pi->device = &ctx->plugin_device;
     rc = d->create(&ctx->services, pi, &inst->state, why, sizeof why);
     if (rc != 0) {
         inst->state = NULL;
@@ -119,8 +136,8 @@ void sagerun_instance_destroy(sagerun_instance *inst)
         return;
     if (inst->state)
         inst->desc->destroy(inst->state);
-    if (inst->own_sage2)
-        sr_sage2_tensors_free(inst->ctx, &inst->sage2);
+    if (inst->provider && inst->provider->release)
+        inst->provider->release(&inst->provided, inst->ctx);
     sr_timer_fini(&inst->timer);
     sagerun_mem_free(inst->ctx, inst->o);
     free(inst);
@@ -134,31 +151,10 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
     const sagerun_variant_descriptor *d = inst->desc;
     double t0 = sr_monotonic_seconds();
     sagerun_status st = SAGERUN_OK;
-    /* Quantize once: a prepare that failed after quantizing is retried (by the caller, or by
-     * sagerun_instance_run) with the tensors it already has. The first variant to quantize
-     * leaves its tensors with the inputs for the others of the same parameters (its prepare
-     * time holds the quantization, theirs does not). */
-    if (d->input_kind == SAGERUN_INPUT_SAGE2 && !inst->sage2.q_int8) {
-        if (inst->in->has_sage2 && same_quant_params(&inst->in->sage2.params, &d->quant)) {
-            inst->sage2 = inst->in->sage2; /* quantized tensors that came with the inputs */
-        } else {
-            uint64_t zero_v = 0;
-            st = sr_sage2_quantize(inst->ctx, &inst->in->problem, inst->in->q, inst->in->k,
-                                   inst->in->v, &d->quant, inst->in->k_mean, &inst->sage2,
-                                   &zero_v, err);
-            if (st != SAGERUN_OK)
-                return sr_error_prefix(err, "variant %s: quantizing the inputs", d->name);
-            sr_sage2_warn_zero_v(inst->in, zero_v);
-            if (!inst->in->has_sage2) {
-                /* kept with the inputs: every later variant of these parameters reads the same
-                 * tensors at the same addresses (an A/A compares the kernel, not placement) */
-                inst->in->sage2 = inst->sage2;
-                inst->in->has_sage2 = inst->in->sage2_derived = true;
-            } else {
-                inst->own_sage2 = true;
-            }
-        }
-    }
+    /* The inputs of the variant's kind first (sage2: quantized once, input_kinds.c). */
+    if (inst->provider->provide &&
+        (st = inst->provider->provide(&inst->provided, inst->ctx, inst->in, d, err)) != SAGERUN_OK)
+        return st;
     if (d->prepare) {
         char why[SR_PLUGIN_ERR_SIZE] = "";
         int rc = d->prepare(inst->state, why, sizeof why);

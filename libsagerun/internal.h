@@ -50,6 +50,7 @@ struct sagerun_context {
     void *cu_stream;        /* CUstream owned by the context */
     void *library_modules[16]; /* CUmodule per image of libsagerun's own kernels, on first use */
     sagerun_host_services services; /* the vtable handed to plugins; host = this context */
+    sagerun_plugin_device plugin_device; /* what plugins learn about the device (zero on host) */
     sr_module_entry *modules;        /* modules loaded for plugins, freed with the context */
 };
 
@@ -121,14 +122,60 @@ sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_prob
 /* Frees what sr_sage2_quantize_inputs allocated. */
 void sr_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *t);
 
+/* ---- input kinds (input_kinds.c) ---- */
+/* What a provider made for one instance: for SAGE2 the quantized tensors (own: freed with the
+ * instance, else they belong to the inputs). */
+typedef struct sr_provided_inputs {
+    sagerun_sage2_tensors sage2;
+    bool own;
+} sr_provided_inputs;
+typedef struct sr_input_provider {
+    int kind;         /* sagerun_input_kind */
+    const char *name;
+    /* Makes the kind's inputs for a variant of descriptor d before its prepare; idempotent (a
+     * retried prepare keeps what was made). NULL: the kind needs nothing beyond Q, K, V. */
+    sagerun_status (*provide)(sr_provided_inputs *p, sagerun_context *ctx, sagerun_inputs *in,
+                              const sagerun_variant_descriptor *d, sagerun_error *err);
+    void (*release)(sr_provided_inputs *p, sagerun_context *ctx);
+} sr_input_provider;
+/* The provider of an input kind, NULL for a kind this library does not know. */
+const sr_input_provider *sr_input_provider_for(int kind);
+
 /* ---- instances (instance.c) ---- */
 /* One call of the variant's run on its stream (prepared first if needed), untimed: what the
  * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */
 int sr_instance_call(void *instance, sagerun_error *err);
 
+/* ---- variant parameters (params.c) ---- */
+#define SR_STR_(x) #x
+#define SR_STR(x) SR_STR_(x)
+const char *sr_param_type_name(int type);
+/* 0 when v is a valid value of p, else a negative status and "key=v is outside [a, b]". */
+int sr_param_check(const sagerun_param_decl *p, double v, char *buf, size_t len);
+/* A value as the label and `list` show it: 64, 0.5, true. */
+void sr_param_format(const sagerun_param_decl *p, double v, char *buf, size_t len);
+/* The values of d's parameters: defaults, then "key=value,..." of args (NULL: none) over them.
+ * Unknown keys, repeated keys, values of the wrong type or out of range are errors naming them. */
+sagerun_status sr_params_parse(const sagerun_variant_descriptor *d, const char *args,
+                               double values[SAGERUN_PLUGIN_MAX_PARAMS], sagerun_error *err);
+/* The canonical label "name[k1=v1,k2=v2]" (every parameter, in declaration order); the bare
+ * name for a variant without parameters. */
+void sr_params_label(const sagerun_variant_descriptor *d, const double *values, char *buf,
+                     size_t len);
+/* Splits NAME[args] into the name and a malloc'd args (NULL when there are no brackets). */
+sagerun_status sr_variant_spec_split(const char *spec, char name[64], char **args,
+                                     sagerun_error *err);
+/* The 1.1 fields as far as struct_size covers them (0 beyond). */
+uint32_t sr_descriptor_param_count(const sagerun_variant_descriptor *d);
+uint32_t sr_descriptor_flags(const sagerun_variant_descriptor *d);
+
 /* ---- registry (registry.c) ---- */
 const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry *reg,
                                                          size_t index);
+/* The parameter values of variant index (sr_descriptor_param_count of them). */
+const double *sr_registry_values(const sagerun_registry *reg, size_t index);
+/* The longest label name[k=v,...] (16 parameters of 31-character keys and their values). */
+#define SR_LABEL_MAX 1024
 
 /* ---- the registry's internals (registry.c) ---- */
 /* Pins variant `name` to a file of SHA-256 hex before plugins are added: a file of another hash

@@ -165,6 +165,17 @@ static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
         return;
     sagerun_error e_err = {0};
     sr_sample s;
+    if (e->info.backend == SAGERUN_BACKEND_CUDA &&
+        !(e->info.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)) {
+        /* capturing a run that synchronises, allocates or uses a stream of its own fails or,
+         * worse, replays something else than a call (plugin.h section 6) */
+        sr_error_set(&e_err, SAGERUN_UNSUPPORTED,
+                     "variant %s does not declare SAGERUN_VARIANT_GRAPH_CAPTURABLE (plugin ABI "
+                     "1.1): its run may not be captured into a CUDA graph; use --timer batch",
+                     e->info.name);
+        sr_entry_fail(e, &e_err, "graph timer", "warmup");
+        return;
+    }
     if (sr_timer_graph_capture(ms->timer, sr_instance_call, e->inst, t->calls_per_sample,
                                &t->graph, &e_err) != SAGERUN_OK)
         sr_entry_fail(e, &e_err, "graph timer", "warmup");

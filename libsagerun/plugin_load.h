@@ -22,10 +22,14 @@
 const char *sr_plugin_unsafe_reason(const char *path, char *buf, size_t len);
 
 /* ---- plugin_open.c ---- */
-/* Opens path in this process and negotiates: the handle and the checked descriptor, or false
- * with the reason. The handle is closed again on failure when nothing of it can be in use. */
+/* The most variants one file (a factory) may hold. */
+#define SR_PLUGIN_MAX_VARIANTS 64
+/* Opens path in this process and negotiates: the handle and the checked descriptors (descs has
+ * room for SR_PLUGIN_MAX_VARIANTS; *n of them are set), or false with the reason. The handle is
+ * closed again on failure when nothing of it can be in use. */
 bool sr_plugin_open(const char *path, const sagerun_host_services *services, void **handle,
-                    const sagerun_variant_descriptor **desc, char *reason, size_t len);
+                    const sagerun_variant_descriptor **descs, size_t *n, char *reason,
+                    size_t len);
 
 /* ---- plugin_scan.c ---- */
 typedef struct sr_plugin_verdict {

@@ -36,6 +36,77 @@ static bool valid_variant_name(const char *name)
     return true;
 }
 
+/* The 1.1 fields a descriptor's struct_size covers: field and everything before it. */
+#define SR_COVERS(d, field)                                                                        \
+    ((d)->struct_size >= offsetof(sagerun_variant_descriptor, field) + sizeof((d)->field))
+
+static bool valid_param_key(const char *key)
+{
+    size_t n = key ? strnlen(key, SAGERUN_PLUGIN_MAX_KEY + 1) : 0;
+    if (n == 0 || n > SAGERUN_PLUGIN_MAX_KEY)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((key[i] >= 'a' && key[i] <= 'z') || (key[i] >= '0' && key[i] <= '9') ||
+              key[i] == '_'))
+            return false;
+    return true;
+}
+
+/* Why the k-th parameter declaration is unusable, or NULL. */
+static const char *param_problem(const sagerun_variant_descriptor *d, uint32_t k, char *buf,
+                                 size_t len)
+{
+    const sagerun_param_decl *p = &d->params[k];
+    const char *key = p->key && valid_param_key(p->key) ? p->key : NULL;
+    if (p->struct_size < sizeof(sagerun_param_decl))
+        snprintf(buf, len, "variant %s: parameter %u: struct_size %u, needs %zu", d->name, k,
+                 p->struct_size, sizeof(sagerun_param_decl));
+    else if (!key)
+        snprintf(buf, len, "variant %s: parameter %u: invalid key \"%.32s\" (want [a-z0-9_], 1 to "
+                 "%d characters)", d->name, k, p->key ? p->key : "(null)", SAGERUN_PLUGIN_MAX_KEY);
+    else if (p->type != SAGERUN_PARAM_INT && p->type != SAGERUN_PARAM_FLOAT &&
+             p->type != SAGERUN_PARAM_BOOL)
+        snprintf(buf, len, "variant %s: parameter %s: unknown type %d", d->name, key, p->type);
+    else if (!(p->min_value <= p->default_value && p->default_value <= p->max_value))
+        snprintf(buf, len, "variant %s: parameter %s: default %g outside its range [%g, %g]",
+                 d->name, key, p->default_value, p->min_value, p->max_value);
+    else if (sr_param_check(p, p->default_value, NULL, 0) != 0)
+        snprintf(buf, len, "variant %s: parameter %s: default %g is not a valid %s", d->name, key,
+                 p->default_value, sr_param_type_name(p->type));
+    else {
+        for (uint32_t j = 0; j < k; j++)
+            if (strcmp(d->params[j].key, key) == 0) {
+                snprintf(buf, len, "variant %s: parameter %s declared twice", d->name, key);
+                return buf;
+            }
+        return NULL;
+    }
+    return buf;
+}
+
+/* Checks the 1.1 fields (flags, parameters) a descriptor covers; NULL when usable. */
+static const char *descriptor_1_1_problem(const sagerun_variant_descriptor *d, char *buf,
+                                          size_t len)
+{
+    if (SR_COVERS(d, flags) && (d->flags & ~SAGERUN_VARIANT_GRAPH_CAPTURABLE)) {
+        snprintf(buf, len, "variant %s: unknown flags 0x%x", d->name,
+                 d->flags & ~SAGERUN_VARIANT_GRAPH_CAPTURABLE);
+        return buf;
+    }
+    if (!SR_COVERS(d, params) || d->n_params == 0)
+        return NULL;
+    if (d->n_params > SAGERUN_PLUGIN_MAX_PARAMS || !d->params) {
+        snprintf(buf, len, "variant %s: %u parameters %s", d->name, d->n_params,
+                 d->params ? "declared, at most " SR_STR(SAGERUN_PLUGIN_MAX_PARAMS) " allowed"
+                           : "declared but params is NULL");
+        return buf;
+    }
+    for (uint32_t k = 0; k < d->n_params; k++)
+        if (param_problem(d, k, buf, len))
+            return buf;
+    return NULL;
+}
+
 /* Checks a descriptor; returns NULL when it is usable, else the reason. */
 static const char *descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len)
 {
@@ -59,7 +130,7 @@ static const char *descriptor_problem(const sagerun_variant_descriptor *d, char 
         snprintf(buf, len, "variant %s: unknown backend %d", d->name, d->backend);
         return buf;
     }
-    if (d->input_kind != SAGERUN_INPUT_FP16 && d->input_kind != SAGERUN_INPUT_SAGE2) {
+    if (!sr_input_provider_for(d->input_kind)) {
         snprintf(buf, len, "variant %s: unknown input kind %d", d->name, d->input_kind);
         return buf;
     }
@@ -72,13 +143,49 @@ static const char *descriptor_problem(const sagerun_variant_descriptor *d, char 
         snprintf(buf, len, "variant %s: required function %s is NULL", d->name, missing);
         return buf;
     }
-    return NULL;
+    return descriptor_1_1_problem(d, buf, len);
 }
 
-/* Calls the entry point; the descriptor, or NULL with the reason. */
-static const sagerun_variant_descriptor *negotiate(sagerun_plugin_entry_fn entry,
-                                                   const sagerun_host_services *services,
-                                                   char *buf, size_t len)
+/* The descriptors a factory gives, checked; false with the reason. */
+static bool factory_descriptors(const sagerun_plugin_factory *f,
+                                const sagerun_variant_descriptor **descs, size_t *n, char *buf,
+                                size_t len)
+{
+    if (f->struct_size < sizeof *f || !f->count || !f->get) {
+        snprintf(buf, len, "init failed: the plugin factory is incomplete (struct_size %u, count "
+                 "%s, get %s)", f->struct_size, f->count ? "set" : "NULL",
+                 f->get ? "set" : "NULL");
+        return false;
+    }
+    uint32_t count = f->count();
+    if (count == 0 || count > SR_PLUGIN_MAX_VARIANTS) {
+        snprintf(buf, len, "init failed: the plugin factory counts %u variants (1 to %d allowed)",
+                 count, SR_PLUGIN_MAX_VARIANTS);
+        return false;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        descs[i] = f->get(i);
+        if (!descs[i]) {
+            snprintf(buf, len, "init failed: the plugin factory gave no descriptor for variant %u "
+                     "of %u", i, count);
+            return false;
+        }
+        if (descriptor_problem(descs[i], buf, len))
+            return false;
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(descs[j]->name, descs[i]->name) == 0) {
+                snprintf(buf, len, "the plugin factory gives variant \"%s\" twice",
+                         descs[i]->name);
+                return false;
+            }
+    }
+    *n = count;
+    return true;
+}
+
+/* Calls the entry point; the descriptors (one, or a factory's), or false with the reason. */
+static bool negotiate(sagerun_plugin_entry_fn entry, const sagerun_host_services *services,
+                      const sagerun_variant_descriptor **descs, size_t *n, char *buf, size_t len)
 {
     sagerun_plugin_query q = {.struct_size = sizeof q,
                               .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
@@ -99,12 +206,17 @@ static const sagerun_variant_descriptor *negotiate(sagerun_plugin_entry_fn entry
     else if (a.abi_minor > SAGERUN_PLUGIN_ABI_MINOR)
         snprintf(buf, len, "ABI mismatch: plugin needs ABI %u.%u, this sagerun speaks up to %u.%u",
                  a.abi_major, a.abi_minor, SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR);
+    else if (a.abi_minor >= 1 && a.factory)
+        return factory_descriptors(a.factory, descs, n, buf, len);
     else if (!a.variant)
         snprintf(buf, len, "init failed: [%s] returned no variant descriptor",
                  SAGERUN_PLUGIN_ENTRY_NAME);
-    else if (!descriptor_problem(a.variant, buf, len))
-        return a.variant;
-    return NULL;
+    else if (!descriptor_problem(a.variant, buf, len)) {
+        descs[0] = a.variant;
+        *n = 1;
+        return true;
+    }
+    return false;
 }
 
 static const char *machine_name(unsigned m)
@@ -157,7 +269,8 @@ static const char *elf_problem(const char *path, char *buf, size_t len)
 }
 
 bool sr_plugin_open(const char *path, const sagerun_host_services *services, void **handle,
-                    const sagerun_variant_descriptor **desc, char *reason, size_t len)
+                    const sagerun_variant_descriptor **descs, size_t *n, char *reason,
+                    size_t len)
 {
     if (elf_problem(path, reason, len))
         return false;
@@ -180,7 +293,7 @@ bool sr_plugin_open(const char *path, const sagerun_host_services *services, voi
     memcpy(&entry, &sym, sizeof entry);
     /* The handle stays open once the entry point ran: its code may be referenced (a plugin
      * loaded twice shares one handle). */
-    *desc = negotiate(entry, services, reason, len);
+    *n = 0;
     *handle = h;
-    return *desc != NULL;
+    return negotiate(entry, services, descs, n, reason, len);
 }

@@ -64,13 +64,15 @@ static void child_examine(const char *path, const sagerun_host_services *service
     sr_plugin_verdict v;
     memset(&v, 0, sizeof v);
     void *handle;
-    const sagerun_variant_descriptor *desc;
-    v.ok = sr_plugin_open(path, services, &handle, &desc, v.reason, sizeof v.reason);
+    const sagerun_variant_descriptor *descs[SR_PLUGIN_MAX_VARIANTS];
+    size_t n = 0;
+    v.ok = sr_plugin_open(path, services, &handle, descs, &n, v.reason, sizeof v.reason);
     /* A refusal the plugin answered (init failed, a missing library) may depend on the
      * environment or the machine: not cached. A crash, exit or hang is the file's own doing. */
     v.transient = !v.ok;
     if (v.ok)
-        snprintf(v.name, sizeof v.name, "%s", desc->name);
+        snprintf(v.name, sizeof v.name, "%s", descs[0]->name); /* a factory's first: the pins of
+                                                                * the others are checked at load */
     ssize_t w;
     do
         w = write(fd, &v, sizeof v);

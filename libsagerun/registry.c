@@ -16,6 +16,8 @@
 
 typedef struct sr_variant {
     const sagerun_variant_descriptor *desc;
+    char *label; /* the name it is found by: desc->name, or name[k=v,...] when bound */
+    double values[SAGERUN_PLUGIN_MAX_PARAMS]; /* its parameters' values (defaults unless bound) */
     char *path;
     char sha256[65];
     void *handle; /* dlopen handle, never closed */
@@ -73,8 +75,10 @@ void sagerun_registry_destroy(sagerun_registry *reg)
         return;
     /* Plugins stay loaded: instances made from them may outlive the registry's bookkeeping only
      * in a buggy caller, and unloading code that might still run is worse than a small leak. */
-    for (size_t i = 0; i < reg->n_variants; i++)
+    for (size_t i = 0; i < reg->n_variants; i++) {
         free(reg->variants[i].path);
+        free(reg->variants[i].label);
+    }
     for (size_t i = 0; i < reg->n_rejected; i++) {
         free(reg->rejected[i].path);
         free(reg->rejected[i].reason);
@@ -121,9 +125,10 @@ static sagerun_status reject(sagerun_registry *reg, const char *path, sagerun_er
     return SAGERUN_OK;
 }
 
+/* Adds a variant under `label` with these parameter values (NULL: the defaults). */
 static sagerun_status add_variant(sagerun_registry *reg, const char *path, void *handle,
                                   const sagerun_variant_descriptor *d, const char sha256[65],
-                                  sagerun_error *err)
+                                  const char *label, const double *values, sagerun_error *err)
 {
     if (reg->n_variants == reg->cap_variants) {
         size_t cap = reg->cap_variants ? 2 * reg->cap_variants : 8;
@@ -133,13 +138,19 @@ static sagerun_status add_variant(sagerun_registry *reg, const char *path, void 
         reg->variants = v;
         reg->cap_variants = cap;
     }
-    sr_variant v = {.desc = d, .path = strdup(path), .handle = handle};
-    if (!v.path)
+    sr_variant v = {.desc = d, .path = strdup(path), .label = strdup(label), .handle = handle};
+    if (!v.path || !v.label) {
+        free(v.path);
+        free(v.label);
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    }
     memcpy(v.sha256, sha256, sizeof v.sha256);
-    /* Keep the list sorted by name (insertion sort: plugin counts are small). */
+    for (uint32_t k = 0; k < sr_descriptor_param_count(d); k++)
+        v.values[k] = values ? values[k] : d->params[k].default_value;
+    /* Loaded variants stay sorted by name (insertion sort: plugin counts are small); bound ones
+     * are appended, so that binding never moves an index already handed out. */
     size_t at = reg->n_variants;
-    while (at > 0 && strcmp(reg->variants[at - 1].desc->name, d->name) > 0)
+    while (!values && at > 0 && strcmp(reg->variants[at - 1].label, label) > 0)
         at--;
     memmove(&reg->variants[at + 1], &reg->variants[at], (reg->n_variants - at) * sizeof v);
     reg->variants[at] = v;
@@ -195,19 +206,12 @@ static void examine(sagerun_registry *reg, const char *real, const char sha256[6
     sr_plugin_cache_store(reg->cache, real, sha256, v);
 }
 
-/* After the scanner's approval, in this process: what only the registry knows (duplicates, the
- * device) and the file's own checks again (it was examined as it is, but runs here anew). */
-static sagerun_status load_approved(sagerun_registry *reg, const char *path,
-                                    const char sha256[65], sagerun_error *err)
+/* One variant of an approved file: refused alone (a duplicate, a pin, the device). */
+static sagerun_status load_descriptor(sagerun_registry *reg, const char *path, void *handle,
+                                      const sagerun_variant_descriptor *d,
+                                      const char sha256[65], sagerun_error *err)
 {
     char buf[SR_PLUGIN_REASON_MAX];
-    void *handle;
-    const sagerun_variant_descriptor *d;
-    int saved = sr_stdout_divert();
-    bool opened = sr_plugin_open(path, &reg->ctx->services, &handle, &d, buf, sizeof buf);
-    sr_stdout_restore(saved);
-    if (!opened)
-        return reject(reg, path, err, "%s", buf);
     long dup = sagerun_registry_find(reg, d->name);
     if (dup >= 0)
         return reject(reg, path, err, "duplicate variant name \"%s\" (already loaded from %s)",
@@ -221,7 +225,27 @@ static sagerun_status load_approved(sagerun_registry *reg, const char *path,
                       "has %d.%d",
                       d->name, d->min_compute_capability / 10, d->min_compute_capability % 10,
                       reg->ctx->compute_capability / 10, reg->ctx->compute_capability % 10);
-    return add_variant(reg, path, handle, d, sha256, err);
+    return add_variant(reg, path, handle, d, sha256, d->name, NULL, err);
+}
+
+/* After the scanner's approval, in this process: what only the registry knows (duplicates, the
+ * device) and the file's own checks again (it was examined as it is, but runs here anew). */
+static sagerun_status load_approved(sagerun_registry *reg, const char *path,
+                                    const char sha256[65], sagerun_error *err)
+{
+    char buf[SR_PLUGIN_REASON_MAX];
+    void *handle;
+    const sagerun_variant_descriptor *descs[SR_PLUGIN_MAX_VARIANTS];
+    size_t n = 0;
+    int saved = sr_stdout_divert();
+    bool opened = sr_plugin_open(path, &reg->ctx->services, &handle, descs, &n, buf, sizeof buf);
+    sr_stdout_restore(saved);
+    if (!opened)
+        return reject(reg, path, err, "%s", buf);
+    sagerun_status st = SAGERUN_OK;
+    for (size_t i = 0; i < n && st == SAGERUN_OK; i++)
+        st = load_descriptor(reg, path, handle, descs[i], sha256, err);
+    return st;
 }
 
 /* One file, in the order that runs none of its code before it is judged safe: a regular file,
@@ -456,7 +480,7 @@ sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t
     sagerun_variant_info i;
     memset(&i, 0, sizeof i);
     i.struct_size = sizeof i;
-    i.name = v->desc->name;
+    i.name = v->label;
     i.version = v->desc->version ? v->desc->version : "";
     i.description = v->desc->description ? v->desc->description : "";
     i.backend = v->desc->backend;
@@ -464,6 +488,9 @@ sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t
     i.input_kind = v->desc->input_kind;
     i.path = v->path;
     memcpy(i.sha256, v->sha256, sizeof i.sha256);
+    i.base_name = v->desc->name;
+    i.n_params = sr_descriptor_param_count(v->desc);
+    i.flags = sr_descriptor_flags(v->desc);
     uint32_t size = info->struct_size && info->struct_size < sizeof i ? info->struct_size
                                                                       : (uint32_t)sizeof i;
     memcpy(info, &i, size);
@@ -471,14 +498,100 @@ sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t
     return SAGERUN_OK;
 }
 
+static long find_label(const sagerun_registry *reg, const char *label)
+{
+    for (size_t i = 0; i < reg->n_variants; i++)
+        if (strcmp(reg->variants[i].label, label) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* The canonical label of a spec NAME[k=v,...] and the index of NAME's plain entry. */
+static sagerun_status resolve_spec(const sagerun_registry *reg, const char *spec, long *base,
+                                   double values[SAGERUN_PLUGIN_MAX_PARAMS], char *label,
+                                   size_t len, sagerun_error *err)
+{
+    char name[64];
+    char *args = NULL;
+    sagerun_status st = sr_variant_spec_split(spec, name, &args, err);
+    if (st != SAGERUN_OK)
+        return st;
+    *base = find_label(reg, name);
+    if (*base < 0)
+        st = sr_error_set(err, SAGERUN_NOT_FOUND, "no variant named %s", name);
+    else
+        st = sr_params_parse(reg->variants[*base].desc, args, values, err);
+    free(args);
+    if (st == SAGERUN_OK)
+        sr_params_label(reg->variants[*base].desc, values, label, len);
+    return st;
+}
+
 long sagerun_registry_find(const sagerun_registry *reg, const char *name)
 {
     if (!reg || !name)
         return -1;
-    for (size_t i = 0; i < reg->n_variants; i++)
-        if (strcmp(reg->variants[i].desc->name, name) == 0)
-            return (long)i;
-    return -1;
+    long i = find_label(reg, name);
+    if (i >= 0 || !strchr(name, '['))
+        return i;
+    long base;
+    double values[SAGERUN_PLUGIN_MAX_PARAMS];
+    char label[SR_LABEL_MAX];
+    if (resolve_spec(reg, name, &base, values, label, sizeof label, NULL) != SAGERUN_OK)
+        return -1;
+    return find_label(reg, label);
+}
+
+sagerun_status sagerun_registry_bind(sagerun_registry *reg, const char *spec, long *index,
+                                     sagerun_error *err)
+{
+    if (!reg || !spec || !index)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_bind: NULL argument");
+    *index = find_label(reg, spec);
+    if (*index >= 0)
+        return SAGERUN_OK;
+    long base;
+    double values[SAGERUN_PLUGIN_MAX_PARAMS];
+    char label[SR_LABEL_MAX];
+    sagerun_status st = resolve_spec(reg, spec, &base, values, label, sizeof label, err);
+    if (st != SAGERUN_OK)
+        return st;
+    if ((*index = find_label(reg, label)) >= 0)
+        return SAGERUN_OK;
+    const sr_variant b = reg->variants[base]; /* copied: add_variant may move the array */
+    if ((st = add_variant(reg, b.path, b.handle, b.desc, b.sha256, label, values, err)) !=
+        SAGERUN_OK)
+        return st;
+    *index = find_label(reg, label);
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_registry_variant_param(const sagerun_registry *reg, size_t index,
+                                              uint32_t k, sagerun_variant_param *out,
+                                              sagerun_error *err)
+{
+    if (!reg || !out || index >= reg->n_variants)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "variant index %zu out of range",
+                            index);
+    const sr_variant *v = &reg->variants[index];
+    if (k >= sr_descriptor_param_count(v->desc))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "variant %s: parameter %u out of range (it has %u)", v->label, k,
+                            sr_descriptor_param_count(v->desc));
+    const sagerun_param_decl *d = &v->desc->params[k];
+    sagerun_variant_param p = {.struct_size = sizeof p,
+                               .key = d->key,
+                               .description = d->description ? d->description : "",
+                               .type = d->type,
+                               .value = v->values[k],
+                               .default_value = d->default_value,
+                               .min_value = d->min_value,
+                               .max_value = d->max_value};
+    uint32_t size = out->struct_size && out->struct_size < sizeof p ? out->struct_size
+                                                                    : (uint32_t)sizeof p;
+    memcpy(out, &p, size);
+    out->struct_size = size;
+    return SAGERUN_OK;
 }
 
 size_t sagerun_registry_rejection_count(const sagerun_registry *reg)
@@ -507,4 +620,9 @@ const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry 
                                                          size_t index)
 {
     return index < reg->n_variants ? reg->variants[index].desc : NULL;
+}
+
+const double *sr_registry_values(const sagerun_registry *reg, size_t index)
+{
+    return index < reg->n_variants ? reg->variants[index].values : NULL;
 }

@@ -213,7 +213,22 @@ typedef struct sagerun_variant_info {
     int input_kind;               /* sagerun_input_kind (plugin.h) */
     const char *path;             /* the plugin file, as found */
     char sha256[65];              /* hex SHA-256 of the plugin file */
+    /* (with plugin ABI 1.1) name is the label: the variant's name, or name[key=value,...] for one
+     * bound to parameter values (sagerun_registry_bind); base_name is always the plain name. */
+    const char *base_name;
+    uint32_t n_params;            /* declared parameters: sagerun_registry_variant_param */
+    uint32_t flags;               /* SAGERUN_VARIANT_* of plugin.h */
 } sagerun_variant_info;
+
+/* One declared parameter of a variant and its value in that entry. */
+typedef struct sagerun_variant_param {
+    uint32_t struct_size;
+    const char *key;
+    const char *description;
+    int type;                     /* sagerun_param_type (plugin.h) */
+    double value;                 /* the entry's value (the default for the plain entry) */
+    double default_value, min_value, max_value;
+} sagerun_variant_param;
 
 typedef struct sagerun_rejection {
     uint32_t struct_size;
@@ -228,8 +243,21 @@ SAGERUN_API size_t sagerun_registry_variant_count(const sagerun_registry *reg);
 SAGERUN_API sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg,
                                                          size_t index, sagerun_variant_info *info,
                                                          sagerun_error *err);
-/* Index of the variant with this name, or -1. */
+/* Index of the variant with this name or label, or -1. A spec NAME[key=value,...] finds the entry
+ * sagerun_registry_bind made for it (whatever the order of its keys). */
 SAGERUN_API long sagerun_registry_find(const sagerun_registry *reg, const char *name);
+/* Resolves a spec NAME or NAME[key=value,...] to a variant index, adding an entry for parameter
+ * values not bound before. The entry's name is the canonical label, every parameter in
+ * declaration order: "tile[bq=64,stages=2]". Unknown variants (SAGERUN_NOT_FOUND), unknown or
+ * repeated keys, values of the wrong type or out of range (SAGERUN_INVALID_ARGUMENT) are errors
+ * naming the variant and the key. A new entry is appended: no other index changes. */
+SAGERUN_API sagerun_status sagerun_registry_bind(sagerun_registry *reg, const char *spec,
+                                                 long *index, sagerun_error *err);
+/* Parameter k (< info.n_params) of variant index; only out->struct_size bytes are written. */
+SAGERUN_API sagerun_status sagerun_registry_variant_param(const sagerun_registry *reg,
+                                                          size_t index, uint32_t k,
+                                                          sagerun_variant_param *out,
+                                                          sagerun_error *err);
 SAGERUN_API size_t sagerun_registry_rejection_count(const sagerun_registry *reg);
 SAGERUN_API sagerun_status sagerun_registry_rejection(const sagerun_registry *reg, size_t index,
                                                       sagerun_rejection *out,

@@ -66,6 +66,10 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
                                const sr_cli_plugin_policy *policy, sagerun_registry **out,
                                sagerun_error *err);
+/* Binds every spec NAME[key=value,...] among names to its registry entry (bad keys and values are
+ * errors naming them), so that sagerun_registry_find finds it. */
+sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names, size_t n,
+                                 sagerun_error *err);
 
 /* Checks every output before any work is done: each can be written now (safe_io.h: "-" is
  * stdout, never a device, FIFO or folder, the folder exists), none is one of the inputs, no two

@@ -527,7 +527,10 @@ int sr_cmd_compare(int argc, char **argv)
 
     rc = SR_EXIT_ERROR;
     if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
+        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK ||
+        sr_cli_bind_specs(reg, &opts.baseline, 1, &err) != SAGERUN_OK ||
+        sr_cli_bind_specs(reg, (const char *const *)variants, (size_t)n_variants, &err) !=
+            SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         goto out;
     }

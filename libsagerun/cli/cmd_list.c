@@ -18,6 +18,24 @@ static void list_usage(FILE *out)
             "  --device K      CUDA device ordinal (default 0)\n" SR_CLI_PLUGIN_POLICY_HELP);
 }
 
+/* "params tile int 64 [16, 128]: rows per CTA", one line per declared parameter. */
+static void print_params(const sagerun_registry *reg, size_t index, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        sagerun_variant_param p = {.struct_size = sizeof p};
+        if (sagerun_registry_variant_param(reg, index, k, &p, NULL) != SAGERUN_OK)
+            continue;
+        const sagerun_param_decl d = {sizeof d, p.type, p.key, p.description, p.default_value,
+                                      p.min_value, p.max_value};
+        char def[64], lo[64], hi[64];
+        sr_param_format(&d, p.default_value, def, sizeof def);
+        sr_param_format(&d, p.min_value, lo, sizeof lo);
+        sr_param_format(&d, p.max_value, hi, sizeof hi);
+        printf("  %-20s param %s %s = %s [%s, %s]: %s\n", "", p.key, sr_param_type_name(p.type),
+               def, lo, hi, p.description);
+    }
+}
+
 int sr_cmd_list(int argc, char **argv)
 {
     static const struct option opts[] = {{"plugin", required_argument, 0, 'p'},
@@ -92,6 +110,9 @@ int sr_cmd_list(int argc, char **argv)
         printf("  %-20s %-8s %-5s %-6s %s\n", vi.name, vi.version, sagerun_backend_name(vi.backend),
                cc, vi.description);
         printf("  %-20s path %s\n  %-20s sha256 %s\n", "", vi.path, "", vi.sha256);
+        if (vi.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)
+            printf("  %-20s flags graph-capturable\n", "");
+        print_params(reg, i, vi.n_params);
     }
     size_t nr = sagerun_registry_rejection_count(reg);
     printf("rejected (%zu):\n", nr);

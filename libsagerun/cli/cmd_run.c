@@ -170,7 +170,8 @@ int sr_cmd_run(int argc, char **argv)
     bool have_workload = false;
     int stdout_saved = -1;
     if (sr_cli_context(backend, (int)device, true, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
+        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK ||
+        sr_cli_bind_specs(reg, (const char *const *)&variant, 1, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         goto done;
     }

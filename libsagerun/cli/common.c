@@ -280,3 +280,15 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
         sr_workload_free(w); /* the caller owns w only on success */
     return st;
 }
+
+sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names, size_t n,
+                                 sagerun_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        long index;
+        if (names[i] && strchr(names[i], '[') &&
+            sagerun_registry_bind(reg, names[i], &index, err) != SAGERUN_OK)
+            return sr_error_prefix(err, "--variant %s", names[i]);
+    }
+    return SAGERUN_OK;
+}

@@ -86,6 +86,10 @@ static const struct {
     .create = fake_create,
     .run = FAKE_RUN,
     .destroy = fake_destroy,
+#ifdef FAKE_PARAMS
+    .n_params = sizeof FAKE_PARAMS / sizeof FAKE_PARAMS[0],
+    .params = FAKE_PARAMS,
+#endif
 }, {0}};
 
 SAGERUN_PLUGIN_EXPORT int FAKE_ENTRY(const sagerun_plugin_query *query,

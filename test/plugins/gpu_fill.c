@@ -73,6 +73,7 @@ static const sagerun_variant_descriptor fill_variant = {
     .create = fill_create,
     .run = fill_run,
     .destroy = fill_destroy,
+    .flags = SAGERUN_VARIANT_GRAPH_CAPTURABLE, /* run only launches on the host's stream */
 };
 
 SAGERUN_PLUGIN_DEFINE_ENTRY(fill_variant)

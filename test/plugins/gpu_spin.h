@@ -96,6 +96,7 @@ static const sagerun_variant_descriptor spin_variant = {
     .create = spin_create,
     .run = spin_run,
     .destroy = spin_destroy,
+    .flags = SAGERUN_VARIANT_GRAPH_CAPTURABLE, /* run only launches on the host's stream */
 };
 
 SAGERUN_PLUGIN_DEFINE_ENTRY(spin_variant)

@@ -76,6 +76,27 @@ static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, 
     return 0;
 }
 
+/* The dynamic shared memory a launch on a device of compute capability cc really uses. */
+static uint32_t sage2_smem_for(int cc)
+{
+#ifdef SAGE2_SMEM_BYTES_NOT_SM90
+    if (cc != 90)
+        return SAGE2_SMEM_BYTES_NOT_SM90;
+#endif
+    (void)cc;
+    return SAGE2_SMEM_BYTES;
+}
+
+/* The geometry on this device (plugin ABI 1.1): the shared memory of the code it runs there. */
+static int sage2_geometry_with(const sagerun_geometry_args *args, const sagerun_problem *p,
+                               sagerun_launch_geometry *g, char *err, size_t errlen)
+{
+    int rc = sage2_geometry(p, g, err, errlen);
+    if (rc == 0)
+        g->dynamic_shared_memory_bytes = sage2_smem_for(args->device->compute_capability);
+    return rc;
+}
+
 /* Element strides of a [B, N, H, D] tensor in either layout. */
 static void sage2_strides(const sagerun_problem *p, uint32_t heads, int64_t *b, int64_t *n,
                           int64_t *h)
@@ -104,11 +125,7 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
         snprintf(err, errlen, "out of memory");
         return SAGERUN_OUT_OF_MEMORY;
     }
-    st->smem_bytes = SAGE2_SMEM_BYTES;
-#ifdef SAGE2_SMEM_BYTES_NOT_SM90
-    if (s->compute_capability(s->host) != 90)
-        st->smem_bytes = SAGE2_SMEM_BYTES_NOT_SM90;
-#endif
+    st->smem_bytes = sage2_smem_for(s->compute_capability(s->host));
     sagerun_module *module;
     /* one kernel per (dtype, causal): SAGE2_KERNEL_NAME is fp16 non-causal (sage2_device.cuh) */
     const sagerun_problem *pr = &in->problem;
@@ -213,6 +230,8 @@ static const sagerun_variant_descriptor sage2_variant = {
     .prepare = sage2_prepare,
     .run = sage2_run,
     .destroy = sage2_destroy,
+    .flags = SAGERUN_VARIANT_GRAPH_CAPTURABLE, /* run only launches on the host's stream */
+    .geometry_with = sage2_geometry_with,
 };
 
 SAGERUN_PLUGIN_DEFINE_ENTRY(sage2_variant)
