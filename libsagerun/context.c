@@ -532,6 +532,33 @@ sagerun_status sagerun_context_synchronize(sagerun_context *ctx, sagerun_error *
 }
 
 /* ---- libsagerun's own kernels ---- */
+/* The image whose file name starts with the kernel name's first word after sr_ (0 if none). */
+static size_t library_image_of(const char *name, size_t n)
+{
+    const char *word = strncmp(name, "sr_", 3) == 0 ? name + 3 : name;
+    size_t len = strcspn(word, "_");
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(sr_library_images[i].name, word, len) == 0)
+            return i;
+    return 0;
+}
+
+static sagerun_status library_module(sagerun_context *ctx, size_t i, sagerun_error *err)
+{
+    if (ctx->library_modules[i])
+        return SAGERUN_OK;
+    CUmodule m;
+    CUresult r = sr_cu.cuModuleLoadData(&m, sr_library_images[i].image);
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "cuModuleLoadData (libsagerun kernels: %s)",
+                 sr_library_images[i].name);
+        return sr_cuda_fail(err, (int)r, what);
+    }
+    ctx->library_modules[i] = m;
+    return SAGERUN_OK;
+}
+
 sagerun_status sr_launch_library_kernel(sagerun_context *ctx, const char *name,
                                         const uint32_t grid[3], const uint32_t block[3],
                                         uint32_t smem, void **params, sagerun_error *err)
@@ -540,23 +567,22 @@ sagerun_status sr_launch_library_kernel(sagerun_context *ctx, const char *name,
         return sr_error_set(err, SAGERUN_INTERNAL, "kernel %s launched on the host backend", name);
     if (sr_context_bind(ctx, err) != SAGERUN_OK)
         return err ? err->status : SAGERUN_CUDA;
-    /* Each kernel file of libsagerun is its own embedded image; find the one defining `name`. */
+    /* Each kernel file of libsagerun is its own embedded image; its kernels are named
+     * sr_<file's first word>_... (sr_quant_* in quantize.cu, sr_torch_mean_* in torch_mean.cu):
+     * that image is asked first, so no lookup fails (compute-sanitizer reports failed lookups as
+     * API errors); the others only if it lacks the kernel. */
     CUfunction fn = NULL;
-    for (size_t i = 0; sr_library_images[i].image && !fn; i++) {
-        const sr_library_image *img = &sr_library_images[i];
-        if (i >= SR_ARRAY_LEN(ctx->library_modules))
-            return sr_error_set(err, SAGERUN_INTERNAL, "too many libsagerun kernel images");
-        if (!ctx->library_modules[i]) {
-            CUmodule m;
-            CUresult r = sr_cu.cuModuleLoadData(&m, img->image);
-            if (r != CUDA_SUCCESS) {
-                char what[160];
-                snprintf(what, sizeof what, "cuModuleLoadData (libsagerun kernels: %s)",
-                         img->name);
-                return sr_cuda_fail(err, (int)r, what);
-            }
-            ctx->library_modules[i] = m;
-        }
+    size_t n = 0;
+    while (sr_library_images[n].image)
+        n++;
+    if (n > SR_ARRAY_LEN(ctx->library_modules))
+        return sr_error_set(err, SAGERUN_INTERNAL, "too many libsagerun kernel images");
+    size_t first = library_image_of(name, n);
+    for (size_t k = 0; k < n && !fn; k++) {
+        size_t i = k == 0 ? first : (k <= first ? k - 1 : k);
+        sagerun_status st = library_module(ctx, i, err);
+        if (st != SAGERUN_OK)
+            return st;
         if (sr_cu.cuModuleGetFunction(&fn, (CUmodule)ctx->library_modules[i], name) != CUDA_SUCCESS)
             fn = NULL;
     }

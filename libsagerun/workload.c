@@ -291,7 +291,7 @@ static bool ends_with(const char *s, const char *suffix)
 sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error *err)
 {
     if (ends_with(path, ".safetensors"))
-        return sr_workload_from_safetensors(path, w, err);
+        return sr_workload_from_safetensors(path, -1, w, err);
     workload_init(w);
     FILE *f = sr_fopen_input(path, err);
     if (!f)
@@ -336,7 +336,7 @@ sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error 
     return st;
 }
 
-sagerun_status sr_workload_from_safetensors(const char *path, sr_workload *w,
+sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, sr_workload *w,
                                             sagerun_error *err)
 {
     workload_init(w);
@@ -360,7 +360,9 @@ sagerun_status sr_workload_from_safetensors(const char *path, sr_workload *w,
     }
     int layout = SAGERUN_LAYOUT_NHD;
     const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
-    if (ls && strcmp(ls, "HND") == 0)
+    if (layout_hint >= 0)
+        layout = layout_hint; /* the caller's word over the file's */
+    else if (ls && strcmp(ls, "HND") == 0)
         layout = SAGERUN_LAYOUT_HND;
     else if (ls && strcmp(ls, "NHD") != 0) {
         st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'layout' is '%s' (NHD or HND)",

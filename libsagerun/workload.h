@@ -55,9 +55,10 @@ sagerun_status sr_workload_parse(const char *text, const char *origin, const cha
                                  sr_workload *w, sagerun_error *err);
 
 /* A workload whose inputs are a safetensors file's q, k, v ([B, N, H, D] tensors, F16 or BF16;
- * layout from the file's __metadata__ "layout" when present, else NHD; metadata = the file's
- * __metadata__). */
-sagerun_status sr_workload_from_safetensors(const char *path, sr_workload *w,
+ * layout: layout_hint when >= 0 (the command line's --layout), else the file's __metadata__
+ * "layout" when present, else NHD; metadata = the file's __metadata__). The shapes are checked in
+ * that layout: k and v may have fewer heads than q (GQA) on the head axis. */
+sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, sr_workload *w,
                                             sagerun_error *err);
 
 /* The workload as JSON in the file format above, every default made explicit (sm_scale as the

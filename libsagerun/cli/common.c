@@ -224,19 +224,9 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     if (o->workload_file)
         return sr_workload_load(o->workload_file, w, err);
     if (o->inputs_file) {
-        if ((st = sr_workload_from_safetensors(o->inputs_file, w, err)) != SAGERUN_OK)
+        if ((st = sr_workload_from_safetensors(o->inputs_file, o->layout ? layout : -1, w, err)) !=
+            SAGERUN_OK)
             return st;
-        if (o->layout && (int)w->problem.layout != layout) {
-            /* The same tensors read in the other layout: their first two axes after B swap
-             * meaning. q [B, a, c, D] and k [B, a, c', D] read as NHD give N = a, Hq = c,
-             * Hkv = c'; read as HND they give Hq = Hkv = a and N = c (the loader then checks
-             * that k agrees). */
-            uint32_t a = w->problem.seq_len;
-            w->problem.seq_len = w->problem.heads_q;
-            w->problem.heads_q = a;
-            w->problem.heads_kv = a;
-            w->problem.layout = (uint32_t)layout;
-        }
         return SAGERUN_OK;
     }
     if ((st = sr_workload_default(w, err)) != SAGERUN_OK)

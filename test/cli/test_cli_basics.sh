@@ -48,6 +48,26 @@ check "inputs read as NHD" 0 "$S" run --variant reference --inputs "$TINY" --ite
     && contains "NHD shape" "[1, 16, 2, 8] Hkv 2 NHD"
 check "inputs read as HND" 0 "$S" run --variant reference --inputs "$TINY" --layout hnd --iterations 1 --warmup 0 \
     && contains "HND shape" "[1, 2, 16, 8] Hkv 16 HND"
+# An HND file with fewer k/v heads than q heads (GQA), no layout in its metadata: --layout hnd
+# says how to read it (before, the shapes were checked as NHD and the file refused).
+python3 - "$TMP/gqa_hnd.safetensors" <<'PY'
+import json, struct, sys
+def tensor(shape):
+    n = 1
+    for x in shape:
+        n *= x
+    return shape, struct.pack("<%dH" % n, *[0x3c00 ^ (i * 7 % 251) for i in range(n)])
+ts = [("q", tensor([1, 4, 40, 64])), ("k", tensor([1, 2, 40, 64])), ("v", tensor([1, 2, 40, 64]))]
+hdr, off = {}, 0
+for name, (shape, data) in ts:
+    hdr[name] = {"dtype": "F16", "shape": shape, "data_offsets": [off, off + len(data)]}
+    off += len(data)
+h = json.dumps(hdr).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(d for _, (_, d) in ts))
+PY
+check "HND GQA inputs read with --layout hnd" 0 "$S" run --variant reference --inputs "$TMP/gqa_hnd.safetensors" \
+    --layout hnd --iterations 1 --warmup 0 && contains "HND GQA shape" "[1, 40, 4, 64] Hkv 2 HND"
 check "list --device must be a number" 2 "$S" list --device abc && contains "names the option" "--device 'abc'"
 
 # Plugin policy: pins and unsafe permissions.

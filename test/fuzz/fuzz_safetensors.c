@@ -84,7 +84,7 @@ static void exercise(uint64_t file_size)
     sr_safetensors_close(f);
 
     sr_workload w;
-    st = sr_workload_from_safetensors(path, &w, &err);
+    st = sr_workload_from_safetensors(path, -1, &w, &err);
     if (st != SAGERUN_OK) {
         check_error(st, &err);
         return;

@@ -141,7 +141,7 @@ static void test_golden_bit_exact(void **state)
     for (size_t i = 0; i < n; i++) {
         sagerun_error err = {0};
         sr_workload w;
-        assert_int_equal(sr_workload_from_safetensors(paths[i], &w, &err), SAGERUN_OK);
+        assert_int_equal(sr_workload_from_safetensors(paths[i], -1, &w, &err), SAGERUN_OK);
         sagerun_problem p = w.problem;
         sr_workload_free(&w);
         sr_safetensors *f;

@@ -194,7 +194,7 @@ static int golden_case_open(const char *path, golden_case *c)
     memset(c, 0, sizeof *c);
     sagerun_error err = {0};
     sr_workload w;
-    if (sr_workload_from_safetensors(path, &w, &err) != SAGERUN_OK) {
+    if (sr_workload_from_safetensors(path, -1, &w, &err) != SAGERUN_OK) {
         fprintf(stderr, "%s\n", err.message);
         return -1;
     }
