@@ -335,7 +335,7 @@ json_t *sr_report_to_json(const sr_report *r)
             put(&b, pj, "heads_kv", json_integer(p->heads_kv));
             put(&b, pj, "head_dim", json_integer(p->head_dim));
             put(&b, pj, "layout", string_or_null(layout_name(p->layout)));
-            put(&b, pj, "dtype", string_or_null(sagerun_dtype_name((int)p->dtype)));
+            put(&b, pj, "dtype", string_or_null(sr_dtype_word((int)p->dtype)));
             put(&b, pj, "causal", json_boolean(p->causal));
             put(&b, pj, "sm_scale", json_real(p->sm_scale));
             put(&b, pj, "operations", json_real(sagerun_problem_operations(p)));
@@ -832,7 +832,8 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
         p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
         free(layout);
         char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
-        p->dtype = dtype && strcmp(dtype, "BF16") == 0 ? SAGERUN_DTYPE_BF16 : SAGERUN_DTYPE_F16;
+        p->dtype = sr_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
+                                                                : SAGERUN_DTYPE_F16;
         free(dtype);
         p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
         double scale = get_number(rd, pj, "problem", "sm_scale", false, true);
@@ -1096,7 +1097,7 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
     fprintf(out, "%sq_shape %s", bullet, shape);
     if (r->has_problem)
         fprintf(out, " (%s %s, Hkv %u%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
-                sagerun_dtype_name((int)r->problem.dtype) ? sagerun_dtype_name((int)r->problem.dtype) : "?",
+                sr_dtype_word((int)r->problem.dtype) ? sr_dtype_word((int)r->problem.dtype) : "?",
                 r->problem.heads_kv, r->problem.causal ? ", causal" : "");
     fprintf(out, "\n");
     if (r->device_name) {

@@ -30,7 +30,7 @@ int sr_cmd_diff(int argc, char **argv)
     sagerun_report_diff_options_init(&o);
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (!sr_cli_parse_decimal("diff", "--threshold", optarg, 0, true, 1e6,
@@ -38,7 +38,7 @@ int sr_cmd_diff(int argc, char **argv)
                 return SR_EXIT_USAGE;
             break;
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
-        default: diff_usage(stderr); return SR_EXIT_USAGE;
+        default: return sr_cli_bad_option("diff", c, argv);
         }
     }
     if (argc - optind != 2) {

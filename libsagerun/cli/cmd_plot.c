@@ -645,12 +645,12 @@ int sr_cmd_plot(int argc, char **argv)
     const char *output = NULL, *title = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 't': title = optarg; break;
         case 'h': plot_usage(stdout); return SR_EXIT_OK;
-        default: plot_usage(stderr); return SR_EXIT_USAGE;
+        default: return sr_cli_bad_option("plot", c, argv);
         }
     }
     if (argc - optind != 1) {

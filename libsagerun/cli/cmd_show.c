@@ -19,11 +19,11 @@ int sr_cmd_show(int argc, char **argv)
         {"markdown", no_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int markdown = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': markdown = 1; break;
         case 'h': show_usage(stdout); return SR_EXIT_OK;
-        default: show_usage(stderr); return SR_EXIT_USAGE;
+        default: return sr_cli_bad_option("show", c, argv);
         }
     }
     if (argc - optind != 1) {

@@ -906,7 +906,7 @@ int sr_cmd_sweep(int argc, char **argv)
         goto out;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case O_BASELINE: baseline = optarg; break;
         case O_VARIANT: cli_variants[n_cli_variants++] = optarg; break;
@@ -939,7 +939,7 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_BACKEND: backend = optarg; break;
         case O_DEVICE: if (!sr_cli_parse_u32("sweep", "--device", optarg, 0, &device)) goto out; break;
         case 'h': sweep_usage(stdout); rc = SR_EXIT_OK; goto out;
-        default: sweep_usage(stderr); goto out;
+        default: rc = sr_cli_bad_option("sweep", c, argv); goto out;
         }
     }
     if (argc - optind != 1) {
