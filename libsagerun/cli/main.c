@@ -96,9 +96,14 @@ int main(int argc, char **argv)
         return close_stdout(SR_EXIT_OK);
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("sagerun %s (library %s, plugin ABI %d.%d, commit %s)\n", SAGERUN_VERSION_STRING,
+#ifdef SAGERUN_NO_CUDA
+        const char *cuda = ", built without CUDA: host backend only";
+#else
+        const char *cuda = "";
+#endif
+        printf("sagerun %s (library %s, plugin ABI %d.%d, commit %s%s)\n", SAGERUN_VERSION_STRING,
                sagerun_version_string(), SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR,
-               SAGERUN_GIT_COMMIT);
+               SAGERUN_GIT_COMMIT, cuda);
         return close_stdout(SR_EXIT_OK);
     }
     const struct command *c = find_command(cmd);
