@@ -46,6 +46,7 @@ void sr_report_clear(sr_report *r)
     free(r->tool_commit);
     free(r->created_utc);
     free(r->device_name);
+    free(r->driver_release);
     free(r->backend);
     free(r->expect_sha256);
     free(r->clock_source);
@@ -319,12 +320,16 @@ json_t *sr_report_to_json(const sr_report *r)
         json_t *dev = json_object();
         put(&b, dev, "name", string_or_null(r->device_name));
         put(&b, dev, "backend", string_or_null(r->backend));
-        put(&b, dev, "compute_capability",
-            r->compute_capability >= 0 ? json_integer(r->compute_capability) : json_null());
-        put(&b, dev, "driver_version",
-            r->driver_version >= 0 ? json_integer(r->driver_version) : json_null());
-        put(&b, dev, "multiprocessors",
-            r->multiprocessors >= 0 ? json_integer(r->multiprocessors) : json_null());
+        /* GPU fields only where there is a GPU (a host report has none of them) */
+        bool gpu = !r->backend || strcmp(r->backend, "host") != 0;
+        if (gpu && r->compute_capability > 0)
+            put(&b, dev, "compute_capability", json_integer(r->compute_capability));
+        if (gpu && r->driver_version > 0)
+            put(&b, dev, "driver_version", json_integer(r->driver_version)); /* CUDA API */
+        if (gpu && r->driver_release)
+            put(&b, dev, "driver_release", json_string(r->driver_release));
+        if (gpu && r->multiprocessors > 0)
+            put(&b, dev, "multiprocessors", json_integer(r->multiprocessors));
         put(&b, root, "device", dev);
         if (r->has_problem) {
             const sagerun_problem *p = &r->problem;
@@ -818,6 +823,7 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
                                               true, -1);
         r->driver_version = (int)get_uint(rd, dev, "device", "driver_version", false, true, -1);
         r->multiprocessors = (int)get_uint(rd, dev, "device", "multiprocessors", false, true, -1);
+        r->driver_release = get_string(rd, dev, "device", "driver_release", false, true);
     }
     json_t *pj = get_object(rd, root, "", "problem", false, true);
     if (pj) {
@@ -1105,8 +1111,10 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
         if (r->compute_capability > 0)
             fprintf(out, " (sm_%d", r->compute_capability);
         if (r->compute_capability > 0 && r->driver_version > 0)
-            fprintf(out, ", driver %d.%d", r->driver_version / 1000,
+            fprintf(out, ", CUDA %d.%d", r->driver_version / 1000,
                     (r->driver_version % 1000) / 10);
+        if (r->compute_capability > 0 && r->driver_release)
+            fprintf(out, ", driver %s", r->driver_release);
         fprintf(out, "%s\n", r->compute_capability > 0 ? ")" : "");
     }
     const sr_measurement_info *m = &r->measurement;

@@ -112,7 +112,8 @@ typedef struct sr_report {
     uint64_t rounds_completed; /* rounds whose timed calls all ran */
     char *tool_version, *tool_commit, *created_utc;
     char *device_name, *backend;
-    int compute_capability, driver_version, multiprocessors; /* -1 = absent */
+    int compute_capability, driver_version, multiprocessors; /* -1 = absent (the host's) */
+    char *driver_release; /* the NVIDIA driver's own version, "580.159.04"; NULL = unknown */
     bool has_problem;
     sagerun_problem problem;
     double noise_threshold_percent; /* NaN = absent */
@@ -165,6 +166,12 @@ typedef struct sr_nvml sr_nvml;
 /* Opens NVML for the CUDA device `ordinal` (mapped through CUDA_VISIBLE_DEVICES). NULL when NVML is
  * absent or fails; why goes to `why` (why_len bytes). */
 sr_nvml *sr_nvml_open(int ordinal, char *why, size_t why_len);
+/* The NVIDIA driver's version ("580.159.04"): NVML's nvmlSystemGetDriverVersion, else the
+ * kernel module's /proc/driver/nvidia/version; false (buf "") when neither answers. */
+bool sr_nvml_driver_release(char *buf, size_t len);
+/* The version in the text of /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64
+ * Kernel Module  580.159.04  Thu ..."): false when it holds none. */
+bool sr_nvidia_proc_version_parse(const char *text, char *buf, size_t len);
 void sr_nvml_close(sr_nvml *n);
 void sr_nvml_sample(sr_nvml *n, sr_clock_sample *out);
 int sr_nvml_max_sm_clock(sr_nvml *n); /* -1 when unknown */

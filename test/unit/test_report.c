@@ -371,6 +371,67 @@ static void test_atomic_write_failure(void **state)
     sr_report_clear(&r);
 }
 
+/* The driver's own version from the kernel module's text (the fallback when NVML is absent). */
+static void test_driver_release_parse(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_true(sr_nvidia_proc_version_parse(
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+        "(dvs-builder@U22-I3-AF03-09-1)  Thu Oct  9 2025\nGCC version:  gcc version 12.2.0\n",
+        buf, sizeof buf));
+    assert_string_equal(buf, "580.159.04");
+    assert_true(sr_nvidia_proc_version_parse("NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+                                             "535.54.03  Tue Jun  6 22:20:39 UTC 2023",
+                                             buf, sizeof buf));
+    assert_string_equal(buf, "535.54.03");
+    assert_false(sr_nvidia_proc_version_parse("", buf, sizeof buf));
+    assert_false(sr_nvidia_proc_version_parse("NVRM version: Kernel Module  beta", buf, sizeof buf));
+    char tiny[4];
+    assert_false(sr_nvidia_proc_version_parse("Kernel Module 580.159.04", tiny, sizeof tiny));
+}
+
+static char *header_text(const sr_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sr_report_print_table(r, f);
+    fclose(f);
+    return text;
+}
+
+/* GPU fields only in a GPU report: the CUDA API version and the driver's own version side by
+ * side; a host report has no compute capability, multiprocessors or driver. */
+static void test_device_fields(void **state)
+{
+    (void)state;
+    sr_report r, back;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r), *dev = json_object_get(j, "device");
+    assert_int_equal(json_object_size(dev), 2); /* name, backend */
+    assert_null(json_object_get(dev, "compute_capability"));
+    assert_null(json_object_get(dev, "multiprocessors"));
+    assert_null(json_object_get(dev, "driver_version"));
+    json_decref(j);
+
+    free(r.backend);
+    r.backend = strdup("cuda");
+    r.compute_capability = 90, r.driver_version = 13000, r.multiprocessors = 132;
+    r.driver_release = strdup("580.159.04");
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_write_json(&r, tmp_path("gpu.json"), &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(tmp_path("gpu.json"), &back, &err), SAGERUN_OK);
+    assert_string_equal(back.driver_release, "580.159.04");
+    assert_int_equal(back.driver_version, 13000);
+    assert_int_equal(back.multiprocessors, 132);
+    char *text = header_text(&back);
+    assert_non_null(strstr(text, "(sm_90, CUDA 13.0, driver 580.159.04)"));
+    free(text);
+    sr_report_clear(&back);
+    sr_report_clear(&r);
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -417,6 +478,8 @@ int main(void)
         cmocka_unit_test(test_bad_extension_named),
         cmocka_unit_test(test_atomic_write_failure),
         cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_driver_release_parse),
+        cmocka_unit_test(test_device_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
