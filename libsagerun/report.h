@@ -153,6 +153,14 @@ sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *e
 void sr_report_print_table(const sr_report *r, FILE *out);
 void sr_report_print_markdown(const sr_report *r, FILE *out);
 sagerun_status sr_report_write_markdown(const sr_report *r, const char *path, sagerun_error *err);
+/* CSV (report_csv.c): one row per variant; a header names the columns. lead / n_lead: columns
+ * of the caller's put first (a sweep's workload); NULL, 0 for none. */
+sagerun_status sr_report_write_csv(const sr_report *r, const char *path, sagerun_error *err);
+void sr_report_csv_header(FILE *f, const char *const *lead, size_t n_lead);
+void sr_report_csv_rows(FILE *f, const sr_report *r, const char *const *lead, size_t n_lead);
+/* One CSV field (quoted where it holds a comma, quote or line break), preceded by a comma unless
+ * first; NULL is an empty field. */
+void sr_csv_field(FILE *f, const char *text, bool first);
 /* Prints the comparison of two reports; returns SAGERUN_DIFF_* bits. Fails (INVALID_ARGUMENT)
  * when the workloads differ. */
 sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine.h"
 #include "inputs.h"
 #include "isolate.h"
 #include "limits.h"
@@ -82,6 +83,8 @@ static void compare_usage(FILE *out)
             "reports:\n"
             "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
             "  --markdown FILE        write a markdown report\n"
+            "  --csv FILE             write the table as CSV: one row per variant, times in\n"
+            "                         seconds, percentages in percent points\n"
             "  --quiet                no progress line on stderr (shown only on a terminal)\n"
             "device:\n"
             "  --backend B            auto (default), host or cuda\n"
@@ -205,12 +208,10 @@ static void show_progress(void *user, const char *phase, const char *variant, ui
 }
 
 /* The parent's end of an isolated comparison: the table, the report files, the exit code. */
-static int finish_report(sr_report *r, const char *json_path, const char *md_path)
+/* The report files asked for (- is stdout); false after saying which failed. */
+static bool write_reports(const sr_report *r, const char *json_path, const char *md_path,
+                          const char *csv_path)
 {
-    FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
-    sr_report_print_table(r, out);
-    sr_cli_escaping_close(out, stdout);
-    fflush(stdout);
     sagerun_error err = {0};
     bool written = true;
     if (json_path && sr_report_write_json(r, json_path, &err) != SAGERUN_OK) {
@@ -221,6 +222,21 @@ static int finish_report(sr_report *r, const char *json_path, const char *md_pat
         sr_cli_error("compare: --markdown: %s", err.message);
         written = false;
     }
+    if (csv_path && sr_report_write_csv(r, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: --csv: %s", err.message);
+        written = false;
+    }
+    return written;
+}
+
+static int finish_report(sr_report *r, const char *json_path, const char *md_path,
+                         const char *csv_path)
+{
+    FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
+    sr_report_print_table(r, out);
+    sr_cli_escaping_close(out, stdout);
+    fflush(stdout);
+    bool written = write_reports(r, json_path, md_path, csv_path);
     bool all_ran = !r->incomplete, all_exact = true;
     for (size_t i = 0; i < r->variant_count; i++) {
         all_ran = all_ran && !r->variants[i].failure && r->variants[i].timing.count > 0;
@@ -289,7 +305,7 @@ int sr_cmd_compare(int argc, char **argv)
         O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
         O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE, O_TIMEOUT,
         O_IN_PROCESS, O_ISO_CHILD, O_ISO_REPORT, O_ISO_SKIP, O_SCHEDULE, O_ORDER, O_TIMER,
-        O_CACHE, O_BATCH, O_MIN_ROUNDS, O_MAX_ROUNDS, O_MAX_TIME, O_TARGET, O_WARMUP_TIME
+        O_CACHE, O_BATCH, O_MIN_ROUNDS, O_MAX_ROUNDS, O_MAX_TIME, O_TARGET, O_WARMUP_TIME, O_CSV
     };
     static const struct option longopts[] = {
         {"baseline", required_argument, 0, O_BASELINE},
@@ -317,6 +333,7 @@ int sr_cmd_compare(int argc, char **argv)
         {"no-clocks", no_argument, 0, O_NO_CLOCKS},
         {"json", required_argument, 0, O_JSON},
         {"markdown", required_argument, 0, O_MARKDOWN},
+        {"csv", required_argument, 0, O_CSV},
         {"quiet", no_argument, 0, O_QUIET},
         {"backend", required_argument, 0, O_BACKEND},
         {"device", required_argument, 0, O_DEVICE},
@@ -335,7 +352,7 @@ int sr_cmd_compare(int argc, char **argv)
     char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
     size_t n_variants = 0;
     int n_plugins = 0;
-    const char *json_path = NULL, *md_path = NULL, *backend = "auto";
+    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL, *backend = "auto";
     bool quiet = false, baseline_given = false, counts_given = false, schedule_given = false;
     sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
     uint32_t device = 0;
@@ -410,6 +427,7 @@ int sr_cmd_compare(int argc, char **argv)
         case O_NO_CLOCKS: opts.flags |= SAGERUN_COMPARE_NO_CLOCKS; break;
         case O_JSON: json_path = optarg; break;
         case O_MARKDOWN: md_path = optarg; break;
+        case O_CSV: csv_path = optarg; break;
         case O_QUIET: quiet = true; break;
         case O_BACKEND: backend = optarg; break;
         case O_DEVICE: if (!sr_cli_parse_u32("compare", "--device", optarg, 0, &device)) goto out; break;
@@ -463,9 +481,10 @@ int sr_cmd_compare(int argc, char **argv)
             sr_cli_error("compare: --expect-sha256: '%c' is not a hex digit", *h);
             goto out;
         }
-    const char *const out_opts[] = {"--json", "--markdown"}, *const outs[] = {json_path, md_path};
+    const char *const out_opts[] = {"--json", "--markdown", "--csv"},
+                      *const outs[] = {json_path, md_path, csv_path};
     const char *const ins[] = {wo.workload_file, wo.inputs_file};
-    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 2, ins, 2)) {
+    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 3, ins, 2)) {
         rc = SR_EXIT_ERROR;
         goto out;
     }
@@ -481,7 +500,7 @@ int sr_cmd_compare(int argc, char **argv)
         int sig = 0;
         rc = sr_isolate_run(&io, &iso_report, &sig);
         if (rc == SR_EXIT_OK)
-            rc = finish_report(&iso_report, json_path, md_path);
+            rc = finish_report(&iso_report, json_path, md_path, csv_path);
         if (sig)
             rc = sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
         goto out;
@@ -570,15 +589,7 @@ int sr_cmd_compare(int argc, char **argv)
     }
     sagerun_compare_result_print(res, stdout);
     fflush(stdout);
-    bool written = true;
-    if (json_path && sagerun_compare_result_write_json(res, json_path, NULL, &err) != SAGERUN_OK) {
-        sr_cli_error("compare: --json: %s", err.message);
-        written = false;
-    }
-    if (md_path && sagerun_compare_result_write_markdown(res, md_path, &err) != SAGERUN_OK) {
-        sr_cli_error("compare: --markdown: %s", err.message);
-        written = false;
-    }
+    bool written = write_reports(&res->report, json_path, md_path, csv_path);
     if (!written || !sagerun_compare_result_all_ran(res))
         rc = SR_EXIT_ERROR;
     else if (!sagerun_compare_result_all_byte_exact(res))

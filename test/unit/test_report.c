@@ -432,6 +432,23 @@ static void test_device_fields(void **state)
     sr_report_clear(&r);
 }
 
+/* CSV fields: quoted only where RFC 4180 needs it, quotes doubled; NULL is an empty field. */
+static void test_csv_field(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sr_csv_field(f, "plain", true);
+    sr_csv_field(f, "a,b", false);
+    sr_csv_field(f, "say \"hi\"", false);
+    sr_csv_field(f, NULL, false);
+    sr_csv_field(f, "two\nlines", false);
+    fclose(f);
+    assert_string_equal(text, "plain,\"a,b\",\"say \"\"hi\"\"\",,\"two\nlines\"");
+    free(text);
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -480,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_driver_release_parse),
         cmocka_unit_test(test_device_fields),
+        cmocka_unit_test(test_csv_field),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
