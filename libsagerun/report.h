@@ -161,8 +161,45 @@ void sr_report_csv_rows(FILE *f, const sr_report *r, const char *const *lead, si
 /* One CSV field (quoted where it holds a comma, quote or line break), preceded by a comma unless
  * first; NULL is an empty field. */
 void sr_csv_field(FILE *f, const char *text, bool first);
-/* Prints the comparison of two reports; returns SAGERUN_DIFF_* bits. Fails (INVALID_ARGUMENT)
- * when the workloads differ. */
+/* A variant's label (its name in the seed's format); "[B, N, H, D]" of q_shape. */
+const char *sr_report_variant_label(const sr_report_variant *v);
+void sr_report_format_shape(const sr_report *r, char *buf, size_t len);
+
+/* ---- diff (report_diff.c) ----
+ * Rows of old-against-new, one per variant and point (a sweep's workload; "" for one report). */
+typedef struct sr_diff_row {
+    char point[128], label[128];
+    double old_p50, new_p50;   /* seconds; NaN = absent */
+    double change_percent;     /* (new p50 / old p50 - 1) * 100: + = slower */
+    sr_interval speedup;       /* of new against old, judged from per-round p50s: + = faster */
+    size_t rounds;             /* rounds that interval pairs */
+    int verdict;               /* sr_verdict of that interval; NONE without one */
+    int old_exact, new_exact;  /* byte_exact; -1 = absent */
+    unsigned findings;         /* SAGERUN_DIFF_* */
+    char finding[160];         /* what the row says: "SLOWER", "LOST BYTE-EXACTNESS", ... */
+} sr_diff_row;
+typedef struct sr_diff {
+    double threshold;          /* percent */
+    sr_diff_row *rows;
+    size_t count, cap;
+    unsigned findings;         /* SAGERUN_DIFF_* of every row */
+    char notes[16][320];       /* reference output changed, incomplete reports */
+    size_t note_count;
+} sr_diff;
+void sr_diff_init(sr_diff *d, double threshold_percent);
+void sr_diff_clear(sr_diff *d);
+/* Adds the rows of one pair of reports (point: the sweep's workload, or NULL); fails
+ * (INVALID_ARGUMENT) when they are not of the same workload. */
+sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *old_r,
+                               const sr_report *new_r, sagerun_error *err);
+/* A point of old that new lacks (or could not read): a MISSING row saying why. */
+sagerun_status sr_diff_missing_point(sr_diff *d, const char *point, const char *why,
+                                     sagerun_error *err);
+void sr_diff_print(const sr_diff *d, FILE *out, bool markdown);
+json_t *sr_diff_to_json(const sr_diff *d);
+sagerun_status sr_diff_write_json(const sr_diff *d, const char *path, sagerun_error *err);
+sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sagerun_error *err);
+/* The diff of two reports printed as text; *findings: SAGERUN_DIFF_* bits. */
 sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
                               double threshold_percent, FILE *out, unsigned *findings,
                               sagerun_error *err);

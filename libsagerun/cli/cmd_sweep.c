@@ -68,6 +68,29 @@ static void sweep_usage(FILE *out)
 
 /* ---- the summary (shared with merge) ---------------------------------------------------------- */
 
+json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
+{
+    json_error_t jerr;
+    if (err)
+        err->status = SAGERUN_OK;
+    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root || !json_object_get(root, "sagerun_sweep_summary")) {
+        json_decref(root);
+        return NULL;
+    }
+    if (json_integer_value(json_object_get(root, "sagerun_sweep_summary")) !=
+            SR_SWEEP_SUMMARY_VERSION ||
+        !json_is_array(json_object_get(root, "workloads"))) {
+        sr_error_set(err, SAGERUN_FORMAT,
+                     "%s: not a sweep summary this sagerun reads (sagerun_sweep_summary %d with a "
+                     "'workloads' array)",
+                     path, SR_SWEEP_SUMMARY_VERSION);
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
 sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
 {
     char *p = strdup(dir);

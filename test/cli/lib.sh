@@ -13,13 +13,14 @@ NO_CUDA_BUILD=$("$S" --version 2>/dev/null | grep -o "built without CUDA")
 fail() { # fail NAME [OUTPUT]
     echo "FAIL $1"; [ -n "${2:-}" ] && echo "$2" | sed 's/^/  | /'; fails=$((fails+1))
 }
-# Every report a checked command writes (--json FILE, and sweep's --out-dir DIR/*.json) is kept
+# Every report a checked compare or sweep writes (--json FILE, sweep's --out-dir DIR/*.json) is kept
 # as written, and `finish` validates them all against schema/report.schema.json.
 REPORTS=$TMP/.reports-written
 mkdir -p "$REPORTS"
 n_reports=0
 keep_reports() { # keep_reports COMMAND ARGS... (after it ran; $TMP/.stamp from before)
     local prev="" a f
+    [[ " $* " == *" compare "* || " $* " == *" sweep "* ]] || return 0 # what writes reports
     for a in "$@"; do
         if [ "$prev" = --json ] && [ "$a" != - ] && [ -f "$a" ] && [ "$a" -nt "$TMP/.stamp" ]; then
             n_reports=$((n_reports + 1)); cp "$a" "$REPORTS/$n_reports.json"

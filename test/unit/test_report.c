@@ -460,12 +460,29 @@ static void test_diff(void **state)
     assert_int_equal(sr_report_read(SEED_REPORT, &b, &err), SAGERUN_OK);
     assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
-    /* 10% slower: a regression at 2%, not at 20% */
+    /* every round 10% slower: judged from the rounds, a regression at 2%, not at 20% */
     b.variants[1].timing.p50 *= 1.10;
+    for (size_t k = 0; k < b.variants[1].round_count; k++)
+        b.variants[1].rounds[k].p50 *= 1.10;
     assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
     assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
+    /* rounds that disagree (one 30% slower, the others as before): the interval holds 0, so
+     * the pooled p50 alone is no regression */
+    for (size_t k = 0; k < b.variants[1].round_count; k++)
+        b.variants[1].rounds[k].p50 = a.variants[1].rounds[k].p50 * (k == 0 ? 1.3 : k == 1 ? 0.8 : 1.0);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, 0);
+    /* without rounds to judge from: the p50 rule */
+    size_t saved_rounds = b.variants[1].round_count;
+    b.variants[1].round_count = 1;
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
+    b.variants[1].round_count = saved_rounds;
+    for (size_t k = 0; k < b.variants[1].round_count; k++)
+        b.variants[1].rounds[k].p50 = a.variants[1].rounds[k].p50;
+    b.variants[1].timing.p50 = a.variants[1].timing.p50;
     /* byte-exactness lost */
     b.variants[1].byte_exact = 0;
     assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
