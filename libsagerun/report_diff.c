@@ -343,6 +343,44 @@ sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sageru
     return sr_write_file_atomic(path, write_markdown_cb, d, err);
 }
 
+static void csv_number(FILE *f, double v)
+{
+    fputc(',', f);
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+}
+
+static bool write_csv_cb(FILE *f, const void *user)
+{
+    const sr_diff *d = user;
+    fputs("point,variant,old_p50_s,new_p50_s,p50_change_percent,speedup_percent,"
+          "speedup_low_percent,speedup_high_percent,verdict,old_byte_exact,new_byte_exact,"
+          "regression,finding\n", f);
+    for (size_t i = 0; i < d->count; i++) {
+        const sr_diff_row *r = &d->rows[i];
+        sr_csv_field(f, r->point, true);
+        sr_csv_field(f, r->label, false);
+        csv_number(f, r->old_p50);
+        csv_number(f, r->new_p50);
+        csv_number(f, r->change_percent);
+        csv_number(f, r->speedup.valid ? r->speedup.estimate : NAN);
+        csv_number(f, r->speedup.valid ? r->speedup.low : NAN);
+        csv_number(f, r->speedup.valid ? r->speedup.high : NAN);
+        sr_csv_field(f, sr_verdict_name(r->verdict), false);
+        sr_csv_field(f, r->old_exact < 0 ? NULL : r->old_exact ? "true" : "false", false);
+        sr_csv_field(f, r->new_exact < 0 ? NULL : r->new_exact ? "true" : "false", false);
+        sr_csv_field(f, r->findings & SAGERUN_DIFF_REGRESSION ? "true" : "false", false);
+        sr_csv_field(f, r->finding, false);
+        fputc('\n', f);
+    }
+    return !ferror(f);
+}
+
+sagerun_status sr_diff_write_csv(const sr_diff *d, const char *path, sagerun_error *err)
+{
+    return sr_write_file_atomic(path, write_csv_cb, d, err);
+}
+
 sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double threshold_percent,
                               FILE *out, unsigned *findings, sagerun_error *err)
 {

@@ -14,7 +14,7 @@
 static void diff_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun diff [--threshold PCT] [--json FILE] [--markdown FILE] OLD NEW\n\n"
+            "usage: sagerun diff [--threshold PCT] [--json F] [--markdown F] [--csv F] OLD NEW\n\n"
             "Compares two reports of the same workload (same q_shape and metadata), or two\n"
             "sweeps (their summary.json: each workload of OLD against the one of the same name\n"
             "in NEW, read from the reports beside the summaries). Variants are matched by label.\n"
@@ -25,7 +25,8 @@ static void diff_usage(FILE *out)
             "p50s (the p50 rule, said in the finding).\n\n"
             "  --threshold PCT   noise threshold in percent (default 1, as compare's)\n"
             "  --json FILE       write the rows as JSON (- for stdout)\n"
-            "  --markdown FILE   write them as markdown\n\n"
+            "  --markdown FILE   write them as markdown\n"
+            "  --csv FILE        write them as CSV (one row per point and variant)\n\n"
             "columns: change [95%% CI] is the new time against the old (+ = slower); verdict is\n"
             "compare's (faster / slower / same / below-threshold / ambiguous) for the new run.\n\n"
             "exit status:\n"
@@ -142,11 +143,12 @@ int sr_cmd_diff(int argc, char **argv)
     static const struct option opts[] = {{"threshold", required_argument, 0, 't'},
                                          {"json", required_argument, 0, 'j'},
                                          {"markdown", required_argument, 0, 'm'},
+                                         {"csv", required_argument, 0, 'c'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     sagerun_report_diff_options o;
     sagerun_report_diff_options_init(&o);
-    const char *json_path = NULL, *md_path = NULL;
+    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -158,6 +160,7 @@ int sr_cmd_diff(int argc, char **argv)
             break;
         case 'j': json_path = optarg; break;
         case 'm': md_path = optarg; break;
+        case 'c': csv_path = optarg; break;
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
         default: return sr_cli_bad_option("diff", c, argv);
         }
@@ -167,9 +170,10 @@ int sr_cmd_diff(int argc, char **argv)
                      "diff --help')");
         return SR_EXIT_USAGE;
     }
-    const char *const out_opts[] = {"--json", "--markdown"}, *const outs[] = {json_path, md_path};
+    const char *const out_opts[] = {"--json", "--markdown", "--csv"},
+                      *const outs[] = {json_path, md_path, csv_path};
     const char *const ins[] = {argv[optind], argv[optind + 1]};
-    if (!sr_cli_check_outputs("diff", out_opts, outs, 2, ins, 2))
+    if (!sr_cli_check_outputs("diff", out_opts, outs, 3, ins, 2))
         return SR_EXIT_ERROR;
     sr_diff d;
     sr_diff_init(&d, o.threshold_percent);
@@ -188,6 +192,10 @@ int sr_cmd_diff(int argc, char **argv)
     }
     if (md_path && sr_diff_write_markdown(&d, md_path, &err) != SAGERUN_OK) {
         sr_cli_error("diff: --markdown: %s", err.message);
+        goto out;
+    }
+    if (csv_path && sr_diff_write_csv(&d, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("diff: --csv: %s", err.message);
         goto out;
     }
     rc = d.findings ? SR_EXIT_REGRESSION : SR_EXIT_OK;

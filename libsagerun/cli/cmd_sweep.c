@@ -51,6 +51,8 @@ static void sweep_usage(FILE *out)
             "  --backend B            auto (default), host or cuda\n"
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
+            "  --csv FILE             also write every workload's table as CSV: compare's\n"
+            "                         columns after a 'workload' column (see 'compare --help')\n"
             "  --quiet                no progress lines on stderr\n"
             "compare options (override the sweep file's):\n"
             SR_CLI_PLUGIN_POLICY_HELP
@@ -67,6 +69,43 @@ static void sweep_usage(FILE *out)
 }
 
 /* ---- the summary (shared with merge) ---------------------------------------------------------- */
+
+typedef struct csv_source {
+    const json_t *summary;
+    const char *dir;
+} csv_source;
+
+/* Rows of every workload's report (those that have one), the workload's name first. */
+static bool write_summary_csv_cb(FILE *f, const void *user)
+{
+    const csv_source *src = user;
+    const char *const lead_names[] = {"workload"};
+    sr_report_csv_header(f, lead_names, 1);
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(src->summary, "workloads"), i, w) {
+        const char *name = json_string_value(json_object_get(w, "name"));
+        const char *file = json_string_value(json_object_get(w, "report"));
+        if (!name || !file)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", src->dir, file);
+        sr_report r;
+        if (sr_report_read(path, &r, NULL) != SAGERUN_OK)
+            continue; /* the summary says why that workload has no report */
+        const char *lead[] = {name};
+        sr_report_csv_rows(f, &r, lead, 1);
+        sr_report_clear(&r);
+    }
+    return !ferror(f);
+}
+
+sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,
+                                          const char *path, sagerun_error *err)
+{
+    csv_source src = {summary, dir};
+    return sr_write_file_atomic(path, write_summary_csv_cb, &src, err);
+}
 
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
 {
@@ -883,7 +922,7 @@ int sr_cmd_sweep(int argc, char **argv)
 {
     enum {
         O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD,
-        O_ACC_ROWS, O_NO_ACC, O_NO_CLOCKS, O_OUT_DIR, O_SHARD, O_QUIET, O_BACKEND, O_DEVICE
+        O_ACC_ROWS, O_NO_ACC, O_NO_CLOCKS, O_OUT_DIR, O_SHARD, O_QUIET, O_BACKEND, O_DEVICE, O_CSV
     };
     static const struct option longopts[] = {
         {"baseline", required_argument, 0, O_BASELINE},
@@ -898,6 +937,7 @@ int sr_cmd_sweep(int argc, char **argv)
         {"no-accuracy", no_argument, 0, O_NO_ACC},
         {"no-clocks", no_argument, 0, O_NO_CLOCKS},
         {"out-dir", required_argument, 0, O_OUT_DIR},
+        {"csv", required_argument, 0, O_CSV},
         {"shard", required_argument, 0, O_SHARD},
         {"quiet", no_argument, 0, O_QUIET},
         {"backend", required_argument, 0, O_BACKEND},
@@ -910,7 +950,7 @@ int sr_cmd_sweep(int argc, char **argv)
     int n_plugins = 0, c, rc = SR_EXIT_USAGE;
     sr_cli_plugin_policy policy = {0};
     arg_list shared = {0};
-    const char *baseline = NULL, *out_dir = NULL, *backend = "auto";
+    const char *baseline = NULL, *out_dir = NULL, *backend = "auto", *csv_path = NULL;
     uint32_t warmup = 0, rounds = 0, iterations = 0, acc_rows = 0, device = 0;
     bool warmup_given = false, rounds_given = false, iter_given = false, acc_rows_given = false,
          no_acc = false, no_clocks = false, quiet = false;
@@ -951,6 +991,7 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_NO_ACC: no_acc = true; break;
         case O_NO_CLOCKS: no_clocks = true; break;
         case O_OUT_DIR: out_dir = optarg; break;
+        case O_CSV: csv_path = optarg; break;
         case O_SHARD:
             if (!parse_shard(optarg, &shard_index, &shard_count)) {
                 sr_cli_error("sweep: --shard '%s': expected I/N with 0 <= I < N (e.g. 0/2)",
@@ -975,6 +1016,11 @@ int sr_cmd_sweep(int argc, char **argv)
         goto out;
     }
     const char *sweep_path = argv[optind];
+    const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {sweep_path};
+    if (csv_path && !sr_cli_check_outputs("sweep", csv_opt, &csv_path, 1, csv_in, 1)) {
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
 
     rc = SR_EXIT_ERROR;
     loaded = true;
@@ -1124,6 +1170,10 @@ int sr_cmd_sweep(int argc, char **argv)
     fprintf(stdout, "summary: %s/%s, %s/%s\n", out_dir, SR_SWEEP_SUMMARY_JSON, out_dir,
             SR_SWEEP_SUMMARY_MD);
     rc = sr_sweep_summary_exit_code(summary);
+    if (csv_path && sr_sweep_summary_write_csv(summary, out_dir, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --csv: %s", err.message);
+        rc = SR_EXIT_ERROR;
+    }
 out:
     args_free(&shared);
     json_decref(summary);

@@ -46,4 +46,8 @@ int sr_sweep_summary_exit_code(const json_t *summary);
  * NULL with err set when it is one this sagerun cannot read. */
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err);
 
+/* Every workload's report (read from dir) as CSV rows, the workload's name first. */
+sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,
+                                          const char *path, sagerun_error *err);
+
 #endif

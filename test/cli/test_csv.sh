@@ -44,4 +44,23 @@ contains "names the option" "--csv"
 check "--csv and --json on one file" 1 "$S" compare "${H[@]}" --csv "$TMP/same" --json "$TMP/same"
 contains "says so" "--json and --csv name the same file"
 
+# sweep --csv: every workload's rows, the workload first
+check "sweep --csv" 0 "$S" sweep "$ROOT/test/data/sweep-host.json" --backend host --quiet \
+    --out-dir "$TMP/sw" --csv "$TMP/sw.csv"
+py "one row per workload and variant, with the reports' numbers" '
+import csv, json, sys, os
+rows = list(csv.DictReader(open(sys.argv[1])))
+s = json.load(open(os.path.join(sys.argv[2], "summary.json")))
+want = [(w["name"], v["label"]) for w in s["workloads"] for v in w["variants"]]
+assert [(r["workload"], r["variant"]) for r in rows] == want, rows
+for r in rows:
+    rep = json.load(open(os.path.join(sys.argv[2], r["workload"] + ".json")))
+    v = next(x for x in rep["variants"] if x["label"] == r["variant"])
+    assert abs(float(r["p50_s"]) - v["timing"]["p50_s"]) <= 1e-8 * v["timing"]["p50_s"]
+    assert r["seq_len"] == str(rep["problem"]["seq_len"])' "$TMP/sw.csv" "$TMP/sw"
+check "sweep --csv into a missing folder, before running" 1 "$S" sweep "$ROOT/test/data/sweep-host.json" \
+    --backend host --quiet --out-dir "$TMP/sw2" --csv "$TMP/nope/x.csv"
+contains "names it" "--csv"
+[ ! -e "$TMP/sw2/summary.json" ] && echo "ok   nothing ran" || fail "nothing ran"
+
 finish

@@ -41,6 +41,15 @@ bad = [r for r in d["rows"] if r["regression"]]
 assert [(r["point"], r["variant"]) for r in bad] == [("n96", "reference-mt")], bad
 assert bad[0]["verdict"] == "slower" and abs(bad[0]["p50_change_percent"] - 5) < 1e-9
 assert len(d["rows"]) == 6 and all(r["verdict"] == "same" for r in d["rows"] if not r["regression"])' "$TMP/d.json"
+check "diff --csv" 4 "$S" diff "$TMP/a/summary.json" "$TMP/slow/summary.json" --csv "$TMP/d.csv"
+py "diff --csv: one row per point and variant, the regression flagged" '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 6, rows
+bad = [(r["point"], r["variant"]) for r in rows if r["regression"] == "true"]
+assert bad == [("n96", "reference-mt")], bad
+r = next(r for r in rows if r["point"] == "n96" and r["variant"] == "reference-mt")
+assert r["verdict"] == "slower" and abs(float(r["p50_change_percent"]) - 5) < 1e-6' "$TMP/d.csv"
 grep -q "^| n96 | reference-mt | .* | slower | yes -> yes | SLOWER |$" "$TMP/d.md" \
     && echo "ok   diff --markdown: the row" || fail "diff --markdown" "$(cat "$TMP/d.md")"
 check "a higher threshold lets 5% pass" 0 "$S" diff --threshold 6 "$TMP/a/summary.json" "$TMP/slow/summary.json"
