@@ -12,6 +12,10 @@ CUDA_HOME     ?= /usr/local/cuda
 NVCC          ?= $(CUDA_HOME)/bin/nvcc
 CC            ?= cc
 B             := build
+# Without nvcc (not installed, or NVCC names no program) the build has no GPU code: the library
+# without its kernels and without cuda.h (SAGERUN_NO_CUDA: its CUDA backend says it was built
+# without CUDA), the plugins without a .cu file, and the tests that need a GPU image skipped.
+HAVE_NVCC     := $(if $(shell command -v '$(NVCC)' 2>/dev/null),1)
 # The commit that reports name (source_commit): HEAD, with "-dirty" when tracked files differ from
 # it. The objects that embed it depend on a stamp file that changes only when the value does, so a
 # report never names an older commit than the code that ran.
@@ -28,17 +32,22 @@ $(shell mkdir -p $(B) && { echo '$(GIT_COMMIT)' | cmp -s - $(COMMIT_STAMP) || ec
 # Plugins land in plugins/; a sanitizer build keeps its own (they need the sanitizer runtime) in
 # $(B)/plugins, where that build's programs look first. Use a separate B, e.g.
 #   make B=build-asan SANITIZE=address,undefined test
+# A build without nvcc keeps its (host) plugins in $(B)/plugins as well, so that they never mix
+# with a CUDA build's in plugins/.
 PLUGIN_OUT    := plugins
 ifneq ($(SANITIZE),)
 SAN_FLAGS     := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+PLUGIN_OUT    := $(B)/plugins
+endif
+ifneq ($(HAVE_NVCC),1)
 PLUGIN_OUT    := $(B)/plugins
 endif
 
 WARN          := -Wall -Wextra -Wshadow -Wno-format-truncation -Wstrict-prototypes
 CFLAGS        ?= -O2 -g
 ALL_CFLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(SAN_FLAGS) \
-                 -Iinclude -Ilibsagerun -I$(CUDA_HOME)/include -MMD -MP \
-                 -DSAGERUN_PLUGINDIR='"$(PLUGINDIR)"' -DSAGERUN_GIT_COMMIT='"$(GIT_COMMIT)"'
+                 -Iinclude -Ilibsagerun $(if $(HAVE_NVCC),-I$(CUDA_HOME)/include,-DSAGERUN_NO_CUDA) \
+                 -MMD -MP -DSAGERUN_PLUGINDIR='"$(PLUGINDIR)"' -DSAGERUN_GIT_COMMIT='"$(GIT_COMMIT)"'
 LIB_CFLAGS    := $(ALL_CFLAGS) -DSAGERUN_BUILDING_LIBRARY
 LDLIBS        := -ljansson -lsodium -lm -ldl -lpthread
 
@@ -66,7 +75,7 @@ embed_image = $(CC) -c -DSR_IMAGE_SYMBOL=$(1) -DSR_IMAGE_FILE='"$<"' libsagerun/
 # ---- the library -------------------------------------------------------------------------------
 LIB_SRC       := $(wildcard libsagerun/*.c)
 LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o)
-KERNEL_SRC    := $(wildcard libsagerun/kernels/*.cu)
+KERNEL_SRC    := $(if $(HAVE_NVCC),$(wildcard libsagerun/kernels/*.cu))
 KERNEL_NAMES  := $(notdir $(KERNEL_SRC:.cu=))
 KERNEL_OBJ    := $(KERNEL_NAMES:%=$(B)/kernels/%_image.o) $(B)/kernels/library_images.o
 CLI_SRC       := $(wildcard libsagerun/cli/*.c)
@@ -78,13 +87,22 @@ LIB_INTERNAL  := $(B)/lib/libsagerun_internal.a
 CLI           := $(B)/bin/sagerun
 
 # ---- plugins: variants/<name>/*.c (+ at most one .cu) -> plugins/<name>.so ----------------------
-VARIANTS      := $(filter-out common,$(notdir $(patsubst %/,%,$(wildcard variants/*/))))
+ALL_VARIANTS  := $(filter-out common,$(notdir $(patsubst %/,%,$(wildcard variants/*/))))
+# the variants (and test plugins) with GPU code, which a build without nvcc skips
+CUDA_VARIANTS := $(foreach v,$(ALL_VARIANTS),$(if $(wildcard variants/$(v)/*.cu),$(v)))
+VARIANTS      := $(if $(HAVE_NVCC),$(ALL_VARIANTS),$(filter-out $(CUDA_VARIANTS),$(ALL_VARIANTS)))
 PLUGINS       := $(VARIANTS:%=$(PLUGIN_OUT)/%.so)
+ifeq ($(HAVE_NVCC)$(MAKELEVEL),0)
+$(info sagerun: no nvcc at $(NVCC) (set CUDA_HOME or NVCC): building without CUDA, host backend only)
+$(info sagerun: skipped plugins (they have CUDA kernels): $(strip $(CUDA_VARIANTS)))
+endif
 
 # ---- tests --------------------------------------------------------------------------------------
 UNIT_TESTS    := $(patsubst test/unit/%.c,$(B)/test/%,$(wildcard test/unit/test_*.c))
 GPU_TESTS     := $(patsubst test/gpu/%.c,$(B)/test/gpu/%,$(wildcard test/gpu/test_*.c))
-FAKE_PLUGINS  := $(patsubst test/plugins/%.c,$(B)/test-plugins/%.so,$(wildcard test/plugins/*.c))
+FAKE_SRC      := $(wildcard test/plugins/*.c)
+FAKE_SRC      := $(if $(HAVE_NVCC),$(FAKE_SRC),$(filter-out $(patsubst %.cu,%.c,$(wildcard test/plugins/*.cu)),$(FAKE_SRC)))
+FAKE_PLUGINS  := $(patsubst test/plugins/%.c,$(B)/test-plugins/%.so,$(FAKE_SRC))
 CLI_TESTS     := $(wildcard test/cli/test_*.sh)
 
 .PHONY: all lib cli plugins tests test test-gpu check-install check-abi update-abi install uninstall clean
@@ -230,6 +248,7 @@ check-install: lib cli plugins
 	test "$$(grep 'output sha256' $(B)/run_variant.out | cut -d' ' -f3)" = \
 	     "$$($(CLI) run --variant reference --shape 1,64,2,64 --backend host --iterations 1 \
 	          --warmup 0 2>/dev/null | sed -n 's/^output_sha256 //p')"
+ifeq ($(HAVE_NVCC),1)
 	rm -rf $(B)/my-variant $(B)/dropin && cp -r examples/my-variant $(B)/my-variant && mkdir -p $(B)/dropin
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C $(B)/my-variant NVCC=$(NVCC)
 	install -m 0755 $(B)/my-variant/my-variant.so $(B)/dropin/ && chmod go-w $(B)/dropin
@@ -243,6 +262,10 @@ check-install: lib cli plugins
 	grep -q "param block int = 128 \[32, 1024\]" $(B)/dropin.out
 	! grep -A3 "^rejected" $(B)/dropin.out | grep -q dropin
 	@echo "check-install: installed library, headers, pkg-config, plugins and the out-of-tree variants (my-variant, runtime-api, tuned-variant) work"
+else
+	@echo "check-install: SKIP the out-of-tree variants (examples/my-variant, runtime-api, tuned-variant have CUDA code; no nvcc)"
+	@echo "check-install: installed library, headers, pkg-config and plugins work"
+endif
 
 # ---- ABI -----------------------------------------------------------------------------------------
 # The exported symbols must equal abi/libsagerun.symbols, and abidiff (abigail-tools) must find no

@@ -59,9 +59,15 @@ static void fill_header(sr_report *rep, sagerun_context *ctx, const sagerun_inpu
     sagerun_device_info di = {.struct_size = sizeof(di)};
     if (sagerun_context_device_info(ctx, &di, NULL) == SAGERUN_OK) {
         rep->device_name = strdup(di.name);
-        rep->compute_capability = di.compute_capability;
-        rep->driver_version = di.driver_version;
-        rep->multiprocessors = di.multiprocessors;
+        if (sagerun_context_backend(ctx) == SAGERUN_BACKEND_CUDA) {
+            /* GPU fields only for a GPU: the host's would be 0 and its core count */
+            rep->compute_capability = di.compute_capability;
+            rep->driver_version = di.driver_version;
+            rep->multiprocessors = di.multiprocessors;
+            char release[96];
+            if (sr_nvml_driver_release(release, sizeof release))
+                rep->driver_release = strdup(release);
+        }
     }
 }
 
@@ -166,7 +172,7 @@ static void fill_variant(sr_report_variant *v, const sr_entry *e, size_t index,
     v->failure = e->failed ? strdup(e->failure) : NULL;
     v->failure_phase = e->failed && e->failure_phase[0] ? strdup(e->failure_phase) : NULL;
     v->is_baseline = index == 0;
-    v->has_scheduler = e->has_geometry;
+    v->has_scheduler = e->has_geometry && e->info.backend == SAGERUN_BACKEND_CUDA; /* CTAs */
     v->scheduler = e->geometry;
     v->prepare_s = e->prepared ? e->prepare_s : NAN;
     v->tops = v->speedup_percent = NAN;
@@ -368,7 +374,7 @@ sagerun_status sr_assemble_report(sr_report *rep, sagerun_context *ctx, const sa
     rep->variant_count = n;
     for (size_t i = 0; i < n; i++)
         fill_variant(&rep->variants[i], &es[i], i, &m->sched);
-    rep->has_scheduler = es[0].has_geometry;
+    rep->has_scheduler = es[0].has_geometry && es[0].info.backend == SAGERUN_BACKEND_CUDA;
     rep->scheduler = es[0].geometry;
     fill_checks(rep, es, n, m->sched.rounds > 0);
     fill_clocks(rep, m);

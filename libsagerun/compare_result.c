@@ -270,7 +270,7 @@ void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
         return;
     memset(opts, 0, sizeof(*opts));
     opts->struct_size = sizeof(*opts);
-    opts->threshold_percent = 2.0;
+    opts->threshold_percent = 1.0; /* compare's noise threshold */
 }
 
 sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,

@@ -25,6 +25,13 @@ static const char *driver_library_name(void)
 
 static void load_driver(void)
 {
+#ifdef SAGERUN_NO_CUDA
+    /* No GPU code in this build (no kernels of the library's own), so no driver either. */
+    sr_error_set(&load_error, SAGERUN_NO_DRIVER,
+                 "this sagerun was built without CUDA (no nvcc at build time): the CUDA backend "
+                 "is unavailable, only the host backend runs");
+    return;
+#endif
     const char *lib = driver_library_name();
     void *handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {

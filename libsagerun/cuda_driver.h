@@ -3,7 +3,11 @@
 #ifndef SAGERUN_CUDA_DRIVER_H
 #define SAGERUN_CUDA_DRIVER_H
 
+#ifdef SAGERUN_NO_CUDA
+#include "cuda_stub.h" /* built without the CUDA toolkit: the driver is never loaded */
+#else
 #include <cuda.h>
+#endif
 
 #include "internal.h"
 

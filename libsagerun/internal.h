@@ -27,6 +27,16 @@ sagerun_status sr_error_prefix(sagerun_error *err, const char *fmt, ...)
 int sr_errbuf_set(char *buf, size_t len, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* ---- dtypes of Q/K/V (problem.c) ---- */
+/* The dtype a word names: fp16, f16, float16, half -> F16; bf16, bfloat16 -> BF16 (any case);
+ * -1 for anything else. The CLI, workload files and the report reader all use it. */
+int sr_dtype_parse(const char *word);
+/* The one word reports and workload files write for a Q/K/V dtype ("fp16", "bf16"); NULL for
+ * others. */
+const char *sr_dtype_word(int dtype);
+/* What sr_dtype_parse takes, for help texts and errors. */
+#define SR_DTYPE_WORDS "fp16 (or f16, float16, half) or bf16 (or bfloat16)"
+
 /* Checked size arithmetic: false on overflow. */
 bool sr_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
 bool sr_add_u64(uint64_t a, uint64_t b, uint64_t *out);

@@ -7,6 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef SAGERUN_NO_CUDA
+/* A build without the CUDA toolkit (Makefile: no nvcc) has no CUPTI header and no GPU to time. */
+bool sr_kernel_clock_open(char *why, size_t why_len)
+{
+    snprintf(why, why_len, "sagerun was built without CUDA: no CUPTI");
+    return false;
+}
+
+double sr_kernel_clock_take(uint32_t *kernels)
+{
+    if (kernels)
+        *kernels = 0;
+    return 0.0;
+}
+
+void sr_kernel_clock_close(void) {}
+#else
+
 #include <cupti_activity.h>
 
 #define SR_CUPTI_BUFFER (1u << 20)
@@ -124,3 +142,5 @@ void sr_kernel_clock_close(void)
     /* the library stays loaded: CUPTI may still deliver a buffer */
     cupti.lib = NULL;
 }
+
+#endif /* SAGERUN_NO_CUDA */

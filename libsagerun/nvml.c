@@ -237,3 +237,63 @@ double sr_nvml_violation_s(sr_nvml *n)
     }
     return any ? total : NAN;
 }
+
+bool sr_nvidia_proc_version_parse(const char *text, char *buf, size_t len)
+{
+    /* the first word after "Kernel Module" made of digits and dots, with a dot ("for x86_64" of
+     * the open module's line is skipped) */
+    const char *p = text ? strstr(text, "Kernel Module") : NULL;
+    if (!p || len == 0)
+        return false;
+    for (p += strlen("Kernel Module"); *p && *p != '\n';) {
+        p += strspn(p, " \t");
+        size_t word = strcspn(p, " \t\n"), n = strspn(p, "0123456789.");
+        if (word && n == word && isdigit((unsigned char)p[0]) && memchr(p, '.', n)) {
+            if (n >= len)
+                return false;
+            memcpy(buf, p, n);
+            buf[n] = '\0';
+            return true;
+        }
+        p += word;
+    }
+    return false;
+}
+
+static bool driver_release_from_nvml(char *buf, size_t len)
+{
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return false;
+    nvml_return (*init)(void) = (nvml_return(*)(void))dlsym(lib, "nvmlInit_v2");
+    nvml_return (*shutdown)(void) = (nvml_return(*)(void))dlsym(lib, "nvmlShutdown");
+    nvml_return (*version)(char *, unsigned) =
+        (nvml_return(*)(char *, unsigned))dlsym(lib, "nvmlSystemGetDriverVersion");
+    bool ok = false;
+    if (init && shutdown && version && init() == NVML_OK) {
+        ok = version(buf, (unsigned)len) == NVML_OK && buf[0];
+        shutdown();
+    }
+    dlclose(lib);
+    return ok;
+}
+
+bool sr_nvml_driver_release(char *buf, size_t len)
+{
+    if (len == 0)
+        return false;
+    buf[0] = '\0';
+    if (driver_release_from_nvml(buf, len))
+        return true;
+    char text[512] = "";
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = '\0';
+        fclose(f);
+    }
+    if (sr_nvidia_proc_version_parse(text, buf, len))
+        return true;
+    buf[0] = '\0';
+    return false;
+}

@@ -1,6 +1,7 @@
 /* Problems: the shape of one attention call, its checks and its sizes. Dtypes. */
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -34,6 +35,33 @@ const char *sagerun_dtype_name(int dtype)
         SR_DTYPE_MAP(SR_DTYPE_NAME_)
 #undef SR_DTYPE_NAME_
     }
+    return NULL;
+}
+
+/* The words for a Q/K/V dtype on the command line, in workload files and in reports: the first is
+ * the one written, the others (any case, so the safetensors names too) are read as well. */
+static const struct {
+    int dtype;
+    const char *words[5];
+} sr_dtype_words[] = {
+    {SAGERUN_DTYPE_F16, {"fp16", "f16", "float16", "half", NULL}},
+    {SAGERUN_DTYPE_BF16, {"bf16", "bfloat16", NULL}},
+};
+
+int sr_dtype_parse(const char *word)
+{
+    for (size_t i = 0; word && i < SR_ARRAY_LEN(sr_dtype_words); i++)
+        for (const char *const *w = sr_dtype_words[i].words; *w; w++)
+            if (strcasecmp(word, *w) == 0)
+                return sr_dtype_words[i].dtype;
+    return -1;
+}
+
+const char *sr_dtype_word(int dtype)
+{
+    for (size_t i = 0; i < SR_ARRAY_LEN(sr_dtype_words); i++)
+        if (sr_dtype_words[i].dtype == dtype)
+            return sr_dtype_words[i].words[0];
     return NULL;
 }
 

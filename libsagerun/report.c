@@ -46,6 +46,7 @@ void sr_report_clear(sr_report *r)
     free(r->tool_commit);
     free(r->created_utc);
     free(r->device_name);
+    free(r->driver_release);
     free(r->backend);
     free(r->expect_sha256);
     free(r->clock_source);
@@ -319,12 +320,16 @@ json_t *sr_report_to_json(const sr_report *r)
         json_t *dev = json_object();
         put(&b, dev, "name", string_or_null(r->device_name));
         put(&b, dev, "backend", string_or_null(r->backend));
-        put(&b, dev, "compute_capability",
-            r->compute_capability >= 0 ? json_integer(r->compute_capability) : json_null());
-        put(&b, dev, "driver_version",
-            r->driver_version >= 0 ? json_integer(r->driver_version) : json_null());
-        put(&b, dev, "multiprocessors",
-            r->multiprocessors >= 0 ? json_integer(r->multiprocessors) : json_null());
+        /* GPU fields only where there is a GPU (a host report has none of them) */
+        bool gpu = !r->backend || strcmp(r->backend, "host") != 0;
+        if (gpu && r->compute_capability > 0)
+            put(&b, dev, "compute_capability", json_integer(r->compute_capability));
+        if (gpu && r->driver_version > 0)
+            put(&b, dev, "driver_version", json_integer(r->driver_version)); /* CUDA API */
+        if (gpu && r->driver_release)
+            put(&b, dev, "driver_release", json_string(r->driver_release));
+        if (gpu && r->multiprocessors > 0)
+            put(&b, dev, "multiprocessors", json_integer(r->multiprocessors));
         put(&b, root, "device", dev);
         if (r->has_problem) {
             const sagerun_problem *p = &r->problem;
@@ -335,7 +340,7 @@ json_t *sr_report_to_json(const sr_report *r)
             put(&b, pj, "heads_kv", json_integer(p->heads_kv));
             put(&b, pj, "head_dim", json_integer(p->head_dim));
             put(&b, pj, "layout", string_or_null(layout_name(p->layout)));
-            put(&b, pj, "dtype", string_or_null(sagerun_dtype_name((int)p->dtype)));
+            put(&b, pj, "dtype", string_or_null(sr_dtype_word((int)p->dtype)));
             put(&b, pj, "causal", json_boolean(p->causal));
             put(&b, pj, "sm_scale", json_real(p->sm_scale));
             put(&b, pj, "operations", json_real(sagerun_problem_operations(p)));
@@ -818,6 +823,7 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
                                               true, -1);
         r->driver_version = (int)get_uint(rd, dev, "device", "driver_version", false, true, -1);
         r->multiprocessors = (int)get_uint(rd, dev, "device", "multiprocessors", false, true, -1);
+        r->driver_release = get_string(rd, dev, "device", "driver_release", false, true);
     }
     json_t *pj = get_object(rd, root, "", "problem", false, true);
     if (pj) {
@@ -832,7 +838,8 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
         p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
         free(layout);
         char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
-        p->dtype = dtype && strcmp(dtype, "BF16") == 0 ? SAGERUN_DTYPE_BF16 : SAGERUN_DTYPE_F16;
+        p->dtype = sr_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
+                                                                : SAGERUN_DTYPE_F16;
         free(dtype);
         p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
         double scale = get_number(rd, pj, "problem", "sm_scale", false, true);
@@ -1009,7 +1016,7 @@ void sr_format_seconds(double s, char *buf, size_t len)
         snprintf(buf, len, "%.2f us", s * 1e6);
 }
 
-static const char *variant_label(const sr_report_variant *v)
+const char *sr_report_variant_label(const sr_report_variant *v)
 {
     return v->label ? v->label : v->name ? v->name : "?";
 }
@@ -1079,7 +1086,7 @@ static void format_accuracy(const sr_report_variant *v, char *buf, size_t len)
         snprintf(buf, len, "cos %.6f relL1 %.2e", a->cosine, a->rel_l1);
 }
 
-static void format_shape(const sr_report *r, char *buf, size_t len)
+void sr_report_format_shape(const sr_report *r, char *buf, size_t len)
 {
     size_t used = (size_t)snprintf(buf, len, "[");
     for (size_t i = 0; i < r->q_shape_len && used < len; i++)
@@ -1092,11 +1099,11 @@ static void format_shape(const sr_report *r, char *buf, size_t len)
 static void print_header(const sr_report *r, FILE *out, const char *bullet)
 {
     char shape[128];
-    format_shape(r, shape, sizeof(shape));
+    sr_report_format_shape(r, shape, sizeof(shape));
     fprintf(out, "%sq_shape %s", bullet, shape);
     if (r->has_problem)
         fprintf(out, " (%s %s, Hkv %u%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
-                sagerun_dtype_name((int)r->problem.dtype) ? sagerun_dtype_name((int)r->problem.dtype) : "?",
+                sr_dtype_word((int)r->problem.dtype) ? sr_dtype_word((int)r->problem.dtype) : "?",
                 r->problem.heads_kv, r->problem.causal ? ", causal" : "");
     fprintf(out, "\n");
     if (r->device_name) {
@@ -1104,8 +1111,10 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
         if (r->compute_capability > 0)
             fprintf(out, " (sm_%d", r->compute_capability);
         if (r->compute_capability > 0 && r->driver_version > 0)
-            fprintf(out, ", driver %d.%d", r->driver_version / 1000,
+            fprintf(out, ", CUDA %d.%d", r->driver_version / 1000,
                     (r->driver_version % 1000) / 10);
+        if (r->compute_capability > 0 && r->driver_release)
+            fprintf(out, ", driver %s", r->driver_release);
         fprintf(out, "%s\n", r->compute_capability > 0 ? ")" : "");
     }
     const sr_measurement_info *m = &r->measurement;
@@ -1150,7 +1159,7 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
     const sr_variant_timing *t = &v->how;
     if (!t->present)
         return;
-    fprintf(out, "%s%s: timer %s, %u call%s per sample", bullet, variant_label(v), t->timer,
+    fprintf(out, "%s%s: timer %s, %u call%s per sample", bullet, sr_report_variant_label(v), t->timer,
             t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
     if (isfinite(t->clock_mhz))
         fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
@@ -1167,7 +1176,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
 {
     for (size_t i = 0; i < r->variant_count; i++) {
         const sr_report_variant *v = &r->variants[i];
-        const char *l = variant_label(v);
+        const char *l = sr_report_variant_label(v);
         if (v->failure)
             fprintf(out, "%s%s failed: %s\n", bullet, l, v->failure);
         if (v->deterministic == 0)
@@ -1226,7 +1235,7 @@ typedef struct row_text {
 
 static void row_of(const sr_report *r, const sr_report_variant *v, row_text *t)
 {
-    snprintf(t->label, sizeof(t->label), "%s", variant_label(v));
+    snprintf(t->label, sizeof(t->label), "%s", sr_report_variant_label(v));
     sr_format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
     format_spread(&v->timing, t->spread, sizeof(t->spread));
     if (isfinite(v->tops))
@@ -1332,115 +1341,3 @@ sagerun_status sr_report_write_markdown(const sr_report *r, const char *path, sa
     return sr_write_file_atomic(path, write_markdown_cb, r, err);
 }
 
-/* ---- diff ------------------------------------------------------------------------------------- */
-
-static const sr_report_variant *find_variant(const sr_report *r, const char *label)
-{
-    for (size_t i = 0; i < r->variant_count; i++)
-        if (strcmp(variant_label(&r->variants[i]), label) == 0)
-            return &r->variants[i];
-    return NULL;
-}
-
-static const char *exact_word(int b)
-{
-    return b < 0 ? "-" : b ? "yes" : "NO";
-}
-
-sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double threshold_percent,
-                              FILE *out, unsigned *findings, sagerun_error *err)
-{
-    *findings = 0;
-    bool same_shape = o->q_shape_len == n->q_shape_len &&
-                      memcmp(o->q_shape, n->q_shape, o->q_shape_len * sizeof(o->q_shape[0])) == 0;
-    if (!same_shape) {
-        char a[128], b[128];
-        format_shape(o, a, sizeof(a));
-        format_shape(n, b, sizeof(b));
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "not the same workload: q_shape %s against %s", a, b);
-    }
-    if (o->metadata && n->metadata && !json_equal(o->metadata, n->metadata))
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "not the same workload: the reports' metadata differ");
-    if (o->has_problem && n->has_problem &&
-        (o->problem.heads_kv != n->problem.heads_kv || o->problem.layout != n->problem.layout ||
-         o->problem.dtype != n->problem.dtype || o->problem.causal != n->problem.causal ||
-         o->problem.sm_scale != n->problem.sm_scale))
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "not the same workload: heads_kv, layout, dtype, causal or sm_scale "
-                            "differ");
-
-    char shape[128];
-    format_shape(n, shape, sizeof(shape));
-    fprintf(out, "q_shape %s; a p50 more than %.3g%% slower is a regression\n", shape,
-            threshold_percent);
-    if (o->reference_sha256 && n->reference_sha256 &&
-        strcmp(o->reference_sha256, n->reference_sha256) != 0)
-        fprintf(out, "reference output changed: %s -> %s\n", o->reference_sha256,
-                n->reference_sha256);
-    const sr_report *both[2] = {o, n};
-    for (int k = 0; k < 2; k++)
-        if (both[k]->incomplete)
-            fprintf(out, "note: the %s report is incomplete (interrupted after %llu of %llu "
-                         "rounds): its numbers cover fewer rounds\n",
-                    k ? "new" : "old", (unsigned long long)both[k]->rounds_completed,
-                    (unsigned long long)both[k]->rounds);
-    fprintf(out, "\n%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", "variant", "old p50", "new p50",
-            "change", "byte-exact", "finding");
-    for (size_t i = 0; i < o->variant_count; i++) {
-        const sr_report_variant *ov = &o->variants[i];
-        const char *label = variant_label(ov);
-        const sr_report_variant *nv = find_variant(n, label);
-        char op[32], np[32], change[32], exact[32], finding[96] = "";
-        sr_format_seconds(ov->timing.count ? ov->timing.p50 : NAN, op, sizeof(op));
-        if (!nv) {
-            *findings |= SAGERUN_DIFF_MISSING;
-            fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", label, op, "-", "-",
-                    exact_word(ov->byte_exact), "MISSING in new");
-            continue;
-        }
-        sr_format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
-        double pct = (nv->timing.p50 / ov->timing.p50 - 1.0) * 100.0;
-        if (isfinite(pct) && ov->timing.count && nv->timing.count)
-            snprintf(change, sizeof(change), "%+.2f%%", pct);
-        else
-            snprintf(change, sizeof(change), "-");
-        snprintf(exact, sizeof(exact), "%s -> %s", exact_word(ov->byte_exact),
-                 exact_word(nv->byte_exact));
-        size_t used = 0;
-        if (isfinite(pct) && pct > threshold_percent && ov->timing.count && nv->timing.count) {
-            *findings |= SAGERUN_DIFF_REGRESSION;
-            used += (size_t)snprintf(finding + used, sizeof(finding) - used, "SLOWER ");
-        } else if (!nv->timing.count && ov->timing.count) {
-            *findings |= SAGERUN_DIFF_REGRESSION;
-            used += (size_t)snprintf(finding + used, sizeof(finding) - used, "DID NOT RUN ");
-        } else if (nv->timing.count && !isfinite(nv->timing.p50)) {
-            *findings |= SAGERUN_DIFF_REGRESSION; /* ran, but nothing to compare: not a pass */
-            used += (size_t)snprintf(finding + used, sizeof(finding) - used, "NULL P50 in new ");
-        } else if (ov->timing.count && !isfinite(ov->timing.p50)) {
-            used += (size_t)snprintf(finding + used, sizeof(finding) - used,
-                                     "null p50 in old: not compared ");
-        }
-        if (ov->byte_exact == 1 && nv->byte_exact != 1) {
-            *findings |= SAGERUN_DIFF_LOST_BYTE_EXACT;
-            used += (size_t)snprintf(finding + used, sizeof(finding) - used,
-                                     "LOST BYTE-EXACTNESS ");
-        }
-        if (ov->output_sha256 && nv->output_sha256 &&
-            strcmp(ov->output_sha256, nv->output_sha256) != 0 && used < sizeof(finding))
-            snprintf(finding + used, sizeof(finding) - used, "output hash changed");
-        fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", label, op, np, change, exact,
-                finding);
-    }
-    for (size_t i = 0; i < n->variant_count; i++) {
-        const sr_report_variant *nv = &n->variants[i];
-        if (find_variant(o, variant_label(nv)))
-            continue;
-        char np[32];
-        sr_format_seconds(nv->timing.count ? nv->timing.p50 : NAN, np, sizeof(np));
-        fprintf(out, "%-24s  %-12s  %-12s  %-9s  %-11s  %s\n", variant_label(nv), "-", np, "-",
-                exact_word(nv->byte_exact), "new");
-    }
-    return SAGERUN_OK;
-}

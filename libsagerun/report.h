@@ -112,7 +112,8 @@ typedef struct sr_report {
     uint64_t rounds_completed; /* rounds whose timed calls all ran */
     char *tool_version, *tool_commit, *created_utc;
     char *device_name, *backend;
-    int compute_capability, driver_version, multiprocessors; /* -1 = absent */
+    int compute_capability, driver_version, multiprocessors; /* -1 = absent (the host's) */
+    char *driver_release; /* the NVIDIA driver's own version, "580.159.04"; NULL = unknown */
     bool has_problem;
     sagerun_problem problem;
     double noise_threshold_percent; /* NaN = absent */
@@ -152,8 +153,54 @@ sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *e
 void sr_report_print_table(const sr_report *r, FILE *out);
 void sr_report_print_markdown(const sr_report *r, FILE *out);
 sagerun_status sr_report_write_markdown(const sr_report *r, const char *path, sagerun_error *err);
-/* Prints the comparison of two reports; returns SAGERUN_DIFF_* bits. Fails (INVALID_ARGUMENT)
- * when the workloads differ. */
+/* CSV (report_csv.c): one row per variant; a header names the columns. lead / n_lead: columns
+ * of the caller's put first (a sweep's workload); NULL, 0 for none. */
+sagerun_status sr_report_write_csv(const sr_report *r, const char *path, sagerun_error *err);
+void sr_report_csv_header(FILE *f, const char *const *lead, size_t n_lead);
+void sr_report_csv_rows(FILE *f, const sr_report *r, const char *const *lead, size_t n_lead);
+/* One CSV field (quoted where it holds a comma, quote or line break), preceded by a comma unless
+ * first; NULL is an empty field. */
+void sr_csv_field(FILE *f, const char *text, bool first);
+/* A variant's label (its name in the seed's format); "[B, N, H, D]" of q_shape. */
+const char *sr_report_variant_label(const sr_report_variant *v);
+void sr_report_format_shape(const sr_report *r, char *buf, size_t len);
+
+/* ---- diff (report_diff.c) ----
+ * Rows of old-against-new, one per variant and point (a sweep's workload; "" for one report). */
+typedef struct sr_diff_row {
+    char point[128], label[128];
+    double old_p50, new_p50;   /* seconds; NaN = absent */
+    double change_percent;     /* (new p50 / old p50 - 1) * 100: + = slower */
+    sr_interval speedup;       /* of new against old, judged from per-round p50s: + = faster */
+    size_t rounds;             /* rounds that interval pairs */
+    int verdict;               /* sr_verdict of that interval; NONE without one */
+    int old_exact, new_exact;  /* byte_exact; -1 = absent */
+    unsigned findings;         /* SAGERUN_DIFF_* */
+    char finding[160];         /* what the row says: "SLOWER", "LOST BYTE-EXACTNESS", ... */
+} sr_diff_row;
+typedef struct sr_diff {
+    double threshold;          /* percent */
+    sr_diff_row *rows;
+    size_t count, cap;
+    unsigned findings;         /* SAGERUN_DIFF_* of every row */
+    char notes[16][320];       /* reference output changed, incomplete reports */
+    size_t note_count;
+} sr_diff;
+void sr_diff_init(sr_diff *d, double threshold_percent);
+void sr_diff_clear(sr_diff *d);
+/* Adds the rows of one pair of reports (point: the sweep's workload, or NULL); fails
+ * (INVALID_ARGUMENT) when they are not of the same workload. */
+sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *old_r,
+                               const sr_report *new_r, sagerun_error *err);
+/* A point of old that new lacks (or could not read): a MISSING row saying why. */
+sagerun_status sr_diff_missing_point(sr_diff *d, const char *point, const char *why,
+                                     sagerun_error *err);
+void sr_diff_print(const sr_diff *d, FILE *out, bool markdown);
+json_t *sr_diff_to_json(const sr_diff *d);
+sagerun_status sr_diff_write_json(const sr_diff *d, const char *path, sagerun_error *err);
+sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sagerun_error *err);
+sagerun_status sr_diff_write_csv(const sr_diff *d, const char *path, sagerun_error *err);
+/* The diff of two reports printed as text; *findings: SAGERUN_DIFF_* bits. */
 sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
                               double threshold_percent, FILE *out, unsigned *findings,
                               sagerun_error *err);
@@ -165,6 +212,12 @@ typedef struct sr_nvml sr_nvml;
 /* Opens NVML for the CUDA device `ordinal` (mapped through CUDA_VISIBLE_DEVICES). NULL when NVML is
  * absent or fails; why goes to `why` (why_len bytes). */
 sr_nvml *sr_nvml_open(int ordinal, char *why, size_t why_len);
+/* The NVIDIA driver's version ("580.159.04"): NVML's nvmlSystemGetDriverVersion, else the
+ * kernel module's /proc/driver/nvidia/version; false (buf "") when neither answers. */
+bool sr_nvml_driver_release(char *buf, size_t len);
+/* The version in the text of /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64
+ * Kernel Module  580.159.04  Thu ..."): false when it holds none. */
+bool sr_nvidia_proc_version_parse(const char *text, char *buf, size_t len);
 void sr_nvml_close(sr_nvml *n);
 void sr_nvml_sample(sr_nvml *n, sr_clock_sample *out);
 int sr_nvml_max_sm_clock(sr_nvml *n); /* -1 when unknown */

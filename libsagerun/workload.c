@@ -221,15 +221,14 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
     if ((j = json_object_get(root, "dtype"))) {
         const char *s = json_string_value(j);
         if (!s)
-            return wrong_type(origin, "dtype", "a string (\"fp16\" or \"bf16\")", err);
-        if (strcmp(s, "fp16") == 0 || strcmp(s, "F16") == 0)
-            p->dtype = SAGERUN_DTYPE_F16;
-        else if (strcmp(s, "bf16") == 0 || strcmp(s, "BF16") == 0)
-            p->dtype = SAGERUN_DTYPE_BF16;
-        else
+            return wrong_type(origin, "dtype", "a string: " SR_DTYPE_WORDS, err);
+        int dtype = sr_dtype_parse(s);
+        if (dtype < 0)
             return sr_error_set(err, SAGERUN_FORMAT,
-                                "%s: key 'dtype': unsupported dtype '%s' (\"fp16\" or \"bf16\")",
+                                "%s: key 'dtype': unsupported dtype '%s' (expected "
+                                SR_DTYPE_WORDS ")",
                                 origin, s);
+        p->dtype = (uint32_t)dtype;
     }
     if ((j = json_object_get(root, "causal"))) {
         if (!json_is_boolean(j))
@@ -434,7 +433,7 @@ json_t *sr_workload_to_json(const sr_workload *w)
                      (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
                      "heads_kv", (json_int_t)p->heads_kv, "layout",
                      p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", "dtype",
-                     p->dtype == SAGERUN_DTYPE_BF16 ? "bf16" : "fp16", "causal", (int)p->causal,
+                     sr_dtype_word((int)p->dtype), "causal", (int)p->causal,
                      "sm_scale", (double)sm, "input", input, "metadata",
                      w->metadata ? json_incref(w->metadata) : json_object());
 }

@@ -7,7 +7,7 @@
  *     "shape": [B, N, Hq, D],               positive integers
  *     "heads_kv": Hkv,                      default Hq; Hq must be a multiple of it
  *     "layout": "NHD" | "HND",              default "NHD"
- *     "dtype": "fp16" | "bf16",             default "fp16"
+ *     "dtype": "fp16" | "bf16",             default "fp16" (sr_dtype_parse's spellings)
  *     "causal": false,                      true: causal (q_len = kv_len, SageAttention's is_causal)
  *     "sm_scale": 0.088388,                 default D^-0.5
  *     "input": {"source": "synthetic", "seed": 440420, "q_std": 1, "k_std": 1, "v_std": 1,

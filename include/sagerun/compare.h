@@ -224,7 +224,7 @@ SAGERUN_API sagerun_status sagerun_report_show(const char *path, int markdown, F
 
 typedef struct sagerun_report_diff_options {
     uint32_t struct_size;
-    double threshold_percent; /* a p50 more than this much slower is a regression (2.0) */
+    double threshold_percent; /* noise threshold: slower beyond it is a regression (1.0) */
 } sagerun_report_diff_options;
 
 SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *opts);

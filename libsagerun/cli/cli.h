@@ -34,6 +34,11 @@ int sr_cmd_merge(int argc, char **argv);
 /* "sagerun: <message>" on stderr. */
 void sr_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* What getopt_long returned for a bad option (main sets opterr = 0; every optstring starts with
+ * ':'), said in one line: "sagerun: CMD: unknown option '--x' (see 'sagerun help CMD')" or
+ * "... option '--json' needs a value ...". Returns SR_EXIT_USAGE. */
+int sr_cli_bad_option(const char *cmd, int c, char **argv);
+
 /* The context for --backend auto|host|cuda and --device: auto takes the CUDA device when there is
  * one and otherwise the host backend, saying so on stderr. */
 sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sagerun_context **out,
@@ -106,13 +111,38 @@ typedef struct sr_cli_workload_options {
     const char *inputs_file;
     const char *shape;
     const char *layout;  /* "nhd" / "hnd", or NULL: NHD (files: their own) */
-    const char *dtype;   /* "f16" / "bf16" for --shape and the default, or NULL: f16 */
+    const char *dtype;   /* a word of sr_dtype_parse for --shape and the default, or NULL: fp16 */
     bool causal;         /* for --shape and the default */
     unsigned long long seed;
     bool seed_given;
     bool on_host;
     bool quiet;
 } sr_cli_workload_options;
+
+/* The workload options, the same in run and compare: one option table, one help text, one
+ * parser. */
+enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT_DTYPE,
+       SR_OPT_CAUSAL, SR_OPT_SEED };
+#define SR_CLI_WORKLOAD_OPTIONS                                                                    \
+    {"workload", required_argument, 0, SR_OPT_WORKLOAD},                                           \
+        {"inputs", required_argument, 0, SR_OPT_INPUTS},                                           \
+        {"shape", required_argument, 0, SR_OPT_SHAPE},                                             \
+        {"layout", required_argument, 0, SR_OPT_LAYOUT},                                           \
+        {"dtype", required_argument, 0, SR_OPT_DTYPE},                                             \
+        {"causal", no_argument, 0, SR_OPT_CAUSAL}, {"seed", required_argument, 0, SR_OPT_SEED}
+#define SR_CLI_WORKLOAD_HELP                                                                       \
+    "workload (one of; default: the seed's 1,37810,56,128 on a GPU, 1,256,2,128 on the host):\n" \
+    "  --workload FILE        a workload JSON file (see 'sagerun workload --help')\n"            \
+    "  --inputs FILE          q, k, v from a .safetensors file\n"                                \
+    "  --shape S              synthetic inputs of shape B,N,H,D or B,N,Hq,Hkv,D\n"              \
+    "  --layout L             nhd (default) or hnd (for --shape and --inputs)\n"                 \
+    "  --dtype T              fp16 (default; also f16, float16, half) or bf16 (also\n"          \
+    "                         bfloat16), for --shape and the default workload\n"                \
+    "  --causal               causal attention (for --shape and the default workload)\n"        \
+    "  --seed S               generator seed (default 440420)\n"
+/* Takes one of the workload options into o, checking its value: 1 when opt is one of them, 0
+ * when it is not, -1 after printing "sagerun: CMD: OPT 'VALUE': expected ..." */
+int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg);
 
 struct sr_workload;
 sagerun_status sr_cli_workload(const sr_cli_workload_options *o, struct sr_workload *w,

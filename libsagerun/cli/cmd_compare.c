@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine.h"
 #include "inputs.h"
 #include "isolate.h"
 #include "limits.h"
@@ -42,14 +43,7 @@ static void compare_usage(FILE *out)
             "                         is an A/A run, which must say \"same\".\n"
             "  --plugin PATH          also load this plugin file or folder (repeatable)\n"
             SR_CLI_PLUGIN_POLICY_HELP
-            "workload (one of; default: the seed's 1,37810,56,128 on a GPU, 1,256,2,128 on the host):\n"
-            "  --workload FILE        a workload JSON file\n"
-            "  --inputs FILE          q, k, v from a .safetensors file\n"
-            "  --shape S              synthetic inputs of shape B,N,H,D or B,N,Hq,Hkv,D\n"
-            "  --layout L             nhd (default) or hnd (for --shape and --inputs)\n"
-            "  --dtype T              f16 (default) or bf16 (for --shape)\n"
-            "  --causal               causal attention (for --shape)\n"
-            "  --seed S               generator seed (default 440420)\n"
+            SR_CLI_WORKLOAD_HELP
             "schedule (default: timed):\n"
             "  --schedule S           timed: warm-up for --warmup-time and until stable, then\n"
             "                         rounds of one sample per variant (A,B then B,A) until the\n"
@@ -89,6 +83,8 @@ static void compare_usage(FILE *out)
             "reports:\n"
             "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
             "  --markdown FILE        write a markdown report\n"
+            "  --csv FILE             write the table as CSV: one row per variant, times in\n"
+            "                         seconds, percentages in percent points\n"
             "  --quiet                no progress line on stderr (shown only on a terminal)\n"
             "device:\n"
             "  --backend B            auto (default), host or cuda\n"
@@ -106,6 +102,24 @@ static void compare_usage(FILE *out)
             "                         (for debuggers and compute-sanitizer)\n"
             "  SIGINT/SIGTERM/SIGHUP stop the comparison at the next call: the reports are written with\n"
             "  the rounds finished so far, marked \"complete\": false.\n"
+            "\n"
+            "the table's columns:\n"
+            "  p50         median time of one call (all timed samples)\n"
+            "  spread      -(p50-min)/p50 and +(p90-p50)/p50 in percent: how far the fastest\n"
+            "              call and the 90th percentile lie from the median\n"
+            "  TOPS        operations (4*B*Hq*N*N*D; causal: N*(N+1)/2 pairs for N*N) / p50,\n"
+            "              in 10^12 per second\n"
+            "  speedup     the paired estimate with its 95%% interval, percent (+ = faster\n"
+            "              than the baseline); without an interval, p50 ratio - 1\n"
+            "  verdict     faster / slower: the whole interval beyond the noise threshold;\n"
+            "              same: it holds 0 and lies within it; differs, below: it excludes 0\n"
+            "              but lies within it; ambiguous: otherwise (it straddles the\n"
+            "              threshold, or there is no interval)\n"
+            "  byte-exact  yes: both checked outputs hash to the reference hash; NO (N el.):\n"
+            "              N elements differ from the baseline; NO (nondet.): two calls differ\n"
+            "  accuracy    against exact attention over the sampled rows: cosine similarity\n"
+            "              and relative L1 error (sum |o - ref| / sum |ref|)\n"
+            "The JSON report's fields: schema/report.schema.json in the source tree.\n"
             "\n"
             "exit status:\n"
             "  0  every variant ran and is byte-exact with the reference\n"
@@ -195,12 +209,10 @@ static void show_progress(void *user, const char *phase, const char *variant, ui
 }
 
 /* The parent's end of an isolated comparison: the table, the report files, the exit code. */
-static int finish_report(sr_report *r, const char *json_path, const char *md_path)
+/* The report files asked for (- is stdout); false after saying which failed. */
+static bool write_reports(const sr_report *r, const char *json_path, const char *md_path,
+                          const char *csv_path)
 {
-    FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
-    sr_report_print_table(r, out);
-    sr_cli_escaping_close(out, stdout);
-    fflush(stdout);
     sagerun_error err = {0};
     bool written = true;
     if (json_path && sr_report_write_json(r, json_path, &err) != SAGERUN_OK) {
@@ -211,6 +223,21 @@ static int finish_report(sr_report *r, const char *json_path, const char *md_pat
         sr_cli_error("compare: --markdown: %s", err.message);
         written = false;
     }
+    if (csv_path && sr_report_write_csv(r, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("compare: --csv: %s", err.message);
+        written = false;
+    }
+    return written;
+}
+
+static int finish_report(sr_report *r, const char *json_path, const char *md_path,
+                         const char *csv_path)
+{
+    FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
+    sr_report_print_table(r, out);
+    sr_cli_escaping_close(out, stdout);
+    fflush(stdout);
+    bool written = write_reports(r, json_path, md_path, csv_path);
     bool all_ran = !r->incomplete, all_exact = true;
     for (size_t i = 0; i < r->variant_count; i++) {
         all_ran = all_ran && !r->variants[i].failure && r->variants[i].timing.count > 0;
@@ -276,24 +303,17 @@ static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
 int sr_cmd_compare(int argc, char **argv)
 {
     enum {
-        O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WORKLOAD, O_INPUTS, O_SHAPE, O_LAYOUT, O_DTYPE,
-        O_CAUSAL, O_SEED, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
+        O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
         O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE, O_TIMEOUT,
         O_IN_PROCESS, O_ISO_CHILD, O_ISO_REPORT, O_ISO_SKIP, O_SCHEDULE, O_ORDER, O_TIMER,
-        O_CACHE, O_BATCH, O_MIN_ROUNDS, O_MAX_ROUNDS, O_MAX_TIME, O_TARGET, O_WARMUP_TIME
+        O_CACHE, O_BATCH, O_MIN_ROUNDS, O_MAX_ROUNDS, O_MAX_TIME, O_TARGET, O_WARMUP_TIME, O_CSV
     };
     static const struct option longopts[] = {
         {"baseline", required_argument, 0, O_BASELINE},
         {"variant", required_argument, 0, O_VARIANT},
         {"plugin", required_argument, 0, O_PLUGIN},
         SR_CLI_PLUGIN_POLICY_OPTIONS,
-        {"workload", required_argument, 0, O_WORKLOAD},
-        {"inputs", required_argument, 0, O_INPUTS},
-        {"shape", required_argument, 0, O_SHAPE},
-        {"layout", required_argument, 0, O_LAYOUT},
-        {"dtype", required_argument, 0, O_DTYPE},
-        {"causal", no_argument, 0, O_CAUSAL},
-        {"seed", required_argument, 0, O_SEED},
+        SR_CLI_WORKLOAD_OPTIONS,
         {"warmup", required_argument, 0, O_WARMUP},
         {"rounds", required_argument, 0, O_ROUNDS},
         {"iterations", required_argument, 0, O_ITER},
@@ -314,6 +334,7 @@ int sr_cmd_compare(int argc, char **argv)
         {"no-clocks", no_argument, 0, O_NO_CLOCKS},
         {"json", required_argument, 0, O_JSON},
         {"markdown", required_argument, 0, O_MARKDOWN},
+        {"csv", required_argument, 0, O_CSV},
         {"quiet", no_argument, 0, O_QUIET},
         {"backend", required_argument, 0, O_BACKEND},
         {"device", required_argument, 0, O_DEVICE},
@@ -332,12 +353,9 @@ int sr_cmd_compare(int argc, char **argv)
     char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
     size_t n_variants = 0;
     int n_plugins = 0;
-    const char *workload = NULL, *inputs_file = NULL, *shape = NULL, *layout = "nhd",
-               *dtype = "f16", *json_path = NULL, *md_path = NULL, *backend = "auto";
-    bool causal = false, quiet = false, seed_given = false, layout_given = false,
-         dtype_given = false, baseline_given = false, counts_given = false,
-         schedule_given = false;
-    unsigned long long seed = 440420;
+    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL, *backend = "auto";
+    bool quiet = false, baseline_given = false, counts_given = false, schedule_given = false;
+    sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
     uint32_t device = 0;
     int rc = SR_EXIT_USAGE, c;
     sagerun_context *ctx = NULL, *host_ctx = NULL;
@@ -371,7 +389,7 @@ int sr_cmd_compare(int argc, char **argv)
     }
 
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case O_BASELINE: opts.baseline = optarg; baseline_given = true; break;
         case O_VARIANT: variants[n_variants++] = optarg; break;
@@ -381,23 +399,6 @@ int sr_cmd_compare(int argc, char **argv)
             if (!sr_cli_plugin_policy_option(&policy, c, optarg))
                 goto out;
             break;
-        case O_WORKLOAD: workload = optarg; break;
-        case O_INPUTS: inputs_file = optarg; break;
-        case O_SHAPE: shape = optarg; break;
-        case O_LAYOUT: layout = optarg; layout_given = true; break;
-        case O_DTYPE: dtype = optarg; dtype_given = true; break;
-        case O_CAUSAL: causal = true; break;
-        case O_SEED: {
-            char *end;
-            errno = 0;
-            seed = strtoull(optarg, &end, 10);
-            seed_given = true;
-            if (*optarg < '0' || *optarg > '9' || *end || errno) {
-                sr_cli_error("compare: --seed '%s': expected a non-negative integer", optarg);
-                goto out;
-            }
-            break;
-        }
         case O_WARMUP: if (!sr_cli_parse_u32("compare", "--warmup", optarg, 0, &opts.warmup)) goto out; counts_given = true; break;
         case O_ROUNDS: if (!sr_cli_parse_u32("compare", "--rounds", optarg, 1, &opts.rounds)) goto out; counts_given = true; break;
         case O_ITER: if (!sr_cli_parse_u32("compare", "--iterations", optarg, 1, &opts.iterations)) goto out; counts_given = true; break;
@@ -427,6 +428,7 @@ int sr_cmd_compare(int argc, char **argv)
         case O_NO_CLOCKS: opts.flags |= SAGERUN_COMPARE_NO_CLOCKS; break;
         case O_JSON: json_path = optarg; break;
         case O_MARKDOWN: md_path = optarg; break;
+        case O_CSV: csv_path = optarg; break;
         case O_QUIET: quiet = true; break;
         case O_BACKEND: backend = optarg; break;
         case O_DEVICE: if (!sr_cli_parse_u32("compare", "--device", optarg, 0, &device)) goto out; break;
@@ -439,7 +441,15 @@ int sr_cmd_compare(int argc, char **argv)
         case O_ISO_REPORT: child_report = optarg; break;
         case O_ISO_SKIP: skips[n_skips++] = optarg; break;
         case 'h': compare_usage(stdout); rc = SR_EXIT_OK; goto out;
-        default: compare_usage(stderr); goto out;
+        default: {
+            int taken = sr_cli_workload_option("compare", &wo, c, optarg);
+            if (taken < 0)
+                goto out;
+            if (!taken) {
+                rc = sr_cli_bad_option("compare", c, argv);
+                goto out;
+            }
+        }
         }
     }
     if (optind < argc) {
@@ -454,16 +464,8 @@ int sr_cmd_compare(int argc, char **argv)
                      opts.max_rounds);
         goto out;
     }
-    if ((workload != NULL) + (inputs_file != NULL) + (shape != NULL) > 1) {
+    if ((wo.workload_file != NULL) + (wo.inputs_file != NULL) + (wo.shape != NULL) > 1) {
         sr_cli_error("compare: --workload, --inputs and --shape exclude each other");
-        goto out;
-    }
-    if (strcmp(layout, "nhd") != 0 && strcmp(layout, "hnd") != 0) {
-        sr_cli_error("compare: --layout '%s': expected nhd or hnd", layout);
-        goto out;
-    }
-    if (strcmp(dtype, "f16") != 0 && strcmp(dtype, "bf16") != 0) {
-        sr_cli_error("compare: --dtype '%s': expected f16 or bf16", dtype);
         goto out;
     }
     if (strcmp(backend, "auto") != 0 && strcmp(backend, "host") != 0 &&
@@ -480,17 +482,10 @@ int sr_cmd_compare(int argc, char **argv)
             sr_cli_error("compare: --expect-sha256: '%c' is not a hex digit", *h);
             goto out;
         }
-    sagerun_problem problem;
-    (void)problem;
-    if (shape && !sr_cli_parse_shape(shape, &problem)) {
-        sr_cli_error("compare: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
-                     ">= 1",
-                     shape);
-        goto out;
-    }
-    const char *const out_opts[] = {"--json", "--markdown"}, *const outs[] = {json_path, md_path};
-    const char *const ins[] = {workload, inputs_file};
-    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 2, ins, 2)) {
+    const char *const out_opts[] = {"--json", "--markdown", "--csv"},
+                      *const outs[] = {json_path, md_path, csv_path};
+    const char *const ins[] = {wo.workload_file, wo.inputs_file};
+    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 3, ins, 2)) {
         rc = SR_EXIT_ERROR;
         goto out;
     }
@@ -506,7 +501,7 @@ int sr_cmd_compare(int argc, char **argv)
         int sig = 0;
         rc = sr_isolate_run(&io, &iso_report, &sig);
         if (rc == SR_EXIT_OK)
-            rc = finish_report(&iso_report, json_path, md_path);
+            rc = finish_report(&iso_report, json_path, md_path, csv_path);
         if (sig)
             rc = sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
         goto out;
@@ -556,16 +551,8 @@ int sr_cmd_compare(int argc, char **argv)
                             "GPU)\n");
     }
 
-    sr_cli_workload_options wo = {.workload_file = workload,
-                                  .inputs_file = inputs_file,
-                                  .shape = shape,
-                                  .layout = layout_given ? layout : NULL,
-                                  .dtype = dtype_given ? dtype : NULL,
-                                  .causal = causal,
-                                  .seed = seed,
-                                  .seed_given = seed_given,
-                                  .on_host = on_host,
-                                  .quiet = quiet};
+    wo.on_host = on_host;
+    wo.quiet = quiet;
     if ((st = sr_cli_workload(&wo, &w, &err)) != SAGERUN_OK) {
         sr_cli_error("compare: %s", err.message);
         goto out;
@@ -603,15 +590,7 @@ int sr_cmd_compare(int argc, char **argv)
     }
     sagerun_compare_result_print(res, stdout);
     fflush(stdout);
-    bool written = true;
-    if (json_path && sagerun_compare_result_write_json(res, json_path, NULL, &err) != SAGERUN_OK) {
-        sr_cli_error("compare: --json: %s", err.message);
-        written = false;
-    }
-    if (md_path && sagerun_compare_result_write_markdown(res, md_path, &err) != SAGERUN_OK) {
-        sr_cli_error("compare: --markdown: %s", err.message);
-        written = false;
-    }
+    bool written = write_reports(&res->report, json_path, md_path, csv_path);
     if (!written || !sagerun_compare_result_all_ran(res))
         rc = SR_EXIT_ERROR;
     else if (!sagerun_compare_result_all_byte_exact(res))

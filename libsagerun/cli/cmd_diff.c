@@ -1,59 +1,205 @@
-/* sagerun diff: compares two reports of the same workload; a non-zero exit on a regression. */
+/* sagerun diff: two reports of one workload, or two sweeps point by point (their summaries), each
+ * variant judged from the per-round p50s both carry (report_diff.c); exit 4 on a regression. */
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "report.h"
 #include "sagerun/compare.h"
+#include "sweep.h"
 
 static void diff_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun diff [--threshold PCT] OLD.json NEW.json\n\n"
-            "Compares two reports of the same workload (same q_shape and metadata), variant by\n"
-            "variant (matched by label, the name in the seed's format): p50 change, byte-exactness\n"
-            "and output hash changes.\n\n"
-            "  --threshold PCT   a p50 more than PCT percent slower is a regression (default 2)\n\n"
+            "usage: sagerun diff [--threshold PCT] [--json F] [--markdown F] [--csv F] OLD NEW\n\n"
+            "Compares two reports of the same workload (same q_shape and metadata), or two\n"
+            "sweeps (their summary.json: each workload of OLD against the one of the same name\n"
+            "in NEW, read from the reports beside the summaries). Variants are matched by label.\n"
+            "Each change is judged statistically as compare judges a speedup: the per-round\n"
+            "p50s of the old and the new run, paired by round, give the log-ratio's 20%%-trimmed\n"
+            "mean and its 95%% interval; 'slower' (a regression) only when the whole interval\n"
+            "lies beyond the threshold. Reports with fewer than two rounds are compared by their\n"
+            "p50s (the p50 rule, said in the finding).\n\n"
+            "  --threshold PCT   noise threshold in percent (default 1, as compare's)\n"
+            "  --json FILE       write the rows as JSON (- for stdout)\n"
+            "  --markdown FILE   write them as markdown\n"
+            "  --csv FILE        write them as CSV (one row per point and variant)\n\n"
+            "columns: change [95%% CI] is the new time against the old (+ = slower); verdict is\n"
+            "compare's (faster / slower / same / below-threshold / ambiguous) for the new run.\n\n"
             "exit status:\n"
             "  0  no regression\n"
             "  1  error: unreadable or malformed report, or not the same workload\n"
             "  2  usage error\n"
             "  4  regression: a variant slower beyond the threshold, one that no longer runs or\n"
-            "     is missing, or one that lost byte-exactness\n");
+            "     is missing (or a sweep's workload), or one that lost byte-exactness\n");
+}
+
+static const json_t *find_point(const json_t *summary, const char *name)
+{
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(summary, "workloads"), i, w) {
+        const char *n = json_string_value(json_object_get(w, "name"));
+        if (n && strcmp(n, name) == 0)
+            return w;
+    }
+    return NULL;
+}
+
+/* The report of one point of a summary: its "report" file, beside the summary. */
+static sagerun_status read_point(const char *summary_path, const json_t *w, sr_report *r,
+                                 sagerun_error *err)
+{
+    const char *file = json_string_value(json_object_get(w, "report"));
+    if (!file)
+        return sr_error_set(err, SAGERUN_FORMAT, "no report (status %s%s%s)",
+                            json_string_value(json_object_get(w, "status")) ?: "?",
+                            json_string_value(json_object_get(w, "error")) ? ": " : "",
+                            json_string_value(json_object_get(w, "error")) ?: "");
+    char *copy = strdup(summary_path), path[4096];
+    if (!copy)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    snprintf(path, sizeof path, "%s/%s", dirname(copy), file);
+    free(copy);
+    return sr_report_read(path, r, err);
+}
+
+static sagerun_status diff_sweeps(sr_diff *d, const char *old_path, const json_t *os,
+                                  const char *new_path, const json_t *ns, sagerun_error *err)
+{
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(os, "workloads"), i, w) {
+        const char *name = json_string_value(json_object_get(w, "name"));
+        if (!name)
+            return sr_error_set(err, SAGERUN_FORMAT, "%s: workloads[%zu]: no name", old_path, i);
+        const json_t *nw = find_point(ns, name);
+        if (!nw) {
+            if (sr_diff_missing_point(d, name, "MISSING in new", err) != SAGERUN_OK)
+                return err->status;
+            continue;
+        }
+        sr_report a, b;
+        sagerun_error perr = {0};
+        char why[sizeof(perr.message) + 32];
+        if (read_point(old_path, w, &a, &perr) != SAGERUN_OK) {
+            fprintf(stderr, "sagerun: diff: %s: old: %s (not compared)\n", name, perr.message);
+            continue; /* nothing to regress from */
+        }
+        if (read_point(new_path, nw, &b, &perr) != SAGERUN_OK) {
+            snprintf(why, sizeof why, "NO REPORT in new: %s", perr.message);
+            sr_report_clear(&a);
+            if (sr_diff_missing_point(d, name, why, err) != SAGERUN_OK)
+                return err->status;
+            continue;
+        }
+        sagerun_status st = sr_diff_reports(d, name, &a, &b, err);
+        sr_report_clear(&a);
+        sr_report_clear(&b);
+        if (st != SAGERUN_OK)
+            return st;
+    }
+    return SAGERUN_OK;
+}
+
+static sagerun_status diff_files(sr_diff *d, const char *old_path, const char *new_path,
+                                 sagerun_error *err)
+{
+    json_t *os = sr_sweep_summary_load(old_path, err);
+    if (!os && err->status != SAGERUN_OK)
+        return err->status;
+    json_t *ns = sr_sweep_summary_load(new_path, err);
+    bool old_sweep = os != NULL, new_sweep = ns != NULL;
+    sagerun_status st = SAGERUN_OK;
+    if (!ns && err->status != SAGERUN_OK)
+        st = err->status;
+    else if (old_sweep != new_sweep)
+        st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                          "%s is a sweep summary and %s is not: diff two reports or two sweeps",
+                          old_sweep ? old_path : new_path, old_sweep ? new_path : old_path);
+    else if (old_sweep)
+        st = diff_sweeps(d, old_path, os, new_path, ns, err);
+    else {
+        sr_report a, b;
+        if ((st = sr_report_read(old_path, &a, err)) != SAGERUN_OK)
+            goto done;
+        if ((st = sr_report_read(new_path, &b, err)) == SAGERUN_OK) {
+            st = sr_diff_reports(d, NULL, &a, &b, err);
+            sr_report_clear(&b);
+        }
+        sr_report_clear(&a);
+    }
+done:
+    json_decref(os);
+    json_decref(ns);
+    return st;
 }
 
 int sr_cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"threshold", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"threshold", required_argument, 0, 't'},
+                                         {"json", required_argument, 0, 'j'},
+                                         {"markdown", required_argument, 0, 'm'},
+                                         {"csv", required_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     sagerun_report_diff_options o;
     sagerun_report_diff_options_init(&o);
+    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (!sr_cli_parse_decimal("diff", "--threshold", optarg, 0, true, 1e6,
                                       &o.threshold_percent))
                 return SR_EXIT_USAGE;
             break;
+        case 'j': json_path = optarg; break;
+        case 'm': md_path = optarg; break;
+        case 'c': csv_path = optarg; break;
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
-        default: diff_usage(stderr); return SR_EXIT_USAGE;
+        default: return sr_cli_bad_option("diff", c, argv);
         }
     }
     if (argc - optind != 2) {
-        sr_cli_error("diff: expected two report files (see 'sagerun diff --help')");
+        sr_cli_error("diff: expected two report files or two sweep summaries (see 'sagerun "
+                     "diff --help')");
         return SR_EXIT_USAGE;
     }
-    sagerun_error err = {0};
-    unsigned findings = 0;
-    FILE *out = sr_cli_escaping_stream(stdout);
-    sagerun_status st = sagerun_report_diff(argv[optind], argv[optind + 1], &o, out, &findings,
-                                            &err);
-    sr_cli_escaping_close(out, stdout);
-    if (st != SAGERUN_OK) {
-        sr_cli_error("diff: %s", err.message);
+    const char *const out_opts[] = {"--json", "--markdown", "--csv"},
+                      *const outs[] = {json_path, md_path, csv_path};
+    const char *const ins[] = {argv[optind], argv[optind + 1]};
+    if (!sr_cli_check_outputs("diff", out_opts, outs, 3, ins, 2))
         return SR_EXIT_ERROR;
+    sr_diff d;
+    sr_diff_init(&d, o.threshold_percent);
+    sagerun_error err = {0};
+    int rc = SR_EXIT_ERROR;
+    if (diff_files(&d, argv[optind], argv[optind + 1], &err) != SAGERUN_OK) {
+        sr_cli_error("diff: %s", err.message);
+        goto out;
     }
-    return findings ? SR_EXIT_REGRESSION : SR_EXIT_OK;
+    FILE *out = sr_cli_escaping_stream(stdout);
+    sr_diff_print(&d, out, false);
+    sr_cli_escaping_close(out, stdout);
+    if (json_path && sr_diff_write_json(&d, json_path, &err) != SAGERUN_OK) {
+        sr_cli_error("diff: --json: %s", err.message);
+        goto out;
+    }
+    if (md_path && sr_diff_write_markdown(&d, md_path, &err) != SAGERUN_OK) {
+        sr_cli_error("diff: --markdown: %s", err.message);
+        goto out;
+    }
+    if (csv_path && sr_diff_write_csv(&d, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("diff: --csv: %s", err.message);
+        goto out;
+    }
+    rc = d.findings ? SR_EXIT_REGRESSION : SR_EXIT_OK;
+out:
+    sr_diff_clear(&d);
+    return rc;
 }

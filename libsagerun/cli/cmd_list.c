@@ -49,7 +49,7 @@ int sr_cmd_list(int argc, char **argv)
     const char *backend = "auto";
     sr_cli_plugin_policy policy = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             plugins[n_plugins++] = optarg;
@@ -80,9 +80,8 @@ int sr_cmd_list(int argc, char **argv)
             free(plugins);
             return SR_EXIT_OK;
         default:
-            list_usage(stderr);
             free(plugins);
-            return SR_EXIT_USAGE;
+            return sr_cli_bad_option("list", c, argv);
         }
     }
     if (optind < argc) {

@@ -284,13 +284,13 @@ int sr_cmd_merge(int argc, char **argv)
     bool allow_missing = false, quiet = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out_dir = optarg; break;
         case 'm': allow_missing = true; break;
         case 'q': quiet = true; break;
         case 'h': merge_usage(stdout); return SR_EXIT_OK;
-        default: merge_usage(stderr); return SR_EXIT_USAGE;
+        default: return sr_cli_bad_option("merge", c, argv);
         }
     }
     if (optind >= argc) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sweep.h"
 #include "judge.h"
 #include "report.h"
 #include "stats.h"
@@ -645,12 +646,12 @@ int sr_cmd_plot(int argc, char **argv)
     const char *output = NULL, *title = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 't': title = optarg; break;
         case 'h': plot_usage(stdout); return SR_EXIT_OK;
-        default: plot_usage(stderr); return SR_EXIT_USAGE;
+        default: return sr_cli_bad_option("plot", c, argv);
         }
     }
     if (argc - optind != 1) {
@@ -662,6 +663,15 @@ int sr_cmd_plot(int argc, char **argv)
     if (output && !sr_cli_check_outputs("plot", out_opt, &output, 1, in, 1))
         return SR_EXIT_ERROR;
     sagerun_error err = {0};
+    json_t *summary = sr_sweep_summary_load(path, &err);
+    if (summary || err.status != SAGERUN_OK) {
+        json_decref(summary);
+        sr_cli_error("plot: %s%s", err.status != SAGERUN_OK ? err.message : path,
+                     err.status != SAGERUN_OK ? ""
+                                              : " is a sweep summary: plot one of its workloads' "
+                                                "reports (beside it; 'sagerun show' lists them)");
+        return SR_EXIT_ERROR;
+    }
     sr_report r;
     if (sr_report_read(path, &r, &err) != SAGERUN_OK) {
         sr_cli_error("plot: %s", err.message);

@@ -13,28 +13,21 @@
 static void run_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun run --variant NAME [--workload FILE | --inputs FILE | --shape S]\n"
-            "                   [options]\n\n"
+            "usage: sagerun run --variant NAME [workload] [options]\n\n"
             "Runs one variant: create, prepare (timed apart), warm-up, then the timed runs;\n"
             "prints the median run time and the SHA-256 of the output.\n\n"
-            "  --variant NAME   the variant to run (see 'sagerun list')\n"
-            "  --workload FILE  a workload JSON file (see 'sagerun workload --help')\n"
-            "  --inputs FILE    q, k, v from a safetensors file\n"
-            "  --shape S        synthetic inputs, B,N,H,D or B,N,Hq,Hkv,D\n"
-            "                   (default: the seed workload 1,37810,56,128 on a GPU;\n"
-            "                   1,256,2,128 on the host backend)\n"
-            "  --layout L       nhd (default) or hnd (for --shape and --inputs)\n"
-            "  --seed S         generator seed (default 440420)\n"
-            "  --dtype T        f16 (default) or bf16 (for --shape)\n"
-            "  --causal         causal attention (for --shape)\n"
-            "  --save-inputs F  write q, k, v to the safetensors file F\n"
-            "  --save-output F  write the output o to the safetensors file F\n"
-            "  --warmup N       untimed runs first (default 1)\n"
-            "  --iterations N   timed runs (default 5)\n"
-            "  --plugin PATH    also load this plugin file or folder (may repeat)\n"
+            "  --variant NAME         the variant to run (see 'sagerun list')\n"
+            SR_CLI_WORKLOAD_HELP
+            "options:\n"
+            "  --save-inputs F        write q, k, v to the safetensors file F\n"
+            "  --save-output F        write the output o to the safetensors file F\n"
+            "  --warmup N             untimed runs first (default 1)\n"
+            "  --iterations N         timed runs (default 5)\n"
+            "  --plugin PATH          also load this plugin file or folder (may repeat)\n"
             SR_CLI_PLUGIN_POLICY_HELP
-            "  --backend B      auto (default), host or cuda; host variants always run on host\n"
-            "  --device K       CUDA device ordinal (default 0)\n"
+            "  --backend B            auto (default), host or cuda; host variants always run\n"
+            "                         on the host\n"
+            "  --device K             CUDA device ordinal (default 0)\n"
             "exit status: 0 success, 1 error, 2 usage\n");
 }
 
@@ -76,15 +69,13 @@ static sagerun_status save_tensors(const char *path, sagerun_context *ctx,
 int sr_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"variant", required_argument, 0, 'v'}, {"shape", required_argument, 0, 's'},
-        {"layout", required_argument, 0, 'l'},  {"seed", required_argument, 0, 'S'},
+        {"variant", required_argument, 0, 'v'},
+        SR_CLI_WORKLOAD_OPTIONS,
         {"warmup", required_argument, 0, 'w'},  {"iterations", required_argument, 0, 'i'},
         {"plugin", required_argument, 0, 'p'},  {"backend", required_argument, 0, 'b'},
         SR_CLI_PLUGIN_POLICY_OPTIONS,
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
-        {"workload", required_argument, 0, 'W'}, {"inputs", required_argument, 0, 'I'},
         {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
-        {"dtype", required_argument, 0, 'T'},   {"causal", no_argument, 0, 'C'},
         {0, 0, 0, 0}};
     char **plugins = calloc((size_t)argc, sizeof *plugins);
     int n_plugins = 0, c;
@@ -94,27 +85,10 @@ int sr_cmd_run(int argc, char **argv)
     sr_cli_plugin_policy policy = {0};
     int rc = SR_EXIT_USAGE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'v': variant = optarg; break;
-        case 's': wo.shape = optarg; break;
-        case 'l': wo.layout = optarg; break;
-        case 'S': {
-            char *end;
-            errno = 0;
-            wo.seed = strtoull(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end || errno) {
-                sr_cli_error("run: --seed '%s': expected a non-negative integer", optarg);
-                goto out;
-            }
-            wo.seed_given = true;
-            break;
-        }
-        case 'W': wo.workload_file = optarg; break;
-        case 'I': wo.inputs_file = optarg; break;
         case 'X': save_inputs = optarg; break;
-        case 'T': wo.dtype = optarg; break;
-        case 'C': wo.causal = true; break;
         case 'Y': save_output = optarg; break;
         case 'w': if (!sr_cli_parse_u32("run", "--warmup", optarg, 0, &warmup)) goto out; break;
         case 'i': if (!sr_cli_parse_u32("run", "--iterations", optarg, 1, &iterations)) goto out; break;
@@ -127,7 +101,15 @@ int sr_cmd_run(int argc, char **argv)
         case 'b': backend = optarg; break;
         case 'd': if (!sr_cli_parse_u32("run", "--device", optarg, 0, &device)) goto out; break;
         case 'h': run_usage(stdout); rc = SR_EXIT_OK; goto out;
-        default: run_usage(stderr); goto out;
+        default: {
+            int taken = sr_cli_workload_option("run", &wo, c, optarg);
+            if (taken < 0)
+                goto out;
+            if (!taken) {
+                rc = sr_cli_bad_option("run", c, argv);
+                goto out;
+            }
+        }
         }
     }
     if (optind < argc) {
@@ -138,20 +120,6 @@ int sr_cmd_run(int argc, char **argv)
         sr_cli_error("run: --variant NAME is required (see 'sagerun list')");
         goto out;
     }
-    if (wo.shape) {
-        sagerun_problem probe;
-        if (!sr_cli_parse_shape(wo.shape, &probe)) {
-            sr_cli_error("run: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
-                         ">= 1",
-                         wo.shape);
-            goto out;
-        }
-    }
-    if (wo.layout && strcmp(wo.layout, "nhd") != 0 && strcmp(wo.layout, "hnd") != 0) {
-        sr_cli_error("run: --layout '%s': expected nhd or hnd", wo.layout);
-        goto out;
-    }
-
     const char *const out_opts[] = {"--save-inputs", "--save-output"};
     const char *const outs[] = {save_inputs, save_output};
     const char *const ins[] = {wo.workload_file, wo.inputs_file};
@@ -254,9 +222,10 @@ int sr_cmd_run(int argc, char **argv)
     stdout_saved = -1;
     printf("variant       %s (%s backend)\n", variant,
            sagerun_backend_name(sagerun_context_backend(run_ctx)));
-    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s", w.name, problem->batch,
+    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", w.name, problem->batch,
            problem->seq_len, problem->heads_q, problem->head_dim, problem->heads_kv,
-           problem->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD");
+           problem->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD",
+           sr_dtype_word((int)problem->dtype), problem->causal ? " causal" : "");
     if (w.source == SR_WORKLOAD_SYNTHETIC)
         printf(" synthetic seed %llu\n", (unsigned long long)w.synthetic.seed);
     else

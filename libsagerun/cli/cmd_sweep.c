@@ -42,7 +42,12 @@ static void sweep_usage(FILE *out)
             "   \"baseline\": \"baseline\", \"variants\": [\"interleave-softmax\"],\n"
             "   \"warmup\": 3, \"rounds\": 5, \"iterations\": 10, \"noise_threshold_percent\": 1,\n"
             "   \"accuracy_rows\": 1024, \"accuracy\": true, \"clocks\": true,\n"
+            "   \"axes\": {\"N\": [1024, 4096], \"dtype\": [\"fp16\", \"bf16\"]},\n"
             "   \"description\": \"...\"}\n"
+            "axes: each inline workload once per combination of their values (the first axis\n"
+            "varies slowest), named NAME/N=1024,dtype=fp16; B, N, Hq, D set that entry of its\n"
+            "shape, heads_kv, dtype, layout, causal and sm_scale that key. The summary gives\n"
+            "each workload's \"axes\".\n"
             "An inline workload without a name is named by its shape (1x1024x56x128).\n"
             "\n"
             "sharding (one process per GPU or node; then 'sagerun merge DIR...'):\n"
@@ -51,6 +56,8 @@ static void sweep_usage(FILE *out)
             "  --backend B            auto (default), host or cuda\n"
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
+            "  --csv FILE             also write every workload's table as CSV: compare's\n"
+            "                         columns after a 'workload' column (see 'compare --help')\n"
             "  --quiet                no progress lines on stderr\n"
             "compare options (override the sweep file's):\n"
             SR_CLI_PLUGIN_POLICY_HELP
@@ -67,6 +74,66 @@ static void sweep_usage(FILE *out)
 }
 
 /* ---- the summary (shared with merge) ---------------------------------------------------------- */
+
+typedef struct csv_source {
+    const json_t *summary;
+    const char *dir;
+} csv_source;
+
+/* Rows of every workload's report (those that have one), the workload's name first. */
+static bool write_summary_csv_cb(FILE *f, const void *user)
+{
+    const csv_source *src = user;
+    const char *const lead_names[] = {"workload"};
+    sr_report_csv_header(f, lead_names, 1);
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(src->summary, "workloads"), i, w) {
+        const char *name = json_string_value(json_object_get(w, "name"));
+        const char *file = json_string_value(json_object_get(w, "report"));
+        if (!name || !file)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", src->dir, file);
+        sr_report r;
+        if (sr_report_read(path, &r, NULL) != SAGERUN_OK)
+            continue; /* the summary says why that workload has no report */
+        const char *lead[] = {name};
+        sr_report_csv_rows(f, &r, lead, 1);
+        sr_report_clear(&r);
+    }
+    return !ferror(f);
+}
+
+sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,
+                                          const char *path, sagerun_error *err)
+{
+    csv_source src = {summary, dir};
+    return sr_write_file_atomic(path, write_summary_csv_cb, &src, err);
+}
+
+json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
+{
+    json_error_t jerr;
+    if (err)
+        err->status = SAGERUN_OK;
+    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root || !json_object_get(root, "sagerun_sweep_summary")) {
+        json_decref(root);
+        return NULL;
+    }
+    if (json_integer_value(json_object_get(root, "sagerun_sweep_summary")) !=
+            SR_SWEEP_SUMMARY_VERSION ||
+        !json_is_array(json_object_get(root, "workloads"))) {
+        sr_error_set(err, SAGERUN_FORMAT,
+                     "%s: not a sweep summary this sagerun reads (sagerun_sweep_summary %d with a "
+                     "'workloads' array)",
+                     path, SR_SWEEP_SUMMARY_VERSION);
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
 
 sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
 {
@@ -323,6 +390,8 @@ sagerun_status sr_sweep_summary_write(const char *dir, const json_t *summary, sa
 
 typedef struct sweep {
     json_t *root;           /* the file's JSON; strings below point into it */
+    json_t *expanded;       /* the workloads with the axes applied (NULL: no axes) */
+    json_t **axes;          /* per workload: {axis: value} of its point (NULL: no axes) */
     char *name;
     char sha256[65];
     sr_workload *workloads; /* every workload of the file, parsed and checked */
@@ -344,6 +413,10 @@ static void sweep_free(sweep *s)
         sr_workload_free(&s->workloads[i]);
     for (size_t i = 0; s->files && i < s->count; i++)
         free(s->files[i]);
+    for (size_t i = 0; s->axes && i < s->count; i++)
+        json_decref(s->axes[i]);
+    free(s->axes);
+    json_decref(s->expanded);
     free(s->workloads);
     free(s->files);
     free(s->variants);
@@ -354,7 +427,7 @@ static void sweep_free(sweep *s)
 static const char *const sweep_keys[] = {
     "name",  "description", "workloads", "defaults",    "baseline",      "variants",
     "warmup", "rounds",     "iterations", "noise_threshold_percent", "accuracy_rows",
-    "accuracy", "clocks"};
+    "accuracy", "clocks", "axes"};
 
 static sagerun_status bad_key(const char *file, const char *key, const char *expected,
                               const json_t *found, sagerun_error *err)
@@ -458,6 +531,170 @@ static sagerun_status parse_workload(const char *file, const char *dir, json_t *
     return SAGERUN_OK;
 }
 
+/* ---- axes: a cartesian product over workload fields -------------------------------------------
+ * "axes": {"N": [1024, 4096], "dtype": ["fp16", "bf16"]} turns each inline workload into one
+ * workload per combination (the first axis varies slowest), named "<name>/N=1024,dtype=fp16"
+ * (the base's name, or its shape). B, N, Hq, D set that entry of "shape"; any other axis is the
+ * workload key of that name (heads_kv, dtype, layout, causal, sm_scale). */
+#define SR_SWEEP_MAX_POINTS 4096
+
+static const char *const shape_axes[] = {"B", "N", "Hq", "D"};
+static const char *const field_axes[] = {"heads_kv", "dtype", "layout", "causal", "sm_scale"};
+
+static int shape_axis(const char *name)
+{
+    for (size_t i = 0; i < SR_ARRAY_LEN(shape_axes); i++)
+        if (strcmp(name, shape_axes[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+static sagerun_status check_axes(const char *file, const json_t *axes, size_t *points,
+                                 sagerun_error *err)
+{
+    if (!json_is_object(axes) || json_object_size(axes) == 0)
+        return bad_key(file, "axes", "an object of axis name -> array of values", axes, err);
+    const char *name;
+    const json_t *values;
+    *points = 1;
+    json_object_foreach((json_t *)axes, name, values) {
+        bool known = shape_axis(name) >= 0;
+        for (size_t i = 0; i < SR_ARRAY_LEN(field_axes) && !known; i++)
+            known = strcmp(name, field_axes[i]) == 0;
+        if (!known)
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: axes: unknown axis '%s' (B, N, Hq, D, heads_kv, dtype, "
+                                "layout, causal, sm_scale)",
+                                file, name);
+        char key[160];
+        snprintf(key, sizeof key, "axes.%s", name);
+        if (!json_is_array(values) || json_array_size(values) == 0)
+            return bad_key(file, key, "a non-empty array of values", values, err);
+        for (size_t i = 0; shape_axis(name) >= 0 && i < json_array_size(values); i++)
+            if (!json_is_integer(json_array_get(values, i)) ||
+                json_integer_value(json_array_get(values, i)) < 1)
+                return bad_key(file, key, "an array of sizes >= 1", values, err);
+        *points *= json_array_size(values);
+        if (*points > SR_SWEEP_MAX_POINTS)
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: axes: more than %d combinations", file, SR_SWEEP_MAX_POINTS);
+    }
+    return SAGERUN_OK;
+}
+
+/* "N=1024,dtype=fp16" for the point's values */
+static char *point_label(const json_t *point)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    const char *name;
+    const json_t *v;
+    bool first = true;
+    json_object_foreach((json_t *)point, name, v) {
+        char *value = json_is_string(v) ? strdup(json_string_value(v))
+                                        : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        fprintf(f, "%s%s=%s", first ? "" : ",", name, value ? value : "?");
+        free(value);
+        first = false;
+    }
+    fclose(f);
+    return text;
+}
+
+/* The base workload with one point of the axes applied: a new object, "name" set. */
+static json_t *apply_point(const json_t *base, const json_t *defaults, const json_t *point)
+{
+    json_t *w = json_deep_copy(base);
+    if (!w || (defaults && json_object_update_missing(w, (json_t *)defaults) != 0)) {
+        json_decref(w);
+        return NULL;
+    }
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)point, name, v) {
+        int k = shape_axis(name);
+        json_t *shape = json_object_get(w, "shape");
+        if (k >= 0 && json_is_array(shape) && json_array_size(shape) == 4)
+            json_array_set(shape, (size_t)k, v);
+        else if (k < 0)
+            json_object_set(w, name, v);
+    }
+    char *label = point_label(point), *full = NULL;
+    const json_t *bn = json_object_get(w, "name");
+    if (!label || (json_is_string(bn) ? asprintf(&full, "%s/%s", json_string_value(bn), label) < 0
+                                      : !(full = strdup(label)))) {
+        free(label);
+        json_decref(w);
+        return NULL;
+    }
+    free(label);
+    json_object_set_new(w, "name", json_string(full));
+    free(full);
+    return w;
+}
+
+/* Every inline workload times every combination of the axes; point_of[i]: the axes' values. */
+static sagerun_status expand_axes(const char *file, const json_t *list, const json_t *defaults,
+                                  const json_t *axes, json_t **out, json_t ***point_of,
+                                  size_t *n_out, sagerun_error *err)
+{
+    size_t points = 0;
+    sagerun_status st = check_axes(file, axes, &points, err);
+    if (st != SAGERUN_OK)
+        return st;
+    size_t total = json_array_size(list) * points;
+    json_t *res = json_array();
+    json_t **pts = calloc(total ? total : 1, sizeof(*pts));
+    if (!res || !pts) {
+        json_decref(res);
+        free(pts);
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    }
+    size_t n = 0;
+    for (size_t b = 0; b < json_array_size(list); b++) {
+        const json_t *base = json_array_get(list, b);
+        if (!json_is_object(base)) {
+            st = sr_error_set(err, SAGERUN_FORMAT,
+                              "%s: workloads[%zu]: axes apply to inline workload objects, not to "
+                              "workload files",
+                              file, b);
+            break;
+        }
+        for (size_t p = 0; p < points && st == SAGERUN_OK; p++) {
+            json_t *point = json_object();
+            size_t rest = p, stride = points;
+            const char *name;
+            const json_t *values;
+            json_object_foreach((json_t *)axes, name, values) {
+                stride /= json_array_size(values);
+                json_object_set(point, name, json_array_get(values, rest / stride));
+                rest %= stride;
+            }
+            json_t *w = apply_point(base, defaults, point);
+            if (!w || json_array_append_new(res, w) != 0) {
+                json_decref(point);
+                st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            pts[n++] = point;
+        }
+    }
+    if (st != SAGERUN_OK) {
+        for (size_t i = 0; i < n; i++)
+            json_decref(pts[i]);
+        free(pts);
+        json_decref(res);
+        return st;
+    }
+    *out = res;
+    *point_of = pts;
+    *n_out = n;
+    return SAGERUN_OK;
+}
+
 static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
 {
     memset(s, 0, sizeof(*s));
@@ -483,7 +720,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
             return sr_error_set(err, SAGERUN_FORMAT,
                                 "%s: unknown key '%s' (known: name, description, workloads, "
                                 "defaults, baseline, variants, warmup, rounds, iterations, "
-                                "noise_threshold_percent, accuracy_rows, accuracy, clocks)",
+                                "noise_threshold_percent, accuracy_rows, accuracy, clocks, axes)",
                                 path, key);
     }
     sagerun_status st;
@@ -548,6 +785,13 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     if (!json_is_array(list) || json_array_size(list) == 0)
         return bad_key(path, "workloads", "a non-empty array of workloads", list, err);
 
+    json_t *axes = json_object_get(root, "axes");
+    if (axes) {
+        size_t n = 0;
+        if ((st = expand_axes(path, list, defaults, axes, &s->expanded, &s->axes, &n, err)))
+            return st;
+        list = s->expanded;
+    }
     s->count = json_array_size(list);
     s->workloads = calloc(s->count, sizeof(*s->workloads));
     s->files = calloc(s->count, sizeof(*s->files));
@@ -860,7 +1104,7 @@ int sr_cmd_sweep(int argc, char **argv)
 {
     enum {
         O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD,
-        O_ACC_ROWS, O_NO_ACC, O_NO_CLOCKS, O_OUT_DIR, O_SHARD, O_QUIET, O_BACKEND, O_DEVICE
+        O_ACC_ROWS, O_NO_ACC, O_NO_CLOCKS, O_OUT_DIR, O_SHARD, O_QUIET, O_BACKEND, O_DEVICE, O_CSV
     };
     static const struct option longopts[] = {
         {"baseline", required_argument, 0, O_BASELINE},
@@ -875,6 +1119,7 @@ int sr_cmd_sweep(int argc, char **argv)
         {"no-accuracy", no_argument, 0, O_NO_ACC},
         {"no-clocks", no_argument, 0, O_NO_CLOCKS},
         {"out-dir", required_argument, 0, O_OUT_DIR},
+        {"csv", required_argument, 0, O_CSV},
         {"shard", required_argument, 0, O_SHARD},
         {"quiet", no_argument, 0, O_QUIET},
         {"backend", required_argument, 0, O_BACKEND},
@@ -887,7 +1132,7 @@ int sr_cmd_sweep(int argc, char **argv)
     int n_plugins = 0, c, rc = SR_EXIT_USAGE;
     sr_cli_plugin_policy policy = {0};
     arg_list shared = {0};
-    const char *baseline = NULL, *out_dir = NULL, *backend = "auto";
+    const char *baseline = NULL, *out_dir = NULL, *backend = "auto", *csv_path = NULL;
     uint32_t warmup = 0, rounds = 0, iterations = 0, acc_rows = 0, device = 0;
     bool warmup_given = false, rounds_given = false, iter_given = false, acc_rows_given = false,
          no_acc = false, no_clocks = false, quiet = false;
@@ -906,7 +1151,7 @@ int sr_cmd_sweep(int argc, char **argv)
         goto out;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case O_BASELINE: baseline = optarg; break;
         case O_VARIANT: cli_variants[n_cli_variants++] = optarg; break;
@@ -928,6 +1173,7 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_NO_ACC: no_acc = true; break;
         case O_NO_CLOCKS: no_clocks = true; break;
         case O_OUT_DIR: out_dir = optarg; break;
+        case O_CSV: csv_path = optarg; break;
         case O_SHARD:
             if (!parse_shard(optarg, &shard_index, &shard_count)) {
                 sr_cli_error("sweep: --shard '%s': expected I/N with 0 <= I < N (e.g. 0/2)",
@@ -939,7 +1185,7 @@ int sr_cmd_sweep(int argc, char **argv)
         case O_BACKEND: backend = optarg; break;
         case O_DEVICE: if (!sr_cli_parse_u32("sweep", "--device", optarg, 0, &device)) goto out; break;
         case 'h': sweep_usage(stdout); rc = SR_EXIT_OK; goto out;
-        default: sweep_usage(stderr); goto out;
+        default: rc = sr_cli_bad_option("sweep", c, argv); goto out;
         }
     }
     if (argc - optind != 1) {
@@ -952,6 +1198,11 @@ int sr_cmd_sweep(int argc, char **argv)
         goto out;
     }
     const char *sweep_path = argv[optind];
+    const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {sweep_path};
+    if (csv_path && !sr_cli_check_outputs("sweep", csv_opt, &csv_path, 1, csv_in, 1)) {
+        rc = SR_EXIT_ERROR;
+        goto out;
+    }
 
     rc = SR_EXIT_ERROR;
     loaded = true;
@@ -1076,6 +1327,8 @@ int sr_cmd_sweep(int argc, char **argv)
                     : info.name);
         }
         json_t *row = workload_row(i, w, info.name, backend_name ? backend_name : "?");
+        if (row && s.axes)
+            json_object_set(row, "axes", s.axes[i]); /* the point's named axes */
         if (!row || json_array_append_new(rows, row) != 0) {
             sr_cli_error("sweep: out of memory");
             goto out;
@@ -1101,6 +1354,10 @@ int sr_cmd_sweep(int argc, char **argv)
     fprintf(stdout, "summary: %s/%s, %s/%s\n", out_dir, SR_SWEEP_SUMMARY_JSON, out_dir,
             SR_SWEEP_SUMMARY_MD);
     rc = sr_sweep_summary_exit_code(summary);
+    if (csv_path && sr_sweep_summary_write_csv(summary, out_dir, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --csv: %s", err.message);
+        rc = SR_EXIT_ERROR;
+    }
 out:
     args_free(&shared);
     json_decref(summary);

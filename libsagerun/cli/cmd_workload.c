@@ -14,8 +14,9 @@ static void workload_usage(FILE *out)
             "metadata) or FILE, a workload JSON file or a .safetensors file of q, k, v.\n"
             "A file with an error is reported with the file and key; exit status 1.\n\n"
             "Workload file keys: name, shape [B,N,Hq,D] (required), heads_kv, layout (NHD|HND),\n"
-            "dtype (fp16|bf16), causal (false), sm_scale, input {source: synthetic, seed, q_std,\n"
-            "k_std, v_std, k_bias, outlier_channels, outlier_scale | source: safetensors, path},\n"
+            "dtype (" SR_DTYPE_WORDS "), causal (false), sm_scale,\n"
+            "input {source: synthetic, seed, q_std, k_std, v_std, k_bias, outlier_channels,\n"
+            "outlier_scale | source: safetensors, path},\n"
             "metadata (any object, copied into reports).\n"
             "exit status: 0 success, 1 error, 2 usage\n");
 }
@@ -26,8 +27,8 @@ int sr_cmd_workload(int argc, char **argv)
         workload_usage(stdout);
         return SR_EXIT_OK;
     }
-    if (argc < 2 || strcmp(argv[1], "show") != 0 || argc > 3) {
-        workload_usage(stderr);
+    if (argc < 2 || strcmp(argv[1], "show") != 0 || argc > 3 || argv[argc - 1][0] == '-') {
+        sr_cli_error("workload: expected 'workload show [FILE]' (see 'sagerun help workload')");
         return SR_EXIT_USAGE;
     }
     sr_workload w;

@@ -1,5 +1,6 @@
 /* Pieces shared by the CLI's commands. */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,17 @@ void sr_cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+int sr_cli_bad_option(const char *cmd, int c, char **argv)
+{
+    char shortopt[3] = {'-', (char)optopt, 0};
+    const char *arg = c == '?' && optopt > 0 && optopt < 128 ? shortopt
+                    : optind > 0                             ? argv[optind - 1]
+                                                             : "?";
+    sr_cli_error("%s: %s '%s' (see 'sagerun help %s')", cmd,
+                 c == ':' ? "missing value for option" : "unknown option", arg, cmd);
+    return SR_EXIT_USAGE;
 }
 
 sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sagerun_context **out,
@@ -194,6 +206,51 @@ bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
     return true;
 }
 
+static bool parse_seed(const char *cmd, const char *text, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoull(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno) {
+        sr_cli_error("%s: --seed '%s': expected a non-negative integer", cmd, text);
+        return false;
+    }
+    return true;
+}
+
+int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg)
+{
+    sagerun_problem probe;
+    switch (opt) {
+    case SR_OPT_WORKLOAD: o->workload_file = arg; return 1;
+    case SR_OPT_INPUTS: o->inputs_file = arg; return 1;
+    case SR_OPT_CAUSAL: o->causal = true; return 1;
+    case SR_OPT_SEED:
+        o->seed_given = true;
+        return parse_seed(cmd, arg, &o->seed) ? 1 : -1;
+    case SR_OPT_SHAPE:
+        o->shape = arg;
+        if (sr_cli_parse_shape(arg, &probe))
+            return 1;
+        sr_cli_error("%s: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size >= 1",
+                     cmd, arg);
+        return -1;
+    case SR_OPT_LAYOUT:
+        o->layout = arg;
+        if (strcmp(arg, "nhd") == 0 || strcmp(arg, "hnd") == 0)
+            return 1;
+        sr_cli_error("%s: --layout '%s': expected nhd or hnd", cmd, arg);
+        return -1;
+    case SR_OPT_DTYPE:
+        o->dtype = arg;
+        if (sr_dtype_parse(arg) >= 0)
+            return 1;
+        sr_cli_error("%s: --dtype '%s': expected " SR_DTYPE_WORDS, cmd, arg);
+        return -1;
+    }
+    return 0;
+}
+
 sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
                                sagerun_error *err)
 {
@@ -203,8 +260,8 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     else if (o->layout && strcmp(o->layout, "nhd") != 0)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--layout '%s': expected nhd or hnd",
                             o->layout);
-    if (o->dtype && strcmp(o->dtype, "f16") != 0 && strcmp(o->dtype, "bf16") != 0)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--dtype '%s': expected f16 or bf16",
+    if (o->dtype && sr_dtype_parse(o->dtype) < 0)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--dtype '%s': expected " SR_DTYPE_WORDS,
                             o->dtype);
     if ((o->workload_file != NULL) + (o->inputs_file != NULL) + (o->shape != NULL) > 1)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
@@ -261,8 +318,8 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
     } else {
         w->problem.layout = (uint32_t)layout;
     }
-    if (o->dtype && strcmp(o->dtype, "bf16") == 0)
-        w->problem.dtype = SAGERUN_DTYPE_BF16;
+    if (o->dtype)
+        w->problem.dtype = (uint32_t)sr_dtype_parse(o->dtype);
     w->problem.causal = o->causal;
     st = w->name ? sagerun_problem_check(&w->problem, err)
                  : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");

@@ -1,5 +1,6 @@
 /* sagerun: the command-line front end. Each command lives in cmd_<name>.c. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,14 @@ static const struct command {
     {"merge", sr_cmd_merge, "combine the summaries of sweep shards into one"},
 };
 
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < SR_ARRAY_LEN(commands); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: sagerun [--version] [--help] <command> [<args>]\n\n"
@@ -30,7 +39,7 @@ static void usage(FILE *out)
     for (size_t i = 0; i < SR_ARRAY_LEN(commands); i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
-            "\n'sagerun <command> --help' describes a command.\n\n"
+            "\n'sagerun help <command>' (or 'sagerun <command> --help') describes a command.\n\n"
             "exit codes:\n"
             "  0  success\n"
             "  1  error (bad input file, plugin, device, I/O)\n"
@@ -71,19 +80,35 @@ int main(int argc, char **argv)
         return SR_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    opterr = 0; /* each command says what is wrong in one line (sr_cli_bad_option) */
+    if (strcmp(cmd, "help") == 0 && argc >= 3) {
+        /* sagerun help CMD: what CMD --help prints */
+        const struct command *c = find_command(argv[2]);
+        if (!c) {
+            sr_cli_error("help: unknown command '%s' (see 'sagerun --help')", argv[2]);
+            return SR_EXIT_USAGE;
+        }
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return close_stdout(c->run(2, help_argv));
+    }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return close_stdout(SR_EXIT_OK);
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("sagerun %s (library %s, plugin ABI %d.%d, commit %s)\n", SAGERUN_VERSION_STRING,
+#ifdef SAGERUN_NO_CUDA
+        const char *cuda = ", built without CUDA: host backend only";
+#else
+        const char *cuda = "";
+#endif
+        printf("sagerun %s (library %s, plugin ABI %d.%d, commit %s%s)\n", SAGERUN_VERSION_STRING,
                sagerun_version_string(), SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR,
-               SAGERUN_GIT_COMMIT);
+               SAGERUN_GIT_COMMIT, cuda);
         return close_stdout(SR_EXIT_OK);
     }
-    for (size_t i = 0; i < SR_ARRAY_LEN(commands); i++)
-        if (strcmp(cmd, commands[i].name) == 0)
-            return close_stdout(commands[i].run(argc - 1, argv + 1));
+    const struct command *c = find_command(cmd);
+    if (c)
+        return close_stdout(c->run(argc - 1, argv + 1));
     sr_cli_error("unknown command '%s' (see 'sagerun --help')", cmd);
     return SR_EXIT_USAGE;
 }

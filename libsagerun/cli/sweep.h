@@ -41,4 +41,13 @@ void sr_sweep_summary_print(const json_t *summary, FILE *out, bool markdown);
  * did not run, else SR_EXIT_NOT_BYTE_EXACT when some output is not byte-exact, else SR_EXIT_OK. */
 int sr_sweep_summary_exit_code(const json_t *summary);
 
+/* The sweep summary at path, when the file is one (a key "sagerun_sweep_summary"): NULL with
+ * err->status OK when it is not (a report, or not JSON: the report reader says what is wrong),
+ * NULL with err set when it is one this sagerun cannot read. */
+json_t *sr_sweep_summary_load(const char *path, sagerun_error *err);
+
+/* Every workload's report (read from dir) as CSV rows, the workload's name first. */
+sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,
+                                          const char *path, sagerun_error *err);
+
 #endif

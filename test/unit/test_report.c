@@ -371,6 +371,84 @@ static void test_atomic_write_failure(void **state)
     sr_report_clear(&r);
 }
 
+/* The driver's own version from the kernel module's text (the fallback when NVML is absent). */
+static void test_driver_release_parse(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_true(sr_nvidia_proc_version_parse(
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+        "(dvs-builder@U22-I3-AF03-09-1)  Thu Oct  9 2025\nGCC version:  gcc version 12.2.0\n",
+        buf, sizeof buf));
+    assert_string_equal(buf, "580.159.04");
+    assert_true(sr_nvidia_proc_version_parse("NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+                                             "535.54.03  Tue Jun  6 22:20:39 UTC 2023",
+                                             buf, sizeof buf));
+    assert_string_equal(buf, "535.54.03");
+    assert_false(sr_nvidia_proc_version_parse("", buf, sizeof buf));
+    assert_false(sr_nvidia_proc_version_parse("NVRM version: Kernel Module  beta", buf, sizeof buf));
+    char tiny[4];
+    assert_false(sr_nvidia_proc_version_parse("Kernel Module 580.159.04", tiny, sizeof tiny));
+}
+
+static char *header_text(const sr_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sr_report_print_table(r, f);
+    fclose(f);
+    return text;
+}
+
+/* GPU fields only in a GPU report: the CUDA API version and the driver's own version side by
+ * side; a host report has no compute capability, multiprocessors or driver. */
+static void test_device_fields(void **state)
+{
+    (void)state;
+    sr_report r, back;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r), *dev = json_object_get(j, "device");
+    assert_int_equal(json_object_size(dev), 2); /* name, backend */
+    assert_null(json_object_get(dev, "compute_capability"));
+    assert_null(json_object_get(dev, "multiprocessors"));
+    assert_null(json_object_get(dev, "driver_version"));
+    json_decref(j);
+
+    free(r.backend);
+    r.backend = strdup("cuda");
+    r.compute_capability = 90, r.driver_version = 13000, r.multiprocessors = 132;
+    r.driver_release = strdup("580.159.04");
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_write_json(&r, tmp_path("gpu.json"), &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(tmp_path("gpu.json"), &back, &err), SAGERUN_OK);
+    assert_string_equal(back.driver_release, "580.159.04");
+    assert_int_equal(back.driver_version, 13000);
+    assert_int_equal(back.multiprocessors, 132);
+    char *text = header_text(&back);
+    assert_non_null(strstr(text, "(sm_90, CUDA 13.0, driver 580.159.04)"));
+    free(text);
+    sr_report_clear(&back);
+    sr_report_clear(&r);
+}
+
+/* CSV fields: quoted only where RFC 4180 needs it, quotes doubled; NULL is an empty field. */
+static void test_csv_field(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sr_csv_field(f, "plain", true);
+    sr_csv_field(f, "a,b", false);
+    sr_csv_field(f, "say \"hi\"", false);
+    sr_csv_field(f, NULL, false);
+    sr_csv_field(f, "two\nlines", false);
+    fclose(f);
+    assert_string_equal(text, "plain,\"a,b\",\"say \"\"hi\"\"\",,\"two\nlines\"");
+    free(text);
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -382,12 +460,29 @@ static void test_diff(void **state)
     assert_int_equal(sr_report_read(SEED_REPORT, &b, &err), SAGERUN_OK);
     assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
-    /* 10% slower: a regression at 2%, not at 20% */
+    /* every round 10% slower: judged from the rounds, a regression at 2%, not at 20% */
     b.variants[1].timing.p50 *= 1.10;
+    for (size_t k = 0; k < b.variants[1].round_count; k++)
+        b.variants[1].rounds[k].p50 *= 1.10;
     assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
     assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
+    /* rounds that disagree (one 30% slower, the others as before): the interval holds 0, so
+     * the pooled p50 alone is no regression */
+    for (size_t k = 0; k < b.variants[1].round_count; k++)
+        b.variants[1].rounds[k].p50 = a.variants[1].rounds[k].p50 * (k == 0 ? 1.3 : k == 1 ? 0.8 : 1.0);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, 0);
+    /* without rounds to judge from: the p50 rule */
+    size_t saved_rounds = b.variants[1].round_count;
+    b.variants[1].round_count = 1;
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
+    b.variants[1].round_count = saved_rounds;
+    for (size_t k = 0; k < b.variants[1].round_count; k++)
+        b.variants[1].rounds[k].p50 = a.variants[1].rounds[k].p50;
+    b.variants[1].timing.p50 = a.variants[1].timing.p50;
     /* byte-exactness lost */
     b.variants[1].byte_exact = 0;
     assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
@@ -417,6 +512,9 @@ int main(void)
         cmocka_unit_test(test_bad_extension_named),
         cmocka_unit_test(test_atomic_write_failure),
         cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_driver_release_parse),
+        cmocka_unit_test(test_device_fields),
+        cmocka_unit_test(test_csv_field),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,395 @@
+/* Two reports of one workload, or two sweeps point by point: each variant judged statistically
+ * from what both reports carry. The per-round p50s of the old and the new run go through the
+ * engine's judgement (judge.h: the log-ratio of round r of old to round r of new, its trimmed mean
+ * and 95% interval), so a diff says "slower" only when the whole interval lies beyond the
+ * threshold, as compare does. A report without rounds (fewer than two in either) falls back to
+ * the ratio of the p50s against the threshold, and says so. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge.h"
+#include "report.h"
+#include "safe_io.h"
+
+static const sr_report_variant *find_label(const sr_report *r, const char *label)
+{
+    for (size_t i = 0; i < r->variant_count; i++)
+        if (strcmp(sr_report_variant_label(&r->variants[i]), label) == 0)
+            return &r->variants[i];
+    return NULL;
+}
+
+static sr_diff_row *new_row(sr_diff *d, const char *point, const char *label)
+{
+    if (d->count == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        sr_diff_row *rows = realloc(d->rows, cap * sizeof(*rows));
+        if (!rows)
+            return NULL;
+        d->rows = rows;
+        d->cap = cap;
+    }
+    sr_diff_row *row = &d->rows[d->count++];
+    memset(row, 0, sizeof(*row));
+    snprintf(row->point, sizeof(row->point), "%s", point ? point : "");
+    snprintf(row->label, sizeof(row->label), "%s", label);
+    row->old_p50 = row->new_p50 = row->change_percent = NAN;
+    row->old_exact = row->new_exact = -1;
+    row->verdict = SR_VERDICT_NONE;
+    return row;
+}
+
+static void add_finding(sr_diff_row *row, unsigned bit, const char *text)
+{
+    row->findings |= bit;
+    size_t used = strlen(row->finding);
+    snprintf(row->finding + used, sizeof(row->finding) - used, "%s%s", used ? ", " : "", text);
+}
+
+/* The judgement of one variant's new run against its old one. */
+static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_report_variant *nv,
+                       double threshold)
+{
+    size_t R = ov->round_count < nv->round_count ? ov->round_count : nv->round_count;
+    double *b = R >= 2 ? malloc(2 * R * sizeof(double)) : NULL;
+    if (b) {
+        for (size_t k = 0; k < R; k++) {
+            b[k] = ov->rounds[k].p50;
+            b[R + k] = nv->rounds[k].p50;
+        }
+        sr_judgement j = sr_judge_pair(b, b + R, R, row->old_p50, row->new_p50, threshold);
+        free(b);
+        if (j.interval.valid) {
+            row->speedup = j.interval;
+            row->verdict = j.verdict;
+            row->rounds = R;
+            if (j.verdict == SR_VERDICT_SLOWER)
+                add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER");
+            return;
+        }
+    }
+    /* nothing to judge from: the p50 rule */
+    if (isfinite(row->change_percent) && row->change_percent > threshold)
+        add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER (p50 rule: no rounds to judge)");
+}
+
+static void diff_variant(sr_diff_row *row, const sr_report_variant *ov,
+                         const sr_report_variant *nv, double threshold)
+{
+    row->old_exact = ov->byte_exact;
+    row->new_exact = nv->byte_exact;
+    row->old_p50 = ov->timing.count ? ov->timing.p50 : NAN;
+    row->new_p50 = nv->timing.count ? nv->timing.p50 : NAN;
+    row->change_percent = (row->new_p50 / row->old_p50 - 1.0) * 100.0;
+    if (!nv->timing.count && ov->timing.count)
+        add_finding(row, SAGERUN_DIFF_REGRESSION, "DID NOT RUN");
+    else if (nv->timing.count && !isfinite(nv->timing.p50))
+        add_finding(row, SAGERUN_DIFF_REGRESSION, "NULL P50 in new"); /* ran, nothing to compare */
+    else if (ov->timing.count && !isfinite(ov->timing.p50))
+        add_finding(row, 0, "null p50 in old: not compared");
+    else if (ov->timing.count && nv->timing.count)
+        judge_rows(row, ov, nv, threshold);
+    if (ov->byte_exact == 1 && nv->byte_exact != 1)
+        add_finding(row, SAGERUN_DIFF_LOST_BYTE_EXACT, "LOST BYTE-EXACTNESS");
+    if (ov->output_sha256 && nv->output_sha256 && strcmp(ov->output_sha256, nv->output_sha256))
+        add_finding(row, 0, "output hash changed");
+}
+
+static sagerun_status same_workload(const sr_report *o, const sr_report *n, sagerun_error *err)
+{
+    if (o->q_shape_len != n->q_shape_len ||
+        memcmp(o->q_shape, n->q_shape, o->q_shape_len * sizeof(o->q_shape[0])) != 0) {
+        char a[128], b[128];
+        sr_report_format_shape(o, a, sizeof(a));
+        sr_report_format_shape(n, b, sizeof(b));
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "not the same workload: q_shape %s against %s", a, b);
+    }
+    if (o->metadata && n->metadata && !json_equal(o->metadata, n->metadata))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "not the same workload: the reports' metadata differ");
+    if (o->has_problem && n->has_problem &&
+        (o->problem.heads_kv != n->problem.heads_kv || o->problem.layout != n->problem.layout ||
+         o->problem.dtype != n->problem.dtype || o->problem.causal != n->problem.causal ||
+         o->problem.sm_scale != n->problem.sm_scale))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "not the same workload: heads_kv, layout, dtype, causal or sm_scale "
+                            "differ");
+    return SAGERUN_OK;
+}
+
+static void add_note(sr_diff *d, const char *point, const char *text)
+{
+    if (d->note_count < SR_ARRAY_LEN(d->notes))
+        snprintf(d->notes[d->note_count++], sizeof(d->notes[0]), "%s%s%s", point ? point : "",
+                 point ? ": " : "", text);
+}
+
+void sr_diff_init(sr_diff *d, double threshold_percent)
+{
+    memset(d, 0, sizeof(*d));
+    d->threshold = threshold_percent;
+}
+
+void sr_diff_clear(sr_diff *d)
+{
+    free(d->rows);
+    memset(d, 0, sizeof(*d));
+}
+
+sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o,
+                               const sr_report *n, sagerun_error *err)
+{
+    sagerun_status st = same_workload(o, n, err);
+    if (st != SAGERUN_OK)
+        return point ? sr_error_prefix(err, "%s", point) : st;
+    char note[256];
+    if (o->reference_sha256 && n->reference_sha256 &&
+        strcmp(o->reference_sha256, n->reference_sha256) != 0) {
+        snprintf(note, sizeof note, "reference output changed: %.64s -> %.64s",
+                 o->reference_sha256, n->reference_sha256);
+        add_note(d, point, note);
+    }
+    const sr_report *both[2] = {o, n};
+    for (int k = 0; k < 2; k++)
+        if (both[k]->incomplete) {
+            snprintf(note, sizeof note,
+                     "the %s report is incomplete (interrupted after %llu of %llu rounds): its "
+                     "numbers cover fewer rounds",
+                     k ? "new" : "old", (unsigned long long)both[k]->rounds_completed,
+                     (unsigned long long)both[k]->rounds);
+            add_note(d, point, note);
+        }
+    for (size_t i = 0; i < o->variant_count; i++) {
+        const char *label = sr_report_variant_label(&o->variants[i]);
+        sr_diff_row *row = new_row(d, point, label);
+        if (!row)
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        const sr_report_variant *nv = find_label(n, label);
+        if (nv) {
+            diff_variant(row, &o->variants[i], nv, d->threshold);
+        } else {
+            row->old_exact = o->variants[i].byte_exact;
+            row->old_p50 = o->variants[i].timing.count ? o->variants[i].timing.p50 : NAN;
+            add_finding(row, SAGERUN_DIFF_MISSING, "MISSING in new");
+        }
+        d->findings |= row->findings;
+    }
+    for (size_t i = 0; i < n->variant_count; i++) {
+        const sr_report_variant *nv = &n->variants[i];
+        if (find_label(o, sr_report_variant_label(nv)))
+            continue;
+        sr_diff_row *row = new_row(d, point, sr_report_variant_label(nv));
+        if (!row)
+            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        row->new_exact = nv->byte_exact;
+        row->new_p50 = nv->timing.count ? nv->timing.p50 : NAN;
+        add_finding(row, 0, "new");
+    }
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_diff_missing_point(sr_diff *d, const char *point, const char *why,
+                                     sagerun_error *err)
+{
+    sr_diff_row *row = new_row(d, point, "-");
+    if (!row)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    add_finding(row, SAGERUN_DIFF_MISSING, why);
+    d->findings |= row->findings;
+    return SAGERUN_OK;
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+static const char *exact_word(int b)
+{
+    return b < 0 ? "-" : b ? "yes" : "NO";
+}
+
+/* A speedup of new against old (+ = faster) as the change of its time (+ = slower). */
+static double time_change(double speedup_percent)
+{
+    return (100.0 / (100.0 + speedup_percent) - 1.0) * 100.0 + 0.0; /* + 0.0: no "-0.00" */
+}
+
+static void format_change(const sr_diff_row *row, char *buf, size_t len)
+{
+    if (row->speedup.valid) /* the judged change, in time: + = slower, as "change" reads */
+        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", time_change(row->speedup.estimate),
+                 time_change(row->speedup.high), time_change(row->speedup.low));
+    else if (isfinite(row->change_percent))
+        snprintf(buf, len, "%+.2f%%", row->change_percent);
+    else
+        snprintf(buf, len, "-");
+}
+
+static bool has_points(const sr_diff *d)
+{
+    for (size_t i = 0; i < d->count; i++)
+        if (d->rows[i].point[0])
+            return true;
+    return false;
+}
+
+void sr_diff_print(const sr_diff *d, FILE *out, bool markdown)
+{
+    bool points = has_points(d);
+    if (markdown)
+        fprintf(out, "# sagerun diff\n\n");
+    fprintf(out, "%sa change is judged from the per-round p50s of both runs (95%% interval); "
+                 "slower beyond %.3g%% is a regression\n",
+            markdown ? "" : "", d->threshold);
+    for (size_t i = 0; i < d->note_count; i++)
+        fprintf(out, "%snote: %s\n", markdown ? "- " : "", d->notes[i]);
+    if (markdown)
+        fprintf(out, "\n|%s variant | old p50 | new p50 | change [95%% CI] | verdict | "
+                     "byte-exact | finding |\n|%s---|---|---|---|---|---|---|\n",
+                points ? " point |" : "", points ? "---|" : "");
+    else
+        fprintf(out, "\n%s%-24s  %-10s  %-10s  %-26s  %-15s  %-11s  %s\n",
+                points ? "point                 " : "", "variant", "old p50", "new p50",
+                "change [95% CI]", "verdict", "byte-exact", "finding");
+    for (size_t i = 0; i < d->count; i++) {
+        const sr_diff_row *row = &d->rows[i];
+        char op[32], np[32], change[64], exact[32];
+        sr_format_seconds(row->old_p50, op, sizeof(op));
+        sr_format_seconds(row->new_p50, np, sizeof(np));
+        format_change(row, change, sizeof(change));
+        snprintf(exact, sizeof(exact), "%s -> %s", exact_word(row->old_exact),
+                 exact_word(row->new_exact));
+        const char *verdict = sr_verdict_name(row->verdict);
+        if (markdown)
+            fprintf(out, "|%s%s%s %s | %s | %s | %s | %s | %s | %s |\n", points ? " " : "",
+                    points ? row->point : "", points ? " |" : "", row->label, op, np, change,
+                    verdict ? verdict : "-", exact, row->finding[0] ? row->finding : "ok");
+        else
+            fprintf(out, "%s%s%-24s  %-10s  %-10s  %-26s  %-15s  %-11s  %s\n",
+                    points ? row->point : "",
+                    points ? &"                      "[strlen(row->point) < 22 ? strlen(row->point) : 21] : "",
+                    row->label, op, np, change, verdict ? verdict : "-", exact, row->finding);
+    }
+}
+
+static json_t *number_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *exact_json(int b)
+{
+    return b < 0 ? json_null() : json_boolean(b);
+}
+
+json_t *sr_diff_to_json(const sr_diff *d)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; i < d->count; i++) {
+        const sr_diff_row *r = &d->rows[i];
+        json_t *iv = r->speedup.valid
+                         ? json_pack("{s:o, s:o, s:o, s:f, s:I}", "estimate",
+                                     number_or_null(r->speedup.estimate), "low",
+                                     number_or_null(r->speedup.low), "high",
+                                     number_or_null(r->speedup.high), "confidence", 0.95, "rounds",
+                                     (json_int_t)r->rounds)
+                         : json_null();
+        const char *verdict = sr_verdict_name(r->verdict);
+        json_array_append_new(
+            rows, json_pack("{s:s?, s:s, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, s:b, s:b, s:b, s:s}",
+                            "point", r->point[0] ? r->point : NULL, "variant", r->label,
+                            "old_p50_s", number_or_null(r->old_p50), "new_p50_s",
+                            number_or_null(r->new_p50), "p50_change_percent",
+                            number_or_null(r->change_percent), "speedup_interval_percent", iv,
+                            "verdict", verdict, "old_byte_exact", exact_json(r->old_exact),
+                            "new_byte_exact", exact_json(r->new_exact), "regression",
+                            (r->findings & SAGERUN_DIFF_REGRESSION) != 0, "lost_byte_exact",
+                            (r->findings & SAGERUN_DIFF_LOST_BYTE_EXACT) != 0, "missing",
+                            (r->findings & SAGERUN_DIFF_MISSING) != 0, "finding", r->finding));
+    }
+    json_t *notes = json_array();
+    for (size_t i = 0; i < d->note_count; i++)
+        json_array_append_new(notes, json_string(d->notes[i]));
+    return json_pack("{s:i, s:f, s:s, s:b, s:o, s:o}", "sagerun_diff", 1, "threshold_percent",
+                     d->threshold, "method",
+                     "per-round p50s of old and new, paired by round: log-ratio, 20%-trimmed "
+                     "mean, 95% interval (judge.h); p50 ratio without rounds",
+                     "regression", (d->findings & (SAGERUN_DIFF_REGRESSION | SAGERUN_DIFF_LOST_BYTE_EXACT |
+                                     SAGERUN_DIFF_MISSING)) != 0,
+                     "rows", rows, "notes", notes);
+}
+
+static bool write_json_cb(FILE *f, const void *user)
+{
+    json_t *j = sr_diff_to_json(user);
+    bool ok = j && json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 && fputc('\n', f) != EOF;
+    json_decref(j);
+    return ok;
+}
+
+static bool write_markdown_cb(FILE *f, const void *user)
+{
+    sr_diff_print(user, f, true);
+    return !ferror(f);
+}
+
+sagerun_status sr_diff_write_json(const sr_diff *d, const char *path, sagerun_error *err)
+{
+    return sr_write_file_atomic(path, write_json_cb, d, err);
+}
+
+sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sagerun_error *err)
+{
+    return sr_write_file_atomic(path, write_markdown_cb, d, err);
+}
+
+static void csv_number(FILE *f, double v)
+{
+    fputc(',', f);
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+}
+
+static bool write_csv_cb(FILE *f, const void *user)
+{
+    const sr_diff *d = user;
+    fputs("point,variant,old_p50_s,new_p50_s,p50_change_percent,speedup_percent,"
+          "speedup_low_percent,speedup_high_percent,verdict,old_byte_exact,new_byte_exact,"
+          "regression,finding\n", f);
+    for (size_t i = 0; i < d->count; i++) {
+        const sr_diff_row *r = &d->rows[i];
+        sr_csv_field(f, r->point, true);
+        sr_csv_field(f, r->label, false);
+        csv_number(f, r->old_p50);
+        csv_number(f, r->new_p50);
+        csv_number(f, r->change_percent);
+        csv_number(f, r->speedup.valid ? r->speedup.estimate : NAN);
+        csv_number(f, r->speedup.valid ? r->speedup.low : NAN);
+        csv_number(f, r->speedup.valid ? r->speedup.high : NAN);
+        sr_csv_field(f, sr_verdict_name(r->verdict), false);
+        sr_csv_field(f, r->old_exact < 0 ? NULL : r->old_exact ? "true" : "false", false);
+        sr_csv_field(f, r->new_exact < 0 ? NULL : r->new_exact ? "true" : "false", false);
+        sr_csv_field(f, r->findings & SAGERUN_DIFF_REGRESSION ? "true" : "false", false);
+        sr_csv_field(f, r->finding, false);
+        fputc('\n', f);
+    }
+    return !ferror(f);
+}
+
+sagerun_status sr_diff_write_csv(const sr_diff *d, const char *path, sagerun_error *err)
+{
+    return sr_write_file_atomic(path, write_csv_cb, d, err);
+}
+
+sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double threshold_percent,
+                              FILE *out, unsigned *findings, sagerun_error *err)
+{
+    sr_diff d;
+    sr_diff_init(&d, threshold_percent);
+    sagerun_status st = sr_diff_reports(&d, NULL, o, n, err);
+    *findings = st == SAGERUN_OK ? d.findings : 0;
+    if (st == SAGERUN_OK)
+        sr_diff_print(&d, out, false);
+    sr_diff_clear(&d);
+    return st;
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# diff judges statistically, on two reports or two sweeps (point by point): an injected 5%
+# regression on one point is caught (exit 4, the point named, in text, markdown and JSON), an
+# identical or re-run sweep passes; show and plot take a sweep summary.
+set -u
+source "$(dirname "$0")/lib.sh"
+SWEEP=$ROOT/test/data/sweep-host.json
+
+check "sweep A" 0 "$S" sweep "$SWEEP" --backend host --quiet --out-dir "$TMP/a"
+check "a sweep against itself" 0 "$S" diff "$TMP/a/summary.json" "$TMP/a/summary.json"
+contains "every point compared" "n96"
+# A re-run: two runs do not share their drift (the rounds of one are not interleaved with the
+# other's), so on a shared CPU a real re-run can differ beyond any threshold (this host has shown
+# +55% on one point between two sweeps a second apart): the re-run must be judged (exit 0 or 4,
+# every point compared), and the identical sweep above is the one that must pass.
+check "sweep R1" 0 "$S" sweep "$SWEEP" --backend host --quiet --variant reference --rounds 4 --out-dir "$TMP/r1"
+check "sweep R2 (a re-run)" 0 "$S" sweep "$SWEEP" --backend host --quiet --variant reference --rounds 4 --out-dir "$TMP/r2"
+out=$("$S" diff --threshold 25 "$TMP/r1/summary.json" "$TMP/r2/summary.json" 2>&1); rc=$?
+{ [ $rc -eq 0 ] || [ $rc -eq 4 ]; } && [ "$(grep -cE '^(n32|1x64x2x64|n96) ' <<<"$out")" -eq 6 ] \
+    && echo "ok   a re-run is judged point by point (exit $rc)" || fail "a re-run is judged: exit $rc" "$out"
+
+# one point of a copy 5% slower in every sample of one variant
+cp -r "$TMP/a" "$TMP/slow"
+python3 - "$TMP/slow/n96.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = next(x for x in r["variants"] if x["label"] == "reference-mt")
+scale = lambda t: {k: (x * 1.05 if k.endswith("_s") else x) for k, x in t.items()}
+v["timing"] = scale(v["timing"])
+v["rounds"] = [scale(t) for t in v["rounds"]]
+v["samples_s"] = [[s * 1.05 for s in rd] for rd in v["samples_s"]]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+check "a 5% regression on one point" 4 "$S" diff "$TMP/a/summary.json" "$TMP/slow/summary.json" \
+    --json "$TMP/d.json" --markdown "$TMP/d.md"
+grep -E "^n96 +reference-mt .*\+5\.00% \[\+5\.00, \+5\.00\] +slower .*SLOWER$" <<<"$out" >/dev/null \
+    && echo "ok   the point and variant named, +5% slower" || fail "the point and variant named" "$out"
+[ "$(grep -c SLOWER <<<"$out")" -eq 1 ] && echo "ok   only that row is a regression" || fail "only that row" "$out"
+py "diff --json: the rows, the regressing one flagged" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["sagerun_diff"] == 1 and d["regression"] is True and d["threshold_percent"] == 1
+bad = [r for r in d["rows"] if r["regression"]]
+assert [(r["point"], r["variant"]) for r in bad] == [("n96", "reference-mt")], bad
+assert bad[0]["verdict"] == "slower" and abs(bad[0]["p50_change_percent"] - 5) < 1e-9
+assert len(d["rows"]) == 6 and all(r["verdict"] == "same" for r in d["rows"] if not r["regression"])' "$TMP/d.json"
+check "diff --csv" 4 "$S" diff "$TMP/a/summary.json" "$TMP/slow/summary.json" --csv "$TMP/d.csv"
+py "diff --csv: one row per point and variant, the regression flagged" '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 6, rows
+bad = [(r["point"], r["variant"]) for r in rows if r["regression"] == "true"]
+assert bad == [("n96", "reference-mt")], bad
+r = next(r for r in rows if r["point"] == "n96" and r["variant"] == "reference-mt")
+assert r["verdict"] == "slower" and abs(float(r["p50_change_percent"]) - 5) < 1e-6' "$TMP/d.csv"
+grep -q "^| n96 | reference-mt | .* | slower | yes -> yes | SLOWER |$" "$TMP/d.md" \
+    && echo "ok   diff --markdown: the row" || fail "diff --markdown" "$(cat "$TMP/d.md")"
+check "a higher threshold lets 5% pass" 0 "$S" diff --threshold 6 "$TMP/a/summary.json" "$TMP/slow/summary.json"
+
+# two reports: the same judgement
+check "two reports, one 5% slower" 4 "$S" diff "$TMP/a/n96.json" "$TMP/slow/n96.json"
+contains "no point column for reports" "reference-mt"
+check "a report against itself" 0 "$S" diff "$TMP/a/n96.json" "$TMP/a/n96.json"
+
+# a point gone from the new sweep
+cp -r "$TMP/a" "$TMP/gone"
+python3 -c "import json, sys
+s = json.load(open(sys.argv[1])); s['workloads'] = s['workloads'][:2]
+json.dump(s, open(sys.argv[1], 'w'))" "$TMP/gone/summary.json"
+check "a point missing from new" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
+contains "names it" "MISSING in new"
+rm "$TMP/gone/n32.json"
+check "a point's report missing from new" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
+contains "names the file" "NO REPORT in new"
+check "a sweep against a report" 1 "$S" diff "$TMP/a/summary.json" "$TMP/a/n32.json"
+contains "says what is wrong" "is a sweep summary and $TMP/a/n32.json is not"
+
+# show and plot on a summary
+check "show a sweep summary" 0 "$S" show "$TMP/a/summary.json"
+contains "the sweep table" "sweep host-tiny: 3 of 3 workloads"
+check "plot a sweep summary" 1 "$S" plot "$TMP/a/summary.json" -o "$TMP/s.svg"
+contains "says what to plot" "is a sweep summary: plot one of its workloads' reports"
+
+check "diff --help says how it judges" 0 "$S" diff --help
+contains "per-round" "the per-round"
+contains "default threshold is compare's" "default 1, as compare's"
+
+finish

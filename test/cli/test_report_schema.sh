@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The report's JSON Schema (schema/report.schema.json): what compare writes validates, what breaks
+# it is caught and named; host reports carry no GPU fields; the driver's own version is shown
+# beside the CUDA API version; compare --help explains the table's columns.
+set -u
+source "$(dirname "$0")/lib.sh"
+V=(python3 "$ROOT/test/cli/validate_reports.py")
+
+check "host compare" 0 "$S" compare --backend host --shape 1,64,2,64 --rounds 3 --iterations 2 \
+    --warmup 0 --quiet --json "$TMP/host.json"
+check "the host report validates" 0 "${V[@]}" "$TMP/host.json"
+check "the seed report validates" 0 "${V[@]}" "$ROOT/test/data/seed-report.json"
+py "a host report has no GPU fields" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["device"] == {"name": "host", "backend": "host"}, r["device"]
+assert r["scheduler"] is None, r["scheduler"]
+assert all(v["scheduler"] is None for v in r["variants"]), [v["scheduler"] for v in r["variants"]]' "$TMP/host.json"
+
+# what the schema catches, each named by its path
+edit() { # edit OUT PYTHON-STATEMENTS (on r)
+    python3 -c "import json, sys
+r = json.load(open(sys.argv[1]))
+$2
+json.dump(r, open(sys.argv[2], 'w'))" "$TMP/host.json" "$1"
+}
+edit "$TMP/cc0.json" 'r["device"]["compute_capability"] = 0'
+check "a host report with a compute capability is invalid" 1 "${V[@]}" "$TMP/cc0.json" && contains "names it" "device: "
+edit "$TMP/F16.json" 'r["problem"]["dtype"] = "F16"'
+check "a dtype other than fp16/bf16 is invalid" 1 "${V[@]}" "$TMP/F16.json" && contains "names the problem" "problem"
+edit "$TMP/novariants.json" 'del r["variants"]'
+check "a report without variants is invalid" 1 "${V[@]}" "$TMP/novariants.json" && contains "names the key" "'variants' is a required property"
+edit "$TMP/badsha.json" 'r["variants"][0]["output_sha256"] = "xyz"'
+check "a bad hash is invalid" 1 "${V[@]}" "$TMP/badsha.json" && contains "names the variant" "variants/0/output_sha256"
+edit "$TMP/noext.json" 'del r["measurement"]'
+check "extensions come together" 1 "${V[@]}" "$TMP/noext.json" && contains "names the missing one" "'measurement' is a dependency of 'schema_version'"
+
+# a GPU report: compute capability, SMs, the CUDA API version and the driver's own version
+edit "$TMP/gpu.json" 'r["device"] = {"name": "NVIDIA H200", "backend": "cuda", "compute_capability": 90, "driver_version": 13000, "driver_release": "580.159.04", "multiprocessors": 132}'
+check "a GPU report validates" 0 "${V[@]}" "$TMP/gpu.json"
+check "show the GPU report" 0 "$S" show "$TMP/gpu.json"
+contains "CUDA API and driver side by side" "device NVIDIA H200 (sm_90, CUDA 13.0, driver 580.159.04)"
+edit "$TMP/badrel.json" 'r["device"] = {"name": "x", "backend": "cuda", "driver_release": "580 beta"}'
+check "a driver release that is not a version is invalid" 1 "${V[@]}" "$TMP/badrel.json" && contains "names it" "device/driver_release"
+
+# the table's columns, explained where the table is made
+check "compare --help explains the columns" 0 "$S" compare --help
+contains "spread" "spread      -(p50-min)/p50 and +(p90-p50)/p50 in percent"
+for col in p50 TOPS speedup verdict byte-exact accuracy; do
+    grep -q "^  $col  " <<<"$out" && echo "ok   --help explains $col" || fail "--help explains $col" "$out"
+done
+contains "points at the schema" "schema/report.schema.json"
+
+finish

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Sweep axes: a cartesian product over workload fields (4 values of N x 2 dtypes), named axes in
+# the summary, the table and the CSV; bad axes named; a 5% regression on one point caught by diff.
+set -u
+source "$(dirname "$0")/lib.sh"
+
+cat > "$TMP/ax.json" <<'JSON'
+{"name": "ax", "baseline": "reference", "variants": ["reference-mt"], "warmup": 0, "rounds": 2,
+ "iterations": 1, "defaults": {"heads_kv": 2},
+ "axes": {"N": [32, 64, 96, 128], "dtype": ["fp16", "bf16"]},
+ "workloads": [{"name": "small", "shape": [1, 32, 2, 64]}]}
+JSON
+check "a sweep over N x dtype" 0 "$S" sweep "$TMP/ax.json" --backend host --quiet --out-dir "$TMP/o" --csv "$TMP/o.csv"
+contains "8 points" "sweep ax: 8 of 8 workloads"
+contains "the table names the axes" "small/N=96,dtype=bf16"
+py "the summary gives each point its axes; the reports hold them" '
+import json, os, sys, csv
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "summary.json")))
+pts = [w["axes"] for w in s["workloads"]]
+assert pts == [{"N": n, "dtype": t} for n in (32, 64, 96, 128) for t in ("fp16", "bf16")], pts
+for w in s["workloads"]:
+    r = json.load(open(os.path.join(d, w["report"])))
+    assert r["problem"]["seq_len"] == w["axes"]["N"] and r["problem"]["dtype"] == w["axes"]["dtype"]
+    assert r["problem"]["heads_kv"] == 2 and w["name"] == "small/N=%d,dtype=%s" % (w["axes"]["N"], w["axes"]["dtype"])
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 16 and rows[-1]["workload"] == "small/N=128,dtype=bf16" and rows[-1]["seq_len"] == "128"' "$TMP/o" "$TMP/o.csv"
+
+bad() { # bad NAME AXES-JSON EXPECTED-TEXT
+    printf '{"axes": %s, "workloads": [{"shape": [1, 32, 2, 64]}]}' "$2" > "$TMP/bad.json"
+    check "$1" 1 "$S" sweep "$TMP/bad.json" --backend host --quiet --out-dir "$TMP/bad" && contains "$1: named" "$3"
+}
+bad "an unknown axis" '{"M": [1]}' "axes: unknown axis 'M' (B, N, Hq, D, heads_kv, dtype"
+bad "a shape axis of strings" '{"N": ["big"]}' "axes.N"
+bad "an empty axis" '{"dtype": []}' "axes.dtype"
+bad "a bad dtype on an axis" '{"dtype": ["fp8"]}' "unsupported dtype 'fp8'"
+printf '{"axes": {"N": [32]}, "workloads": ["%s"]}' "$ROOT/test/data/sweep-host-n96.json" > "$TMP/file.json"
+check "axes on a workload file" 1 "$S" sweep "$TMP/file.json" --backend host --quiet --out-dir "$TMP/f"
+contains "says they apply to inline workloads" "axes apply to inline workload objects"
+
+# the same sweep with one point 5% slower: diff names that point
+cp -r "$TMP/o" "$TMP/slow"
+python3 - "$TMP/slow/small_N_96_dtype_bf16.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = next(x for x in r["variants"] if x["label"] == "reference-mt")
+scale = lambda t: {k: (x * 1.05 if k.endswith("_s") else x) for k, x in t.items()}
+v["timing"] = scale(v["timing"]); v["rounds"] = [scale(t) for t in v["rounds"]]
+v["samples_s"] = [[s * 1.05 for s in rd] for rd in v["samples_s"]]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+check "diff: the 5% point caught" 4 "$S" diff "$TMP/o/summary.json" "$TMP/slow/summary.json"
+grep -qE "^small/N=96,dtype=bf16 +reference-mt .* slower .*SLOWER$" <<<"$out" \
+    && echo "ok   the point named" || fail "the point named" "$out"
+check "diff: an identical sweep passes" 0 "$S" diff "$TMP/o/summary.json" "$TMP/o/summary.json"
+
+finish
