@@ -397,6 +397,23 @@ typedef int (*sagerun_plugin_entry_fn)(const sagerun_plugin_query *query,
 SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,
                                                sagerun_plugin_answer *answer);
 
+/* What both entry macros below answer first: a host of another ABI major is refused with both
+ * versions in the reason (returns SAGERUN_PLUGIN); otherwise the answer gets this header's ABI
+ * (returns 0). */
+static inline int sagerun_plugin_answer_abi(const sagerun_plugin_query *query,
+                                            sagerun_plugin_answer *answer)
+{
+    if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {
+        snprintf(answer->reason, sizeof answer->reason,
+                 "built for plugin ABI %d.%d, the host speaks %u.%u", SAGERUN_PLUGIN_ABI_MAJOR,
+                 SAGERUN_PLUGIN_ABI_MINOR, query->abi_major, query->abi_minor);
+        return SAGERUN_PLUGIN;
+    }
+    answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;
+    answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
+    return 0;
+}
+
 /* Defines sagerun_plugin_entry for the usual plugin, one static descriptor: a host of another ABI
  * major is refused with both versions in the reason; otherwise the answer is this header's ABI
  * and the descriptor. Use once, at file scope: SAGERUN_PLUGIN_DEFINE_ENTRY(my_descriptor) */
@@ -404,15 +421,8 @@ SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query
     SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,              \
                                                    sagerun_plugin_answer *answer)                  \
     {                                                                                              \
-        if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {                                        \
-            snprintf(answer->reason, sizeof answer->reason,                                        \
-                     "built for plugin ABI %d.%d, the host speaks %u.%u",                          \
-                     SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR, query->abi_major,         \
-                     query->abi_minor);                                                            \
+        if (sagerun_plugin_answer_abi(query, answer) != 0)                                         \
             return SAGERUN_PLUGIN;                                                                 \
-        }                                                                                          \
-        answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;                                              \
-        answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;                                              \
         answer->variant = &(descriptor);                                                           \
         return 0;                                                                                  \
     }
@@ -433,15 +443,8 @@ SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query
     SAGERUN_PLUGIN_EXPORT int sagerun_plugin_entry(const sagerun_plugin_query *query,              \
                                                    sagerun_plugin_answer *answer)                  \
     {                                                                                              \
-        if (query->abi_major != SAGERUN_PLUGIN_ABI_MAJOR) {                                        \
-            snprintf(answer->reason, sizeof answer->reason,                                        \
-                     "built for plugin ABI %d.%d, the host speaks %u.%u",                          \
-                     SAGERUN_PLUGIN_ABI_MAJOR, SAGERUN_PLUGIN_ABI_MINOR, query->abi_major,         \
-                     query->abi_minor);                                                            \
+        if (sagerun_plugin_answer_abi(query, answer) != 0)                                         \
             return SAGERUN_PLUGIN;                                                                 \
-        }                                                                                          \
-        answer->abi_major = SAGERUN_PLUGIN_ABI_MAJOR;                                              \
-        answer->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;                                              \
         answer->variant = &(table)[0];                                                             \
         if (answer->struct_size >= offsetof(sagerun_plugin_answer, factory) + sizeof(void *))      \
             answer->factory = &sagerun_factory_;                                                   \
