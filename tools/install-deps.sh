@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sagerun builds and tests with, where missing (run as root).
 # nvcc is expected under /usr/local/cuda (CUDA 13.0); it is not installed here, and without it
-# the build has no GPU code (see the Makefile's HAVE_NVCC).
+# the build has no GPU code (see the Makefile's HAVE_NVCC). slurm-wlm and munge: test/cli/test_slurm.sh
+# starts a one-node Slurm from them and runs the sweep example's job array.
 set -euo pipefail
 need=()
-for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3 clang libclang-rt-14-dev libxml2-utils abigail-tools python3-jsonschema; do
+for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3 clang libclang-rt-14-dev libxml2-utils abigail-tools python3-jsonschema \
+           slurm-wlm munge; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
