@@ -104,6 +104,9 @@ FAKE_SRC      := $(wildcard test/plugins/*.c)
 FAKE_SRC      := $(if $(HAVE_NVCC),$(FAKE_SRC),$(filter-out $(patsubst %.cu,%.c,$(wildcard test/plugins/*.cu)),$(FAKE_SRC)))
 FAKE_PLUGINS  := $(patsubst test/plugins/%.c,$(B)/test-plugins/%.so,$(FAKE_SRC))
 CLI_TESTS     := $(wildcard test/cli/test_*.sh)
+# A stand-in for nsys/ncu that logs the NVTX ranges it is handed (test/nvtx/fake_tool.c): it needs
+# the toolkit's nvtx3 header, so a build without CUDA has none (and no ranges to log).
+NVTX_TOOL     := $(if $(HAVE_NVCC),$(B)/test/nvtx/fake_tool.so)
 
 .PHONY: all lib cli plugins tests test test-gpu check-install check-abi update-abi install uninstall clean
 all: lib cli plugins tests
@@ -112,7 +115,7 @@ lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL)
 cli: $(CLI)
 plugins: $(PLUGINS)
 PARITY_TOOL   := $(B)/test/gpu/parity/kmean_dump
-tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS) $(PARITY_TOOL)
+tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS) $(PARITY_TOOL) $(NVTX_TOOL)
 
 $(addprefix $(B)/obj/libsagerun/,compare.o cli/main.o cli/cmd_merge.o cli/cmd_sweep.o): $(COMMIT_STAMP)
 
@@ -185,7 +188,8 @@ $(PLUGIN_OUT)/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard v
 
 # ---- tests --------------------------------------------------------------------------------------
 TEST_CFLAGS := $(ALL_CFLAGS) -Wno-unused-parameter -DSAGERUN_TEST_PLUGINS='"$(CURDIR)/$(PLUGIN_OUT)"' \
-               -DSAGERUN_TEST_FAKES='"$(CURDIR)/$(B)/test-plugins"'
+               -DSAGERUN_TEST_FAKES='"$(CURDIR)/$(B)/test-plugins"' \
+               $(if $(NVTX_TOOL),-DSAGERUN_TEST_NVTX_TOOL='"$(CURDIR)/$(NVTX_TOOL)"')
 
 $(B)/test/%: test/unit/%.c $(LIB_INTERNAL)
 	@mkdir -p $(@D)
@@ -194,6 +198,10 @@ $(B)/test/%: test/unit/%.c $(LIB_INTERNAL)
 $(B)/test/gpu/%: test/gpu/%.c $(LIB_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -DSAGERUN_SOURCE_DIR='"$(CURDIR)"' -rdynamic -o $@ $< $(LIB_INTERNAL) -lcmocka $(LDLIBS)
+
+$(NVTX_TOOL): test/nvtx/fake_tool.c
+	@mkdir -p $(@D)
+	$(CC) $(PLUGIN_CFLAGS) -I$(CUDA_HOME)/include -shared -o $@ $<
 
 # The parity script's helper (test/gpu/parity): the public API only, linked like an application.
 $(PARITY_TOOL): test/gpu/parity/kmean_dump.c $(B)/lib/libsagerun.so

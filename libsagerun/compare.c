@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "nvtx.h"
 
 const char *sagerun_verdict_name(int verdict)
 {
@@ -112,7 +113,8 @@ static sagerun_status check_options(const sagerun_compare_options *o, sagerun_er
     return SAGERUN_OK;
 }
 
-/* The measuring part: prepare, warm-up, first checks, rounds, last checks, outputs compared. */
+/* The measuring part: prepare, warm-up, first checks, rounds, last checks, outputs compared;
+ * each stage an NVTX range of its name (nvtx.h). */
 static sagerun_status run_stages(sagerun_registry *reg, sagerun_context *ctx,
                                  sagerun_inputs *in, const sr_engine_options *eo, sr_entry *es,
                                  size_t n, sr_measurement *m, bool *stop, sr_report *rep,
@@ -120,16 +122,31 @@ static sagerun_status run_stages(sagerun_registry *reg, sagerun_context *ctx,
 {
     const sagerun_compare_hooks *h = &eo->hooks;
     sagerun_status st = sr_entries_skip(h, es, n, err);
-    if (st == SAGERUN_OK)
+    if (st == SAGERUN_OK) {
+        sr_nvtx_push("create and prepare");
         st = sr_entries_prepare(reg, ctx, in, h, &eo->o, es, n, stop, err);
-    if (st == SAGERUN_OK && !*stop)
+        sr_nvtx_pop();
+    }
+    if (st == SAGERUN_OK && !*stop) {
+        sr_nvtx_push("warm-up");
         st = sr_measure_warmup(ctx, eo, es, n, m, stop, err);
-    if (st == SAGERUN_OK && !*stop)
+        sr_nvtx_pop();
+    }
+    if (st == SAGERUN_OK && !*stop) {
+        sr_nvtx_push("first checked calls");
         st = sr_verify_first(ctx, h, es, n, stop, err);
-    if (st == SAGERUN_OK && !*stop)
+        sr_nvtx_pop();
+    }
+    if (st == SAGERUN_OK && !*stop) {
+        sr_nvtx_push("rounds");
         st = sr_measure_rounds(ctx, eo, es, n, m, stop, err);
-    if (st == SAGERUN_OK && m->sched.rounds)
+        sr_nvtx_pop();
+    }
+    if (st == SAGERUN_OK && m->sched.rounds) {
+        sr_nvtx_push("last checked calls");
         st = sr_verify_last(ctx, in, h, es, n, *stop, err);
+        sr_nvtx_pop();
+    }
     if (st == SAGERUN_OK && !*stop && m->sched.rounds)
         sr_verify_outputs(ctx, in, &eo->o, es, n, rep);
     return st;
@@ -165,6 +182,7 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
                           "baseline %s runs on the %s backend, the context is %s (--backend)",
                           es[0].info.name, sagerun_backend_name(es[0].info.backend),
                           sagerun_backend_name(sagerun_context_backend(ctx)));
+    sr_nvtx_push("sagerun compare");
     if (st == SAGERUN_OK)
         st = run_stages(reg, ctx, inputs, &eo, es, n, &m, &stop, &res->report, err);
     if (st == SAGERUN_OK)
@@ -172,6 +190,7 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     sr_measurement_free(&m, es, n);
     if (es)
         sr_entries_destroy(ctx, &eo.hooks, es, n);
+    sr_nvtx_pop();
     if (st != SAGERUN_OK) {
         sagerun_compare_result_destroy(res);
         return st;

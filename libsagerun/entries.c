@@ -6,6 +6,7 @@
 
 #include "engine.h"
 #include "limits.h"
+#include "nvtx.h"
 
 void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, const char *phase)
 {
@@ -17,6 +18,9 @@ void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, cons
 
 /* ---- hooks (compare.h) ------------------------------------------------------------------------ */
 
+/* Every call into a variant is also an NVTX range (nvtx.h): "LABEL PHASE", a timed sample
+ * "LABEL sample (round R)" (the timer's own kernels included; the variant's calls are the "run
+ * NAME" ranges inside). */
 double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
                      uint32_t round)
 {
@@ -25,12 +29,17 @@ double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const ch
                                   .round = round};
         h->call(h->call_user, &c);
     }
+    if (strcmp(phase, "run") == 0)
+        sr_nvtx_push("%s sample (round %u)", e->label, round);
+    else
+        sr_nvtx_push("%s %s", e->label, phase);
     return sr_monotonic_seconds();
 }
 
 void sr_hook_end(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
                  uint32_t round, double t0, bool context_lost)
 {
+    sr_nvtx_pop();
     if (!h->call)
         return;
     sagerun_compare_call c = {.struct_size = sizeof c, .end = 1, .label = e->label,

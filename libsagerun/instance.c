@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "nvtx.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
 _Static_assert(SR_PLUGIN_ERR_SIZE >= SAGERUN_PLUGIN_MIN_ERRLEN, "plugin.h section 8");
@@ -179,7 +180,9 @@ int sr_instance_call(void *instance, sagerun_error *err)
             return st;
     }
     char why[SR_PLUGIN_ERR_SIZE] = "";
+    sr_nvtx_push("run %s", d->name); /* the variant's own code, nothing else (nvtx.h) */
     int rc = d->run(inst->state, why, sizeof why);
+    sr_nvtx_pop();
     if (rc != 0)
         return variant_failed(err, d, "run", rc, why);
     return SAGERUN_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "nvtx.h"
 
 #define SR_WARMUP_MAX_CALLS 1000u
 #define SR_WARMUP_STABLE 0.05 /* the last three warm-up calls within 5% of each other */
@@ -176,8 +177,11 @@ static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
         sr_entry_fail(e, &e_err, "graph timer", "warmup");
         return;
     }
-    if (sr_timer_graph_capture(ms->timer, sr_instance_call, e->inst, t->calls_per_sample,
-                               &t->graph, &e_err) != SAGERUN_OK)
+    sr_nvtx_push("%s graph capture", e->label);
+    sagerun_status st = sr_timer_graph_capture(ms->timer, sr_instance_call, e->inst,
+                                               t->calls_per_sample, &t->graph, &e_err);
+    sr_nvtx_pop();
+    if (st != SAGERUN_OK)
         sr_entry_fail(e, &e_err, "graph timer", "warmup");
     else
         take(ms, e, t->calls_per_sample, t->graph, "warmup", 0, &s); /* the graph's first launch */
@@ -246,7 +250,9 @@ static void open_clocks(measurer *ms)
 {
     sr_measurement *m = ms->m;
     m->max_sm_clock_mhz = -1;
+    sr_nvtx_push("launch floor");
     m->launch_floor_s = sr_sample_timer_launch_floor(ms->timer, SR_FLOOR_LAUNCHES);
+    sr_nvtx_pop();
     m->flush_bytes = sr_sample_timer_flush_bytes(ms->timer);
     m->sample_clock = sr_sample_timer_clock(ms->timer);
     if (sagerun_context_backend(ms->ctx) != SAGERUN_BACKEND_CUDA) {

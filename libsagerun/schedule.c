@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "judge.h"
+#include "nvtx.h"
 #include "stats.h"
 
 const char *sr_order_name(int order)
@@ -262,7 +263,9 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
     size_t sequence = 0; /* rounds taken, redone ones included: the order's row */
     for (;;) {
         bool throttled;
+        sr_nvtx_push("round %zu", res->rounds + 1); /* a redone round shows twice */
         round_status st = take_round(&p, s, res, res->rounds, sequence++, &throttled);
+        sr_nvtx_pop();
         if (st != ROUND_OK) {
             res->end = st == ROUND_STOPPED ? SR_SCHEDULE_STOPPED : SR_SCHEDULE_BASELINE;
             break;

@@ -7,6 +7,7 @@
 
 #include "cuda_driver.h"
 #include "kernel_clock.h"
+#include "nvtx.h"
 
 #define SR_HOLD_TIMEOUT_NS 200000000ull /* 0.2 s: a hold that waits longer gives up and says so */
 #define SR_CLOCK_SPIN_NS 100000ull      /* the clock probe's span: 100 us */
@@ -224,15 +225,17 @@ static sagerun_status queue_calls(sr_sample_timer *t, sr_timed_call_fn run, void
                                   uint32_t calls, const sr_timer_graph *graph, sagerun_error *err)
 {
     if (graph) {
-        SR_CU_CHECK(err, sr_cu.cuGraphLaunch(graph->exec, (CUstream)t->ctx->cu_stream));
-        return SAGERUN_OK;
+        sr_nvtx_push("graph launch (%u calls)", calls);
+        CUresult rc = sr_cu.cuGraphLaunch(graph->exec, (CUstream)t->ctx->cu_stream);
+        sr_nvtx_pop();
+        return rc == CUDA_SUCCESS ? SAGERUN_OK : sr_cuda_fail(err, (int)rc, "cuGraphLaunch");
     }
-    for (uint32_t i = 0; i < calls; i++) {
-        int rc = run(user, err);
-        if (rc != SAGERUN_OK)
-            return (sagerun_status)rc;
-    }
-    return SAGERUN_OK;
+    sr_nvtx_push("%u call%s", calls, calls == 1 ? "" : "s");
+    int rc = SAGERUN_OK;
+    for (uint32_t i = 0; i < calls && rc == SAGERUN_OK; i++)
+        rc = run(user, err);
+    sr_nvtx_pop();
+    return (sagerun_status)rc;
 }
 
 /* Queues the flush (cold) and the hold, then the events around the calls; releases the hold. */
@@ -241,6 +244,7 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
 {
     CUstream s = (CUstream)t->ctx->cu_stream;
     if (t->flush) {
+        sr_nvtx_push("cold flush (L2, instruction caches)");
         uint64_t n16 = t->flush_bytes / 16;
         CUdeviceptr sink = t->flush + t->flush_bytes;
         void *flush_params[] = {&t->flush, &n16, &sink};
@@ -255,6 +259,7 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
         if (fst == SAGERUN_OK)
             fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush_code", grid, warp, 0,
                                            code_params, err);
+        sr_nvtx_pop();
         if (fst != SAGERUN_OK)
             return fst;
     }
@@ -279,8 +284,11 @@ static double probe_clock(sr_sample_timer *t)
     CUdeviceptr out = t->dev + offsetof(mapped, clock);
     unsigned long long spin = SR_CLOCK_SPIN_NS;
     void *params[] = {&spin, &out};
-    if (launch_own(t, "sr_timer_clock", params, NULL) != SAGERUN_OK ||
-        sr_cu.cuStreamSynchronize((CUstream)t->ctx->cu_stream) != CUDA_SUCCESS)
+    sr_nvtx_push("SM clock probe");
+    bool ok = launch_own(t, "sr_timer_clock", params, NULL) == SAGERUN_OK &&
+              sr_cu.cuStreamSynchronize((CUstream)t->ctx->cu_stream) == CUDA_SUCCESS;
+    sr_nvtx_pop();
+    if (!ok)
         return NAN;
     volatile uint64_t *c = t->host->clock;
     return c[1] ? (double)c[0] / (double)c[1] * 1e3 : NAN; /* cycles per ns = GHz */

@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "kernels/compare_params.h"
 #include "kernels/quantize_math.h"
+#include "nvtx.h"
 
 /* 0xFF bytes: a NaN in fp16 and bf16, so an element the variant does not write shows up both in
  * the hash and as a non-finite value in the accuracy check. */
@@ -418,6 +419,7 @@ static bool same_as_first(sagerun_context *ctx, const sagerun_inputs *in, sr_ent
  * only where they differ. */
 static void resolve_hashes(sagerun_context *ctx, const sagerun_inputs *in, sr_entry *es, size_t n)
 {
+    sr_nvtx_push("hashing");
     for (size_t i = 0; i < n; i++) {
         sr_entry *e = &es[i];
         if (!e->failed && e->check.snapshot &&
@@ -444,6 +446,7 @@ static void resolve_hashes(sagerun_context *ctx, const sagerun_inputs *in, sr_en
         if (st != SAGERUN_OK)
             sr_entry_fail(e, &e_err, "hashing the output", "check");
     }
+    sr_nvtx_pop();
 }
 
 sagerun_status sr_verify_last(sagerun_context *ctx, const sagerun_inputs *in,
@@ -535,10 +538,14 @@ void sr_verify_outputs(sagerun_context *ctx, const sagerun_inputs *in,
 {
     if (o->progress)
         o->progress(o->progress_user, "check", NULL, 1, 2);
+    sr_nvtx_push("byte differences");
     byte_diffs(ctx, in, es, n, rep);
+    sr_nvtx_pop();
     if (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY)
         return;
     if (o->progress)
         o->progress(o->progress_user, "check", "reference", 2, 2);
+    sr_nvtx_push("accuracy");
     accuracies(ctx, in, o->accuracy_rows, es, n, rep);
+    sr_nvtx_pop();
 }

@@ -36,4 +36,26 @@ contains "host backend" "using the host backend"
 check "the CUDA backend is refused with the reason" 1 env SAGERUN_PLUGIN_PATH= "$CLI" compare --backend cuda
 contains "names the reason" "this sagerun was built without CUDA (no nvcc at build time)"
 
+# The NVTX layer compiles out (libsagerun/nvtx.h): no NVTX code in the library, and the unit test
+# built here hands its ranges to the CUDA build's test tool without it ever loading.
+lib=$(ls "$B"/lib/libsagerun.so.*.*.* | head -1)
+n=$(nm -a "$lib" | grep -ci nvtx)
+[ "$n" -eq 0 ] && echo "ok   no NVTX symbol in $lib" || fail "no NVTX symbol in $lib ($n)"
+main_lib=$(ls "$(dirname "$(dirname "$S")")"/lib/libsagerun.so.*.*.* 2>/dev/null | head -1)
+if [ -z "$NO_CUDA_BUILD" ] && [ -n "$main_lib" ]; then
+    n=$(nm -a "$main_lib" | grep -ci nvtx)
+    [ "$n" -gt 0 ] && echo "ok   NVTX compiled into the CUDA build's $main_lib" || fail "NVTX compiled into $main_lib"
+fi
+log=$(cd "$ROOT" && env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS \
+      make NVCC=/nonexistent/nvcc B="$B" "$B/test/test_nvtx" 2>&1) \
+    && echo "ok   make the NVTX unit test without nvcc" || fail "make the NVTX unit test without nvcc" "$log"
+tool=$(dirname "$(dirname "$S")")/test/nvtx/fake_tool.so
+[ -f "$tool" ] || { echo "SKIP: no NVTX test tool at $tool (the CUDA build makes it)"; tool=; }
+check "without CUDA, ranges reach no tool" 0 env SAGERUN_TEST_NVTX_TOOL="$tool" "$B/test/test_nvtx" \
+    && contains "the compiled-out case ran" "test_ranges_compile_out"
+check "profile runs one call on the host, no ranges" 0 env SAGERUN_PLUGIN_PATH= "$CLI" profile \
+    --variant reference --shape 1,64,2,64 --warmup 1
+contains "says the ranges are compiled out" "NVTX: compiled out (built without CUDA)"
+contains "prints the output hash" "output_sha256 "
+
 finish
