@@ -30,6 +30,7 @@ int sr_cmd_diff(int argc, char **argv);
 int sr_cmd_plot(int argc, char **argv);
 int sr_cmd_sweep(int argc, char **argv);
 int sr_cmd_merge(int argc, char **argv);
+int sr_cmd_profile(int argc, char **argv);
 
 /* "sagerun: <message>" on stderr. */
 void sr_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

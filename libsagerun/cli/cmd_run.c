@@ -4,11 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "one_variant.h"
 #include "safe_io.h"
-#include "inputs.h"
 #include "safetensors.h"
-#include "workload.h"
 
 static void run_usage(FILE *out)
 {
@@ -129,62 +127,18 @@ int sr_cmd_run(int argc, char **argv)
     }
     rc = SR_EXIT_ERROR;
     sagerun_error err = {0};
-    sagerun_context *ctx = NULL, *host_ctx = NULL;
-    sagerun_registry *reg = NULL;
-    sagerun_inputs *in = NULL;
-    sagerun_instance *inst = NULL;
     double *times = NULL;
-    sr_workload w = {0};
-    bool have_workload = false;
     int stdout_saved = -1;
-    if (sr_cli_context(backend, (int)device, true, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK ||
-        sr_cli_bind_specs(reg, (const char *const *)&variant, 1, &err) != SAGERUN_OK) {
-        sr_cli_error("%s", err.message);
+    sr_cli_one_variant v;
+    const sr_cli_one_variant_options vo = {
+        .cmd = "run", .variant = variant, .backend = backend, .device = (int)device,
+        .plugins = plugins, .n_plugins = n_plugins, .policy = &policy, .workload = &wo};
+    if (!sr_cli_one_variant_open(&vo, &v))
         goto done;
-    }
-    long index = sagerun_registry_find(reg, variant);
-    if (index < 0) {
-        sr_cli_error("run: no variant named '%s' (see 'sagerun list' for what was found and "
-                     "rejected)",
-                     variant);
-        goto done;
-    }
-    sagerun_variant_info vi = {.struct_size = sizeof vi};
-    sagerun_registry_variant_info(reg, (size_t)index, &vi, NULL);
-    sagerun_context *run_ctx = ctx;
-    if (vi.backend == SAGERUN_BACKEND_HOST && sagerun_context_backend(ctx) != SAGERUN_BACKEND_HOST) {
-        if (sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &host_ctx, &err) != SAGERUN_OK) {
-            sr_cli_error("%s", err.message);
-            goto done;
-        }
-        run_ctx = host_ctx;
-    } else if (vi.backend == SAGERUN_BACKEND_CUDA &&
-               sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA) {
-        sagerun_context *probe = NULL;
-        sagerun_context_create(SAGERUN_BACKEND_CUDA, (int)device, &probe, &err);
-        sagerun_context_destroy(probe);
-        sr_cli_error("run: variant %s needs a CUDA device: %s", variant,
-                     err.message[0] ? err.message : "the host backend was requested");
-        goto done;
-    }
-    wo.on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
-    if (sr_cli_workload(&wo, &w, &err) != SAGERUN_OK) {
-        sr_cli_error("run: %s", err.message);
-        goto done;
-    }
-    have_workload = true;
-    const sagerun_problem *problem = &w.problem;
-    /* From here to the results the variant's code runs: its prints go to stderr. */
-    stdout_saved = sr_stdout_divert();
-    if (sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK ||
-        sagerun_instance_create(reg, (size_t)index, run_ctx, in, &inst, &err) != SAGERUN_OK) {
-        sr_cli_error("%s", err.message);
-        goto done;
-    }
-    problem = sagerun_inputs_problem(in);
-    sr_stdout_restore(stdout_saved); /* --save-inputs may be "-" */
-    stdout_saved = -1;
+    sagerun_context *run_ctx = v.run_ctx;
+    sagerun_inputs *in = v.in;
+    sagerun_instance *inst = v.inst;
+    const sagerun_problem *problem = v.problem;
     if (save_inputs && save_tensors(save_inputs, run_ctx, problem, in, NULL, &err) != SAGERUN_OK) {
         sr_cli_error("run: --save-inputs: %s", err.message);
         goto done;
@@ -220,16 +174,7 @@ int sr_cmd_run(int argc, char **argv)
     }
     sr_stdout_restore(stdout_saved);
     stdout_saved = -1;
-    printf("variant       %s (%s backend)\n", variant,
-           sagerun_backend_name(sagerun_context_backend(run_ctx)));
-    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", w.name, problem->batch,
-           problem->seq_len, problem->heads_q, problem->head_dim, problem->heads_kv,
-           problem->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD",
-           sr_dtype_word((int)problem->dtype), problem->causal ? " causal" : "");
-    if (w.source == SR_WORKLOAD_SYNTHETIC)
-        printf(" synthetic seed %llu\n", (unsigned long long)w.synthetic.seed);
-    else
-        printf(" from %s\n", w.input_path);
+    sr_cli_one_variant_print(&v, variant);
     printf("prepare_s     %.6f\n", prepare_s);
     printf("run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
            times[iterations - 1], iterations);
@@ -241,14 +186,8 @@ int sr_cmd_run(int argc, char **argv)
     rc = SR_EXIT_OK;
 done:
     sr_stdout_restore(stdout_saved);
-    if (have_workload)
-        sr_workload_free(&w);
     free(times);
-    sagerun_instance_destroy(inst);
-    sagerun_inputs_destroy(in);
-    sagerun_registry_destroy(reg);
-    sagerun_context_destroy(host_ctx);
-    sagerun_context_destroy(ctx);
+    sr_cli_one_variant_close(&v);
 out:
     free(plugins);
     return rc;

@@ -21,6 +21,7 @@ static const struct command {
     {"plot", sr_cmd_plot, "draw a report as SVG: calls by round, distribution, speedup"},
     {"sweep", sr_cmd_sweep, "compare on every workload of a sweep file (--shard I/N)"},
     {"merge", sr_cmd_merge, "combine the summaries of sweep shards into one"},
+    {"profile", sr_cmd_profile, "one warmed call in an NVTX range, for ncu or nsys"},
 };
 
 static const struct command *find_command(const char *name)
@@ -44,7 +45,8 @@ static void usage(FILE *out)
             "  0  success\n"
             "  1  error (bad input file, plugin, device, I/O)\n"
             "  2  usage error (bad command line)\n"
-            "  3  compare: ran, but some variant is not byte-exact with the reference\n"
+            "  3  compare: ran, but some variant is not byte-exact with the reference;\n"
+            "     profile: the profiled call's output differs from the checked call's\n"
             "  4  diff: regression beyond the threshold, or byte-exactness lost\n"
             "  129, 130, 143  compare: stopped by SIGHUP, SIGINT, SIGTERM\n\n"
             "environment:\n"
