@@ -5,8 +5,9 @@
  * that the library and the CLI each carry their own copy and neither needs the other's internals.
  * A tool attaches by setting NVTX_INJECTION64_PATH (nsys and ncu do): without it nothing is called
  * at all — the first range reads the variable once, and every range after that costs one branch;
- * no name is even formatted. With a tool, a range is pushed right before the work it names starts
- * and popped right after it ends: outside the events or clock reads that time a sample.
+ * no name is even formatted. With a tool, the ranges inside a timed sample (its batch of calls,
+ * each call's "run NAME") are pushed while the hold kernel holds the stream (timer.h), so on a GPU
+ * they add nothing to the events' time; on the host backend the tool's cost falls in the sample.
  *
  * A build without CUDA (SAGERUN_NO_CUDA: no toolkit, no nvtx3 header) compiles the ranges out:
  * that build has only the host backend, and nsys/ncu come with the toolkit it lacks. (A dlopen

@@ -12,7 +12,8 @@ enum {
     SR_EXIT_OK = 0,
     SR_EXIT_ERROR = 1,          /* something failed: input, plugin, device, I/O */
     SR_EXIT_USAGE = 2,          /* bad command line */
-    SR_EXIT_NOT_BYTE_EXACT = 3, /* compare: ran, but a variant's output differs from the reference */
+    SR_EXIT_NOT_BYTE_EXACT = 3, /* compare: ran, but a variant's output differs from the reference;
+                                 * profile: the profiled call's differs from the checked call's */
     SR_EXIT_REGRESSION = 4,     /* diff: a regression beyond the threshold or lost byte-exactness */
     /* compare: interrupted by a signal, 128 + its number as shells report it; the reports written
      * hold the rounds finished ("complete": false) */
