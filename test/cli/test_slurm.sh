@@ -100,6 +100,8 @@ EOF
     # two stand-in GPUs: Slurm hands each task one and sets CUDA_VISIBLE_DEVICES, as on a GPU node
     printf 'NodeName=sagerun-node Name=gpu File=/dev/null\nNodeName=sagerun-node Name=gpu File=/dev/zero\n' \
         > "$C/gres.conf"
+    # inside an outer Slurm job, its SLURM_* variables would steer sbatch: this cluster only
+    unset $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p')
     export SLURM_CONF=$C/slurm.conf
 }
 
