@@ -3,11 +3,13 @@
  *
  * Header only, with NVIDIA's nvtx3 (header-only as well, in the CUDA toolkit's include folder), so
  * that the library and the CLI each carry their own copy and neither needs the other's internals.
- * A tool attaches by setting NVTX_INJECTION64_PATH (nsys and ncu do): without it nothing is called
- * at all — the first range reads the variable once, and every range after that costs one branch;
- * no name is even formatted. With a tool, the ranges inside a timed sample (its batch of calls,
- * each call's "run NAME") are pushed while the hold kernel holds the stream (timer.h), so on a GPU
- * they add nothing to the events' time; on the host backend the tool's cost falls in the sample.
+ * A tool attaches by setting NVTX_INJECTION64_PATH (nsys and ncu do; on Linux nvtx3 loads a tool
+ * from nowhere else but a statically linked one, which sagerun has none of): without it nothing is
+ * called at all — the first range reads the variable once, and every range after that costs one
+ * branch; no name is even formatted. With a tool, the ranges inside a timed sample (its batch of
+ * calls, each call's "run NAME") are pushed while the hold kernel holds the stream (timer.h), so
+ * on a GPU they add nothing to the events' time; on the host backend the tool's cost falls in the
+ * sample.
  *
  * A build without CUDA (SAGERUN_NO_CUDA: no toolkit, no nvtx3 header) compiles the ranges out:
  * that build has only the host backend, and nsys/ncu come with the toolkit it lacks. (A dlopen
