@@ -30,10 +30,20 @@ static void log_line(const char *fmt, const char *name, const char *tag)
     close(fd);
 }
 
+/* Registered strings live as long as the process: a table of its own (no allocation). */
+static char registered[64][160];
+static unsigned n_registered;
+
 static nvtxStringHandle_t NVTX_API register_string(nvtxDomainHandle_t domain, const char *s)
 {
     (void)domain;
-    return (nvtxStringHandle_t)strdup(s); /* a name lives as long as the process */
+    for (unsigned i = 0; i < n_registered; i++)
+        if (strcmp(registered[i], s) == 0)
+            return (nvtxStringHandle_t)registered[i];
+    if (n_registered == sizeof registered / sizeof registered[0])
+        return (nvtxStringHandle_t) "(too many registered strings)";
+    snprintf(registered[n_registered], sizeof registered[0], "%s", s);
+    return (nvtxStringHandle_t)registered[n_registered++];
 }
 
 static int NVTX_API domain_push(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a)
