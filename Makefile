@@ -87,7 +87,7 @@ LIB_INTERNAL  := $(B)/lib/libsagerun_internal.a
 CLI           := $(B)/bin/sagerun
 
 # ---- plugins: variants/<name>/*.c (+ at most one .cu) -> plugins/<name>.so ----------------------
-ALL_VARIANTS  := $(filter-out common,$(notdir $(patsubst %/,%,$(wildcard variants/*/))))
+ALL_VARIANTS  := $(filter-out common python,$(notdir $(patsubst %/,%,$(wildcard variants/*/))))
 # the variants (and test plugins) with GPU code, which a build without nvcc skips
 CUDA_VARIANTS := $(foreach v,$(ALL_VARIANTS),$(if $(wildcard variants/$(v)/*.cu),$(v)))
 VARIANTS      := $(if $(HAVE_NVCC),$(ALL_VARIANTS),$(filter-out $(CUDA_VARIANTS),$(ALL_VARIANTS)))
@@ -95,6 +95,21 @@ PLUGINS       := $(VARIANTS:%=$(PLUGIN_OUT)/%.so)
 ifeq ($(HAVE_NVCC)$(MAKELEVEL),0)
 $(info sagerun: no nvcc at $(NVCC) (set CUDA_HOME or NVCC): building without CUDA, host backend only)
 $(info sagerun: skipped plugins (they have CUDA kernels): $(strip $(CUDA_VARIANTS)))
+endif
+
+# ---- the Python bridge: variants/python -> $(PLUGIN_OUT)/python/{bridge,embed}.so -----------------
+# Python variants (.py files declaring variants) run through it. embed.so is built against the
+# stable ABI (Py_LIMITED_API) with the headers of $(PYTHON3), and runs with any CPython from 3.9 on,
+# found at run time (SAGERUN_PYTHON); without Python headers (python3-dev) it is not built.
+PYTHON3       ?= python3
+PY_INCLUDE    := $(shell $(PYTHON3) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+HAVE_PYTHON   := $(if $(wildcard $(PY_INCLUDE)/Python.h),1)
+PY_LIMITED    := 0x03090000
+PY_BRIDGE_OBJ := $(patsubst variants/python/%.c,$(B)/python/%.o,$(filter-out variants/python/embed%.c,$(wildcard variants/python/*.c)))
+PY_EMBED_OBJ  := $(patsubst variants/python/%.c,$(B)/python/%.o,$(wildcard variants/python/embed*.c)) $(B)/python/sagerun_py.o
+PY_BRIDGE     := $(if $(HAVE_PYTHON),$(PLUGIN_OUT)/python/bridge.so $(PLUGIN_OUT)/python/embed.so)
+ifeq ($(HAVE_PYTHON)$(MAKELEVEL),0)
+$(info sagerun: no Python headers for $(PYTHON3) (python3-dev): the Python bridge is not built)
 endif
 
 # ---- tests --------------------------------------------------------------------------------------
@@ -113,7 +128,7 @@ all: lib cli plugins tests
 
 lib: $(B)/lib/libsagerun.so $(LIB_INTERNAL)
 cli: $(CLI)
-plugins: $(PLUGINS)
+plugins: $(PLUGINS) $(PY_BRIDGE)
 PARITY_TOOL   := $(B)/test/gpu/parity/kmean_dump
 tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS) $(PARITY_TOOL) $(NVTX_TOOL)
 
@@ -185,6 +200,30 @@ $(PLUGIN_OUT)/%.so: $$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard v
 	@mkdir -p $(@D)
 	$(CC) -shared $(SAN_FLAGS) -Wl,--no-undefined -o $@ $^ -lm -lpthread
 	@chmod go-w $@ $(@D) # sagerun refuses plugins that others can write (whatever the umask)
+
+# The bridge has no Python symbol (it loads anywhere); embed.so resolves its Py* symbols against the
+# libpython the bridge loads with RTLD_GLOBAL (so: no --no-undefined).
+$(filter-out %/sagerun_py.o,$(PY_EMBED_OBJ)): $(B)/python/%.o: variants/python/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PLUGIN_CFLAGS) -I$(PY_INCLUDE) -DPy_LIMITED_API=$(PY_LIMITED) -c $< -o $@
+
+$(B)/python/%.o: variants/python/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PLUGIN_CFLAGS) -Ilibsagerun -c $< -o $@
+
+$(B)/python/sagerun_py.o: variants/python/sagerun.py libsagerun/incbin.S
+	@mkdir -p $(@D)
+	$(call embed_image,py_sagerun_source)
+
+$(PLUGIN_OUT)/python/bridge.so: $(PY_BRIDGE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared $(SAN_FLAGS) -Wl,--no-undefined -o $@ $^ -ldl -lpthread
+	@chmod go-w $@ $(@D)
+
+$(PLUGIN_OUT)/python/embed.so: $(PY_EMBED_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared $(SAN_FLAGS) -o $@ $^ -lm
+	@chmod go-w $@ $(@D)
 
 # ---- tests --------------------------------------------------------------------------------------
 TEST_CFLAGS := $(ALL_CFLAGS) -Wno-unused-parameter -DSAGERUN_TEST_PLUGINS='"$(CURDIR)/$(PLUGIN_OUT)"' \
@@ -317,6 +356,10 @@ install: lib cli plugins
 	    -e 's|@PLUGINDIR@|$(PLUGINDIR)|' sagerun.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/sagerun.pc
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
+ifeq ($(HAVE_PYTHON),1)
+	install -d $(DESTDIR)$(PLUGINDIR)/python
+	install -m 0755 $(PY_BRIDGE) $(DESTDIR)$(PLUGINDIR)/python/
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libsagerun.so* $(DESTDIR)$(LIBDIR)/pkgconfig/sagerun.pc \
@@ -324,7 +367,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/sagerun $(DESTDIR)$(PLUGINDIR)
 
 clean:
-	rm -rf $(B) plugins/*.so
+	rm -rf $(B) plugins/*.so plugins/python
 
 # Fuzzing of the parsers (libFuzzer, clang): `make fuzz`, see test/fuzz/.
 -include test/fuzz/fuzz.mk

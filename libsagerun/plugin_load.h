@@ -2,7 +2,8 @@
  *   plugin_perms.c  is the file safe to load (ssh's StrictModes, on the real path)?
  *   plugin_scan.c   examine it in a separate process first (crash, exit, hang: a verdict)
  *   plugin_cache.c  the scanner's verdicts, kept per (path, device, inode, size, mtime, sha256)
- *   plugin_open.c   dlopen, the entry point, ABI negotiation, the descriptor's checks */
+ *   plugin_open.c   dlopen, the entry point, ABI negotiation, the descriptor's checks
+ *   plugin_script.c a script (NAME.py) instead: the Python bridge reads its declarations */
 #ifndef SAGERUN_PLUGIN_LOAD_H
 #define SAGERUN_PLUGIN_LOAD_H
 
@@ -30,6 +31,20 @@ const char *sr_plugin_unsafe_reason(const char *path, char *buf, size_t len);
 bool sr_plugin_open(const char *path, const sagerun_host_services *services, void **handle,
                     const sagerun_variant_descriptor **descs, size_t *n, char *reason,
                     size_t len);
+/* Why a descriptor is unusable (the reason, in buf), or NULL when it is usable. */
+const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len);
+
+/* ---- plugin_script.c ---- */
+struct sr_script_answer;
+/* Asks the Python bridge for the variants the script declares: *answer (the descriptors checked
+ * as sr_plugin_open checks a plugin's), or false with the reason (no bridge, an unsafe bridge, no
+ * declaration). allow_unsafe: as for plugins, for the bridge's file. */
+bool sr_script_open(const char *script, const sagerun_host_services *services, bool allow_unsafe,
+                    struct sr_script_answer *answer, char *reason, size_t len);
+
+/* ---- registry.c ---- */
+/* The plugins folder of this copy of sagerun (its real path), or false when there is none. */
+bool sr_default_plugin_folder(char *out, size_t len);
 
 /* ---- plugin_scan.c ---- */
 typedef struct sr_plugin_verdict {

@@ -108,7 +108,7 @@ static const char *descriptor_1_1_problem(const sagerun_variant_descriptor *d, c
 }
 
 /* Checks a descriptor; returns NULL when it is usable, else the reason. */
-static const char *descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len)
+const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len)
 {
     if (d->struct_size < SR_DESCRIPTOR_V1_SIZE) {
         snprintf(buf, len,
@@ -170,7 +170,7 @@ static bool factory_descriptors(const sagerun_plugin_factory *f,
                      "of %u", i, count);
             return false;
         }
-        if (descriptor_problem(descs[i], buf, len))
+        if (sr_descriptor_problem(descs[i], buf, len))
             return false;
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(descs[j]->name, descs[i]->name) == 0) {
@@ -211,7 +211,7 @@ static bool negotiate(sagerun_plugin_entry_fn entry, const sagerun_host_services
     else if (!a.variant)
         snprintf(buf, len, "init failed: [%s] returned no variant descriptor",
                  SAGERUN_PLUGIN_ENTRY_NAME);
-    else if (!descriptor_problem(a.variant, buf, len)) {
+    else if (!sr_descriptor_problem(a.variant, buf, len)) {
         descs[0] = a.variant;
         *n = 1;
         return true;

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "plugin_load.h"
 #include "safe_io.h"
+#include "script_bridge.h"
 
 typedef struct sr_variant {
     const sagerun_variant_descriptor *desc;
@@ -21,6 +22,8 @@ typedef struct sr_variant {
     char *path;
     char sha256[65];
     void *handle; /* dlopen handle, never closed */
+    char *extension; /* a script variant's extension module, or NULL */
+    char extension_sha256[65];
 } sr_variant;
 
 typedef struct sr_rejected {
@@ -78,6 +81,7 @@ void sagerun_registry_destroy(sagerun_registry *reg)
     for (size_t i = 0; i < reg->n_variants; i++) {
         free(reg->variants[i].path);
         free(reg->variants[i].label);
+        free(reg->variants[i].extension);
     }
     for (size_t i = 0; i < reg->n_rejected; i++) {
         free(reg->rejected[i].path);
@@ -125,10 +129,19 @@ static sagerun_status reject(sagerun_registry *reg, const char *path, sagerun_er
     return SAGERUN_OK;
 }
 
+/* What a variant was loaded from: its file (plugin or script) and, for a script variant, the
+ * extension module it names. */
+typedef struct sr_origin {
+    const char *path;
+    const char *sha256;
+    void *handle;
+    const char *extension, *extension_sha256; /* NULL, NULL for plugins */
+} sr_origin;
+
 /* Adds a variant under `label` with these parameter values (NULL: the defaults). */
-static sagerun_status add_variant(sagerun_registry *reg, const char *path, void *handle,
-                                  const sagerun_variant_descriptor *d, const char sha256[65],
-                                  const char *label, const double *values, sagerun_error *err)
+static sagerun_status add_variant(sagerun_registry *reg, const sr_origin *from,
+                                  const sagerun_variant_descriptor *d, const char *label,
+                                  const double *values, sagerun_error *err)
 {
     if (reg->n_variants == reg->cap_variants) {
         size_t cap = reg->cap_variants ? 2 * reg->cap_variants : 8;
@@ -138,13 +151,18 @@ static sagerun_status add_variant(sagerun_registry *reg, const char *path, void 
         reg->variants = v;
         reg->cap_variants = cap;
     }
-    sr_variant v = {.desc = d, .path = strdup(path), .label = strdup(label), .handle = handle};
-    if (!v.path || !v.label) {
+    sr_variant v = {.desc = d, .path = strdup(from->path), .label = strdup(label),
+                    .handle = from->handle,
+                    .extension = from->extension ? strdup(from->extension) : NULL};
+    if (!v.path || !v.label || (from->extension && !v.extension)) {
         free(v.path);
         free(v.label);
+        free(v.extension);
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     }
-    memcpy(v.sha256, sha256, sizeof v.sha256);
+    snprintf(v.sha256, sizeof v.sha256, "%s", from->sha256);
+    snprintf(v.extension_sha256, sizeof v.extension_sha256, "%s",
+             from->extension_sha256 ? from->extension_sha256 : "");
     for (uint32_t k = 0; k < sr_descriptor_param_count(d); k++)
         v.values[k] = values ? values[k] : d->params[k].default_value;
     /* Loaded variants stay sorted by name (insertion sort: plugin counts are small); bound ones
@@ -187,9 +205,15 @@ static bool pin_violated_before_running(const sagerun_registry *reg, const char 
     char name[64];
     snprintf(name, sizeof name, "%s", base ? base + 1 : path);
     size_t n = strlen(name);
-    if (n > 3 && strcmp(name + n - 3, ".so") == 0)
+    if (n > 3 && (strcmp(name + n - 3, ".so") == 0 || strcmp(name + n - 3, ".py") == 0))
         name[n - 3] = '\0';
     return pin_violated(reg, name, path, sha256, buf, len);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
 /* The scanner's verdict on the file, from the cache or from a scan (then cached). */
@@ -207,11 +231,11 @@ static void examine(sagerun_registry *reg, const char *real, const char sha256[6
 }
 
 /* One variant of an approved file: refused alone (a duplicate, a pin, the device). */
-static sagerun_status load_descriptor(sagerun_registry *reg, const char *path, void *handle,
-                                      const sagerun_variant_descriptor *d,
-                                      const char sha256[65], sagerun_error *err)
+static sagerun_status load_descriptor(sagerun_registry *reg, const sr_origin *from,
+                                      const sagerun_variant_descriptor *d, sagerun_error *err)
 {
     char buf[SR_PLUGIN_REASON_MAX];
+    const char *path = from->path, *sha256 = from->sha256;
     long dup = sagerun_registry_find(reg, d->name);
     if (dup >= 0)
         return reject(reg, path, err, "duplicate variant name \"%s\" (already loaded from %s)",
@@ -225,7 +249,7 @@ static sagerun_status load_descriptor(sagerun_registry *reg, const char *path, v
                       "has %d.%d",
                       d->name, d->min_compute_capability / 10, d->min_compute_capability % 10,
                       reg->ctx->compute_capability / 10, reg->ctx->compute_capability % 10);
-    return add_variant(reg, path, handle, d, sha256, d->name, NULL, err);
+    return add_variant(reg, from, d, d->name, NULL, err);
 }
 
 /* After the scanner's approval, in this process: what only the registry knows (duplicates, the
@@ -243,8 +267,46 @@ static sagerun_status load_approved(sagerun_registry *reg, const char *path,
     if (!opened)
         return reject(reg, path, err, "%s", buf);
     sagerun_status st = SAGERUN_OK;
+    const sr_origin from = {.path = path, .sha256 = sha256, .handle = handle};
     for (size_t i = 0; i < n && st == SAGERUN_OK; i++)
-        st = load_descriptor(reg, path, handle, descs[i], sha256, err);
+        st = load_descriptor(reg, &from, descs[i], err);
+    return st;
+}
+
+/* One variant a script declares; its extension module, when it names one, is hashed as the
+ * script is (the report names both). */
+static sagerun_status load_script_variant(sagerun_registry *reg, const char *path,
+                                          const char sha256[65], const sr_script_variant *sv,
+                                          sagerun_error *err)
+{
+    char ext_sha[65] = "";
+    sagerun_error e = {0};
+    if (sv->extension && sr_sha256_file(sv->extension, ext_sha, &e) != SAGERUN_OK)
+        return reject(reg, path, err, "variant %s: its extension module: %s", sv->desc->name,
+                      e.message);
+    const sr_origin from = {.path = path, .sha256 = sha256, .extension = sv->extension,
+                            .extension_sha256 = sv->extension ? ext_sha : NULL};
+    return load_descriptor(reg, &from, sv->desc, err);
+}
+
+/* A script (NAME.py): the Python bridge reads its declarations; each one it refuses is a
+ * rejection of the file, each usable one a variant whose file is the script. */
+static sagerun_status load_script(sagerun_registry *reg, const char *path, const char sha256[65],
+                                  sagerun_error *err)
+{
+    char buf[SR_PLUGIN_REASON_MAX];
+    sr_script_answer *a = malloc(sizeof *a);
+    if (!a)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    int saved = sr_stdout_divert();
+    bool opened = sr_script_open(path, &reg->ctx->services, reg->allow_unsafe, a, buf, sizeof buf);
+    sr_stdout_restore(saved);
+    sagerun_status st = opened ? SAGERUN_OK : reject(reg, path, err, "%s", buf);
+    for (uint32_t i = 0; opened && i < a->n_refused && st == SAGERUN_OK; i++)
+        st = reject(reg, path, err, "%s", a->refused[i]);
+    for (uint32_t i = 0; opened && i < a->n_variants && st == SAGERUN_OK; i++)
+        st = load_script_variant(reg, path, sha256, &a->variants[i], err);
+    free(a);
     return st;
 }
 
@@ -266,6 +328,8 @@ static sagerun_status load_file(sagerun_registry *reg, const char *path, sagerun
         return reject(reg, path, err, "cannot hash the file: %s", e.message);
     if (pin_violated_before_running(reg, path, sha256, buf, sizeof buf))
         return reject(reg, path, err, "%s", buf);
+    if (has_suffix(path, ".py"))
+        return load_script(reg, path, sha256, err);
     sr_plugin_verdict v;
     examine(reg, real, sha256, &v);
     if (!v.ok)
@@ -279,12 +343,6 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 static sagerun_status add_folder(sagerun_registry *reg, const char *dir, sagerun_error *err)
 {
     DIR *d = opendir(dir);
@@ -296,7 +354,7 @@ static sagerun_status add_folder(sagerun_registry *reg, const char *dir, sagerun
     sagerun_status st = SAGERUN_OK;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".so"))
+        if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".so") || has_suffix(e->d_name, ".py")))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -354,13 +412,13 @@ sagerun_status sagerun_registry_add_path(sagerun_registry *reg, const char *path
  * loaded from: <libdir>/sagerun/plugins for an installed library, <prefix>/lib/sagerun/plugins
  * for an installed CLI (bin/), <B>/plugins for a sanitizer build, <tree>/plugins for a build
  * tree (build/lib, build/bin, build/test), and last the folder configured at build time. */
-static bool default_plugin_folder(char *out, size_t len)
+bool sr_default_plugin_folder(char *out, size_t len)
 {
     if (len < PATH_MAX)
         return false;
     char self[PATH_MAX] = "";
     Dl_info info;
-    if (dladdr((void *)default_plugin_folder, &info) && info.dli_fname &&
+    if (dladdr((void *)sr_default_plugin_folder, &info) && info.dli_fname &&
         realpath(info.dli_fname, self)) {
         char *slash = strrchr(self, '/');
         if (slash)
@@ -409,7 +467,7 @@ sagerun_status sagerun_registry_add_default_paths(sagerun_registry *reg, sagerun
             return st;
     }
     char folder[PATH_MAX];
-    if (default_plugin_folder(folder, sizeof folder))
+    if (sr_default_plugin_folder(folder, sizeof folder))
         return add_folder(reg, folder, err);
     return SAGERUN_OK;
 }
@@ -491,6 +549,8 @@ sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t
     i.base_name = v->desc->name;
     i.n_params = sr_descriptor_param_count(v->desc);
     i.flags = sr_descriptor_flags(v->desc);
+    i.extension_path = v->extension;
+    memcpy(i.extension_sha256, v->extension_sha256, sizeof i.extension_sha256);
     uint32_t size = info->struct_size && info->struct_size < sizeof i ? info->struct_size
                                                                       : (uint32_t)sizeof i;
     memcpy(info, &i, size);
@@ -559,8 +619,10 @@ sagerun_status sagerun_registry_bind(sagerun_registry *reg, const char *spec, lo
     if ((*index = find_label(reg, label)) >= 0)
         return SAGERUN_OK;
     const sr_variant b = reg->variants[base]; /* copied: add_variant may move the array */
-    if ((st = add_variant(reg, b.path, b.handle, b.desc, b.sha256, label, values, err)) !=
-        SAGERUN_OK)
+    const sr_origin from = {.path = b.path, .sha256 = b.sha256, .handle = b.handle,
+                            .extension = b.extension,
+                            .extension_sha256 = b.extension ? b.extension_sha256 : NULL};
+    if ((st = add_variant(reg, &from, b.desc, label, values, err)) != SAGERUN_OK)
         return st;
     *index = find_label(reg, label);
     return SAGERUN_OK;
