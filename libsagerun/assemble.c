@@ -153,6 +153,7 @@ static void fill_how(sr_variant_timing *t, const sr_entry *e, const sr_schedule_
     t->first_call_s = et->first_call_s;
     t->warm_call_s = et->warm_call_s;
     t->hold_timeouts = et->hold_timeouts;
+    t->host_call_s = et->host_calls ? et->host_s / (double)et->host_calls : NAN;
     size_t cells = sc->rounds * sc->per_round;
     t->clock_mhz = median_finite(sc->clocks + index * sc->capacity_rounds * sc->per_round, cells);
     t->energy_per_call_j = et->energy_ok && et->energy_calls
@@ -169,10 +170,14 @@ static void fill_variant(sr_report_variant *v, const sr_entry *e, size_t index,
     v->version = sr_strdup_or_null(e->info.version);
     v->backend = sr_strdup_or_null(sagerun_backend_name(e->info.backend));
     v->plugin_sha256 = e->info.sha256[0] ? strdup(e->info.sha256) : NULL;
+    v->extension_path = sr_strdup_or_null(e->info.extension_path);
+    v->extension_sha256 = e->info.extension_path ? strdup(e->info.extension_sha256) : NULL;
     v->failure = e->failed ? strdup(e->failure) : NULL;
     v->failure_phase = e->failed && e->failure_phase[0] ? strdup(e->failure_phase) : NULL;
     v->is_baseline = index == 0;
-    v->has_scheduler = e->has_geometry && e->info.backend == SAGERUN_BACKEND_CUDA; /* CTAs */
+    /* CTAs; a variant without a geometry of its own (a Python one) has none */
+    v->has_scheduler = e->has_geometry && e->info.backend == SAGERUN_BACKEND_CUDA &&
+                       e->geometry.threads_per_cta > 0;
     v->scheduler = e->geometry;
     v->prepare_s = e->prepared ? e->prepare_s : NAN;
     v->tops = v->speedup_percent = NAN;
@@ -374,7 +379,8 @@ sagerun_status sr_assemble_report(sr_report *rep, sagerun_context *ctx, const sa
     rep->variant_count = n;
     for (size_t i = 0; i < n; i++)
         fill_variant(&rep->variants[i], &es[i], i, &m->sched);
-    rep->has_scheduler = es[0].has_geometry && es[0].info.backend == SAGERUN_BACKEND_CUDA;
+    rep->has_scheduler = es[0].has_geometry && es[0].info.backend == SAGERUN_BACKEND_CUDA &&
+                         es[0].geometry.threads_per_cta > 0;
     rep->scheduler = es[0].geometry;
     fill_checks(rep, es, n, m->sched.rounds > 0);
     fill_clocks(rep, m);

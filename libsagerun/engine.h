@@ -34,6 +34,8 @@ typedef struct sr_entry_timing {
     uint32_t calls_per_sample;
     sr_timer_graph *graph;            /* GRAPH mode */
     uint32_t hold_timeouts;           /* samples whose hold gave up (launch cost timed) */
+    double host_s;                    /* CUDA: host seconds queuing the timed calls... */
+    uint64_t host_calls;              /* ...of this many calls (graphs excluded) */
     double energy_j, energy_s;        /* NVML energy and time over its samples (energy_ok) */
     uint64_t energy_calls;
     bool energy_ok;

@@ -56,6 +56,10 @@ static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph
     out->throttled = v1 > v0;
     out->energy_j = e1 >= e0 && ts.seconds >= SR_ENERGY_MIN_SAMPLE_S ? (e1 - e0) / calls : NAN;
     e->timing.hold_timeouts += ts.hold_timed_out;
+    if (isfinite(ts.host_s) && strcmp(phase, "run") == 0) {
+        e->timing.host_s += ts.host_s;
+        e->timing.host_calls += calls;
+    }
     if (isfinite(out->energy_j)) {
         e->timing.energy_ok = true;
         e->timing.energy_j += out->energy_j * calls;

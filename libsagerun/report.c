@@ -1,6 +1,7 @@
 /* Comparison reports: the model, JSON in the seed's schema (+ extensions), reading back with
  * validation, the stdout table, markdown and the diff of two reports. */
 #include "report.h"
+#include "tolerance.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,6 +32,8 @@ void sr_report_variant_clear(sr_report_variant *v)
     free(v->failure_phase);
     free(v->last_output_sha256);
     free(v->samples);
+    free(v->extension_path);
+    free(v->extension_sha256);
     memset(v, 0, sizeof(*v));
 }
 
@@ -177,6 +180,7 @@ static json_t *variant_timing_json(builder *b, const sr_variant_timing *t)
     put(b, o, "energy_saving_interval_percent",
         interval_json(b, &t->energy_interval, "per-round paired log-ratio of energy per call"));
     put(b, o, "hold_timeouts", json_integer(t->hold_timeouts));
+    put(b, o, "host_call_s", real_or_null(t->host_call_s));
     return o;
 }
 
@@ -227,6 +231,10 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
     put(b, o, "version", string_or_null(v->version));
     put(b, o, "backend", string_or_null(v->backend));
     put(b, o, "plugin_sha256", string_or_null(v->plugin_sha256));
+    put(b, o, "extension_module",
+        v->extension_path ? json_pack("{s:s, s:o}", "path", v->extension_path, "sha256",
+                                      string_or_null(v->extension_sha256))
+                          : json_null());
     put(b, o, "scheduler", v->has_scheduler ? scheduler_json(b, &v->scheduler) : json_null());
     put(b, o, "prepare_s", real_or_null(v->prepare_s));
     put(b, o, "tops", real_or_null(v->tops));
@@ -268,6 +276,10 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
     } else {
         put(b, o, "byte_diff", json_null());
     }
+    put(b, o, "tolerance", sr_tolerance_to_json(&v->tolerance));
+    put(b, o, "accepted_by", v->byte_exact == 1                  ? json_string("bytes")
+                             : sr_report_variant_accepted(v) ? json_string("tolerance")
+                                                             : json_null());
     put(b, o, "failure", string_or_null(v->failure));
     put(b, o, "failure_phase", string_or_null(v->failure_phase));
     put(b, o, "measurement", variant_timing_json(b, &v->how));
@@ -666,6 +678,7 @@ static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_var
         read_interval(rd, iv, sub, &t->energy_interval);
     }
     t->hold_timeouts = (uint32_t)get_uint(rd, o, where, "hold_timeouts", false, false, 0);
+    t->host_call_s = get_number(rd, o, where, "host_call_s", false, true);
     t->present = true;
 }
 
@@ -700,6 +713,12 @@ static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report
     v->version = get_string(rd, o, where, "version", false, true);
     v->backend = get_string(rd, o, where, "backend", false, true);
     v->plugin_sha256 = get_string(rd, o, where, "plugin_sha256", false, true);
+    json_t *ext = get_object(rd, o, where, "extension_module", false, true);
+    if (ext) {
+        path_join(sub, sizeof(sub), where, "extension_module");
+        v->extension_path = get_string(rd, ext, sub, "path", true, false);
+        v->extension_sha256 = get_string(rd, ext, sub, "sha256", false, true);
+    }
     json_t *sch = get_object(rd, o, where, "scheduler", false, true);
     if (sch) {
         path_join(sub, sizeof(sub), where, "scheduler");
@@ -755,6 +774,10 @@ static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report
         d->max_ulp = (uint64_t)get_uint(rd, bd, sub, "max_ulp", false, false, 0);
         d->present = true;
     }
+    const char *tol_problem = sr_tolerance_from_json(json_object_get(o, "tolerance"),
+                                                     &v->tolerance);
+    if (tol_problem)
+        fail_at(rd, where, "tolerance", "%s", tol_problem);
     v->failure = get_string(rd, o, where, "failure", false, true);
     v->failure_phase = get_string(rd, o, where, "failure_phase", false, true);
     json_t *how = get_object(rd, o, where, "measurement", false, true);
@@ -1063,16 +1086,19 @@ static void format_verdict(const sr_report *r, const sr_report_variant *v, char 
 
 static void format_exact(const sr_report_variant *v, char *buf, size_t len)
 {
+    /* a variant judged by tolerance says how it came out */
+    const char *tol = v->tolerance.passed == 1 ? ", tol. ok" : v->tolerance.passed == 0
+                                                                   ? ", tol. FAIL" : "";
     if (v->byte_exact < 0)
         snprintf(buf, len, "-");
     else if (v->byte_exact)
         snprintf(buf, len, "yes");
     else if (v->deterministic == 0)
-        snprintf(buf, len, "NO (nondet.)");
+        snprintf(buf, len, "NO (nondet.)%s", tol);
     else if (v->byte_diff.present)
-        snprintf(buf, len, "NO (%llu el.)", (unsigned long long)v->byte_diff.differing);
+        snprintf(buf, len, "NO (%llu el.)%s", (unsigned long long)v->byte_diff.differing, tol);
     else
-        snprintf(buf, len, "NO");
+        snprintf(buf, len, "NO%s", tol);
 }
 
 static void format_accuracy(const sr_report_variant *v, char *buf, size_t len)
@@ -1163,6 +1189,8 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
             t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
     if (isfinite(t->clock_mhz))
         fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
+    if (isfinite(t->host_call_s))
+        fprintf(out, ", %.2f us per call to queue it", t->host_call_s * 1e6);
     if (isfinite(t->energy_per_call_j))
         fprintf(out, ", %.4g J per call, %.0f W", t->energy_per_call_j, t->mean_power_w);
     if (t->energy_interval.valid)
@@ -1194,6 +1222,9 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
                 fprintf(out, "%.3g", d->max_abs);
             fprintf(out, ", max %llu ulp\n", (unsigned long long)d->max_ulp);
         }
+        if (v->tolerance.passed >= 0)
+            fprintf(out, "%s%s %s the tolerance: %s\n", bullet, l,
+                    v->tolerance.passed ? "is within" : "FAILS", v->tolerance.detail);
         if (isfinite(v->prepare_s)) {
             char prep[32];
             sr_format_seconds(v->prepare_s, prep, sizeof(prep));

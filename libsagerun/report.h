@@ -32,6 +32,14 @@ typedef struct sr_byte_diff {
     double max_abs; /* +Inf when a NaN meets a number */
 } sr_byte_diff;
 
+/* How a variant that is not byte-exact was judged by tolerance (tolerance.h). */
+typedef struct sr_tolerance {
+    bool present;                        /* some limit applied to it */
+    double max_ulp, min_cos, max_rel_l1; /* the limits; NaN = none */
+    int passed;                          /* 1, 0; -1 = not judged (byte-exact, or did not run) */
+    char detail[256];                    /* what was compared and found */
+} sr_tolerance;
+
 /* NVML readings taken at the end of one round; -1 / false where unknown. */
 typedef struct sr_clock_sample {
     int sm_clock_mhz;
@@ -51,6 +59,7 @@ typedef struct sr_variant_timing {
     double energy_per_call_j, mean_power_w; /* NaN = unknown */
     sr_interval energy_interval; /* paired, percent less energy per call than the baseline */
     uint32_t hold_timeouts;
+    double host_call_s; /* CUDA: host seconds per timed call to queue it (launch cost); NaN */
     double seed_speedup_percent; /* the seed's formula, kept when it lies outside the interval */
 } sr_variant_timing;
 
@@ -87,6 +96,8 @@ typedef struct sr_report_variant {
     char *last_output_sha256;
     sr_accuracy accuracy;
     sr_byte_diff byte_diff;
+    sr_tolerance tolerance; /* present false = none applied */
+    char *extension_path, *extension_sha256; /* a script variant's extension module; NULL = none */
     /* every timed call in seconds, round after round ("samples_s": one array per round);
      * NULL = absent (the seed's format has per-round summaries only) */
     double *samples;

@@ -6,13 +6,14 @@
 
 #include "report.h"
 #include "safe_io.h"
+#include "tolerance.h"
 
 /* The columns after the caller's leading ones: one list, for the header and the rows alike. */
 static const char *const csv_columns[] = {
     "variant", "is_baseline", "backend", "batch", "seq_len", "heads_q", "heads_kv", "head_dim",
     "layout", "dtype", "causal", "count", "p50_s", "min_s", "p90_s", "mean_s", "tops",
     "speedup_percent", "speedup_low_percent", "speedup_high_percent", "verdict", "byte_exact",
-    "output_sha256", "cosine_similarity", "relative_l1", "failure"};
+    "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by"};
 
 void sr_csv_field(FILE *f, const char *text, bool first)
 {
@@ -88,6 +89,8 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
     csv_number(f, v->accuracy.present ? v->accuracy.cosine : NAN);
     csv_number(f, v->accuracy.present ? v->accuracy.rel_l1 : NAN);
     sr_csv_field(f, v->failure, false);
+    sr_csv_field(f, v->byte_exact == 1 ? "bytes" : sr_report_variant_accepted(v) ? "tolerance"
+                                                                                : NULL, false);
     fputc('\n', f);
 }
 

@@ -240,7 +240,8 @@ static sagerun_status queue_calls(sr_sample_timer *t, sr_timed_call_fn run, void
 
 /* Queues the flush (cold) and the hold, then the events around the calls; releases the hold. */
 static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *user,
-                                uint32_t calls, const sr_timer_graph *graph, sagerun_error *err)
+                                uint32_t calls, const sr_timer_graph *graph, double *host_s,
+                                sagerun_error *err)
 {
     CUstream s = (CUstream)t->ctx->cu_stream;
     if (t->flush) {
@@ -271,8 +272,10 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
     sagerun_status st = launch_own(t, "sr_timer_hold", hold_params, err);
     if (st == SAGERUN_OK && sr_cu.cuEventRecord(t->start, s) != CUDA_SUCCESS)
         st = sr_error_set(err, SAGERUN_CUDA, "cuEventRecord (sample start)");
+    double h0 = sr_monotonic_seconds();
     if (st == SAGERUN_OK)
         st = queue_calls(t, run, user, calls, graph, err);
+    *host_s = graph ? NAN : sr_monotonic_seconds() - h0;
     if (st == SAGERUN_OK && sr_cu.cuEventRecord(t->stop, s) != CUDA_SUCCESS)
         st = sr_error_set(err, SAGERUN_CUDA, "cuEventRecord (sample stop)");
     __atomic_store_n(&t->host->flag, 1u, __ATOMIC_SEQ_CST); /* release on every path */
@@ -298,7 +301,7 @@ sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, vo
                                     uint32_t calls, const sr_timer_graph *graph,
                                     sr_timed_sample *out, sagerun_error *err)
 {
-    out->clock_mhz = NAN;
+    out->clock_mhz = out->host_s = NAN;
     out->hold_timed_out = false;
     if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
         double t0 = sr_monotonic_seconds();
@@ -308,7 +311,7 @@ sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, vo
     }
     if (t->kernel_clock)
         sr_kernel_clock_take(NULL); /* what ran before is not this sample */
-    sagerun_status st = take_cuda(t, run, user, calls, graph, err);
+    sagerun_status st = take_cuda(t, run, user, calls, graph, &out->host_s, err);
     if (st != SAGERUN_OK) {
         sr_cu.cuStreamSynchronize((CUstream)t->ctx->cu_stream);
         return st;

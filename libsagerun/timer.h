@@ -70,6 +70,8 @@ typedef struct sr_timed_sample {
     double seconds;   /* the whole sample (all calls) */
     double clock_mhz; /* effective SM clock right after it; NaN when unknown (host) */
     bool hold_timed_out; /* the hold kernel gave up waiting: launch cost may be in the sample */
+    double host_s;    /* CUDA: wall-clock seconds the host took to queue the calls (their launch
+                       * cost, not in `seconds`); NaN for a graph and on the host */
 } sr_timed_sample;
 
 /* One sample: K = calls of run(user), or one launch of graph (then run is not called). */

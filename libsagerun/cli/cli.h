@@ -68,6 +68,24 @@ typedef struct sr_cli_plugin_policy {
 /* Takes one of the policy options; false (after printing why) on a bad argument. */
 bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg);
 
+/* Tolerance mode (tolerance.h): a variant that is not byte-exact passes or fails by limits. */
+enum { SR_OPT_MAX_ULP = 940, SR_OPT_MIN_COS, SR_OPT_MAX_REL_L1 };
+#define SR_CLI_TOLERANCE_OPTIONS                                                                   \
+    {"max-ulp", required_argument, 0, SR_OPT_MAX_ULP},                                             \
+        {"min-cos", required_argument, 0, SR_OPT_MIN_COS},                                         \
+        {"max-rel-l1", required_argument, 0, SR_OPT_MAX_REL_L1}
+#define SR_CLI_TOLERANCE_HELP                                                                      \
+    "tolerance (a variant that is not byte-exact then passes or fails by these; each\n"           \
+    "option is [LABEL=]VALUE, for one variant's label or name or, without LABEL, for all;\n"      \
+    "repeatable):\n"                                                                              \
+    "  --max-ulp N            at most N ulp (of the output dtype) from the baseline's output\n"   \
+    "  --min-cos X            cosine similarity with exact attention at least X\n"               \
+    "  --max-rel-l1 X         relative L1 error against exact attention at most X\n"             \
+    "                         (both over the accuracy rows; --no-accuracy excludes them)\n"
+struct sr_tolerance_set;
+/* Takes one tolerance option: 1 taken, 0 not one of them, -1 a bad argument (said). */
+int sr_cli_tolerance_option(struct sr_tolerance_set *t, int opt, const char *arg);
+
 /* A registry with the explicit --plugin files/folders, then the default search path, under the
  * policy (NULL: the defaults); pinned hashes are checked once everything is loaded. */
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,

@@ -18,6 +18,7 @@
 #include "sagerun/compare.h"
 #include "schedule.h"
 #include "timer.h"
+#include "tolerance.h"
 #include "workload.h"
 
 static void compare_usage(FILE *out)
@@ -80,6 +81,7 @@ static void compare_usage(FILE *out)
             "                         up to 4096, else 1024 on a GPU, 256 on the host)\n"
             "  --no-accuracy          skip the accuracy check\n"
             "  --no-clocks            do not read clocks and temperature through NVML\n"
+            SR_CLI_TOLERANCE_HELP
             "reports:\n"
             "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
             "  --markdown FILE        write a markdown report\n"
@@ -116,18 +118,21 @@ static void compare_usage(FILE *out)
             "              but lies within it; ambiguous: otherwise (it straddles the\n"
             "              threshold, or there is no interval)\n"
             "  byte-exact  yes: both checked outputs hash to the reference hash; NO (N el.):\n"
-            "              N elements differ from the baseline; NO (nondet.): two calls differ\n"
+            "              N elements differ from the baseline; NO (nondet.): two calls differ;\n"
+            "              \", tol. ok\" / \", tol. FAIL\": judged by the tolerance options\n"
             "  accuracy    against exact attention over the sampled rows: cosine similarity\n"
             "              and relative L1 error (sum |o - ref| / sum |ref|)\n"
             "The JSON report's fields: schema/report.schema.json in the source tree.\n"
             "\n"
             "exit status:\n"
-            "  0  every variant ran and is byte-exact with the reference\n"
+            "  0  every variant ran and is byte-exact with the reference, or within its\n"
+            "     tolerance (--max-ulp, --min-cos, --max-rel-l1)\n"
             "  1  error: bad input, plugin, device, I/O, or a variant failed to run\n"
             "     (crashed, hung, returned an error)\n"
             "  2  usage error\n"
             "  3  every variant ran, but some variant's output is not byte-exact\n"
-            "     (differs from the reference, or is not deterministic)\n"
+            "     (differs from the reference, or is not deterministic) and not within\n"
+            "     its tolerance\n"
             "  130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP)  interrupted: the reports hold the\n"
             "     rounds finished\n");
 }
@@ -230,9 +235,10 @@ static bool write_reports(const sr_report *r, const char *json_path, const char 
     return written;
 }
 
-static int finish_report(sr_report *r, const char *json_path, const char *md_path,
-                         const char *csv_path)
+static int finish_report(sr_report *r, const sr_tolerance_set *tol, const char *json_path,
+                         const char *md_path, const char *csv_path)
 {
+    sr_tolerance_apply(r, tol);
     FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
     sr_report_print_table(r, out);
     sr_cli_escaping_close(out, stdout);
@@ -241,7 +247,7 @@ static int finish_report(sr_report *r, const char *json_path, const char *md_pat
     bool all_ran = !r->incomplete, all_exact = true;
     for (size_t i = 0; i < r->variant_count; i++) {
         all_ran = all_ran && !r->variants[i].failure && r->variants[i].timing.count > 0;
-        all_exact = all_exact && r->variants[i].byte_exact == 1;
+        all_exact = all_exact && sr_report_variant_accepted(&r->variants[i]);
     }
     if (!written || !all_ran)
         return SR_EXIT_ERROR;
@@ -314,6 +320,7 @@ int sr_cmd_compare(int argc, char **argv)
         {"plugin", required_argument, 0, O_PLUGIN},
         SR_CLI_PLUGIN_POLICY_OPTIONS,
         SR_CLI_WORKLOAD_OPTIONS,
+        SR_CLI_TOLERANCE_OPTIONS,
         {"warmup", required_argument, 0, O_WARMUP},
         {"rounds", required_argument, 0, O_ROUNDS},
         {"iterations", required_argument, 0, O_ITER},
@@ -356,6 +363,7 @@ int sr_cmd_compare(int argc, char **argv)
     const char *json_path = NULL, *md_path = NULL, *csv_path = NULL, *backend = "auto";
     bool quiet = false, baseline_given = false, counts_given = false, schedule_given = false;
     sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
+    static sr_tolerance_set tol; /* large; one compare per process */
     uint32_t device = 0;
     int rc = SR_EXIT_USAGE, c;
     sagerun_context *ctx = NULL, *host_ctx = NULL;
@@ -442,7 +450,11 @@ int sr_cmd_compare(int argc, char **argv)
         case O_ISO_SKIP: skips[n_skips++] = optarg; break;
         case 'h': compare_usage(stdout); rc = SR_EXIT_OK; goto out;
         default: {
-            int taken = sr_cli_workload_option("compare", &wo, c, optarg);
+            int taken = sr_cli_tolerance_option(&tol, c, optarg);
+            if (taken < 0)
+                goto out;
+            if (!taken)
+                taken = sr_cli_workload_option("compare", &wo, c, optarg);
             if (taken < 0)
                 goto out;
             if (!taken) {
@@ -455,6 +467,12 @@ int sr_cmd_compare(int argc, char **argv)
     if (optind < argc) {
         sr_cli_error("compare: unexpected argument '%s' (see 'sagerun compare --help')",
                      argv[optind]);
+        goto out;
+    }
+    if ((tol.n[SR_TOL_MIN_COS] || tol.n[SR_TOL_MAX_REL_L1]) &&
+        (opts.flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
+        sr_cli_error("compare: --min-cos and --max-rel-l1 judge the accuracy check, which "
+                     "--no-accuracy turns off");
         goto out;
     }
     if (counts_given && !schedule_given)
@@ -501,7 +519,7 @@ int sr_cmd_compare(int argc, char **argv)
         int sig = 0;
         rc = sr_isolate_run(&io, &iso_report, &sig);
         if (rc == SR_EXIT_OK)
-            rc = finish_report(&iso_report, json_path, md_path, csv_path);
+            rc = finish_report(&iso_report, &tol, json_path, md_path, csv_path);
         if (sig)
             rc = sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
         goto out;
@@ -588,15 +606,7 @@ int sr_cmd_compare(int argc, char **argv)
             rc = SR_EXIT_OK;
         goto out;
     }
-    sagerun_compare_result_print(res, stdout);
-    fflush(stdout);
-    bool written = write_reports(&res->report, json_path, md_path, csv_path);
-    if (!written || !sagerun_compare_result_all_ran(res))
-        rc = SR_EXIT_ERROR;
-    else if (!sagerun_compare_result_all_byte_exact(res))
-        rc = SR_EXIT_NOT_BYTE_EXACT;
-    else
-        rc = SR_EXIT_OK;
+    rc = finish_report(&res->report, &tol, json_path, md_path, csv_path);
     if (sr_stop_signal())
         rc = 128 + sr_stop_signal();
 

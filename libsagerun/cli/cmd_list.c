@@ -11,7 +11,8 @@ static void list_usage(FILE *out)
             "usage: sagerun list [--plugin FILE|DIR]... [--backend auto|host|cuda] [--device K]\n"
             "                    [--allow-unsafe-plugins] [--expect-plugin-sha256 NAME=HEX]\n\n"
             "Lists every variant found (name, version, backend, minimum compute capability,\n"
-            "plugin file and its SHA-256), then every plugin file that was rejected and why.\n"
+            "plugin file and its SHA-256; for a Python variant its .py file and the extension\n"
+            "module it declares), then every plugin file that was rejected and why.\n"
             "With a CUDA device, variants that need a newer GPU are rejected.\n\n"
             "  --plugin PATH   also load this plugin file or folder (first; may repeat)\n"
             "  --backend B     auto (default: CUDA if present), host or cuda\n"
@@ -109,6 +110,9 @@ int sr_cmd_list(int argc, char **argv)
         printf("  %-20s %-8s %-5s %-6s %s\n", vi.name, vi.version, sagerun_backend_name(vi.backend),
                cc, vi.description);
         printf("  %-20s path %s\n  %-20s sha256 %s\n", "", vi.path, "", vi.sha256);
+        if (vi.extension_path)
+            printf("  %-20s extension %s\n  %-20s sha256 %s\n", "", vi.extension_path, "",
+                   vi.extension_sha256);
         if (vi.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)
             printf("  %-20s flags graph-capturable\n", "");
         print_params(reg, i, vi.n_params);

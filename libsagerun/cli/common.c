@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "safe_io.h"
+#include "tolerance.h"
 #include "workload.h"
 
 void sr_cli_error(const char *fmt, ...)
@@ -74,6 +75,22 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
     }
     policy->pins[policy->n_pins++] = arg;
     return true;
+}
+
+int sr_cli_tolerance_option(sr_tolerance_set *t, int opt, const char *arg)
+{
+    int metric = opt == SR_OPT_MAX_ULP     ? SR_TOL_MAX_ULP
+                 : opt == SR_OPT_MIN_COS   ? SR_TOL_MIN_COS
+                 : opt == SR_OPT_MAX_REL_L1 ? SR_TOL_MAX_REL_L1
+                                            : -1;
+    char err[256];
+    if (metric < 0)
+        return 0;
+    if (!sr_tolerance_add(t, metric, arg, err, sizeof err)) {
+        sr_cli_error("%s", err);
+        return -1;
+    }
+    return 1;
 }
 
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
