@@ -17,8 +17,7 @@
 /* ---- the entry point ------------------------------------------------------------------------- */
 
 /* One declaration line: a variant of the answer, or a refusal naming the line. */
-static void declare_line(const char *script, const char *real, int line, const char *text,
-                         sr_script_answer *a)
+static void declare_line(const char *real, int line, const char *text, sr_script_answer *a)
 {
     char why[SR_SCRIPT_REASON_MAX - 128];
     py_declared *d = malloc(sizeof *d);
@@ -38,11 +37,11 @@ static void declare_line(const char *script, const char *real, int line, const c
     if (desc)
         snprintf(why, sizeof why, "more than %d variants in one file", SR_SCRIPT_MAX_VARIANTS);
     if (a->n_refused < SR_SCRIPT_MAX_REFUSED)
-        snprintf(a->refused[a->n_refused++], SR_SCRIPT_REASON_MAX, "%s:%d: %s", script, line, why);
+        snprintf(a->refused[a->n_refused++], SR_SCRIPT_REASON_MAX, "line %d: %s", line, why);
 }
 
 /* Every declaration line of the file; the number of them, or -1 (reason in a). */
-static int read_declarations(const char *script, const char *real, sr_script_answer *a)
+static int read_declarations(const char *real, sr_script_answer *a)
 {
     FILE *f = fopen(real, "r");
     if (!f) {
@@ -60,7 +59,7 @@ static int read_declarations(const char *script, const char *real, sr_script_ans
         const char *text = py_declaration_text(line);
         if (text) {
             declared++;
-            declare_line(script, real, lineno, text, a);
+            declare_line(real, lineno, text, a);
         }
     }
     free(line);
@@ -87,7 +86,7 @@ SAGERUN_PLUGIN_EXPORT int sagerun_script_entry(const sagerun_plugin_query *query
         snprintf(a->reason, sizeof a->reason, "cannot resolve the path: %s", strerror(errno));
         return SAGERUN_NOT_FOUND;
     }
-    int declared = read_declarations(script, real, a);
+    int declared = read_declarations(real, a);
     if (declared < 0)
         return SAGERUN_IO;
     if (declared == 0) {

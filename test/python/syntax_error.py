@@ -1,0 +1,4 @@
+# A Python variant whose file does not compile: its create fails with the SyntaxError.
+# sagerun-variant: py-syntax run=run backend=host
+def run(call)
+    pass
