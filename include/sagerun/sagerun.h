@@ -218,9 +218,9 @@ typedef struct sagerun_variant_info {
     const char *base_name;
     uint32_t n_params;            /* declared parameters: sagerun_registry_variant_param */
     uint32_t flags;               /* SAGERUN_VARIANT_* of plugin.h */
-    /* (0.1, script variants) A variant a script declares (a Python NAME.py: path and sha256 are
-     * the script's) may name an extension module it loads: its path as declared, and the hex
-     * SHA-256 of that file; NULL and "" otherwise. */
+    /* (with Python variants) A variant a Python file declares (path and sha256 are the .py
+     * file's) may name an extension module it loads: its path as declared and the hex SHA-256 of
+     * that file; NULL and "" otherwise. */
     const char *extension_path;
     char extension_sha256[65];
 } sagerun_variant_info;

@@ -42,7 +42,9 @@ static void compare_usage(FILE *out)
             "  --variant NAME         a variant to compare (repeatable; default: every other\n"
             "                         variant found for the backend). Naming the baseline again\n"
             "                         is an A/A run, which must say \"same\".\n"
-            "  --plugin PATH          also load this plugin file or folder (repeatable)\n"
+            "  --plugin PATH          also load this plugin file (.so), Python variant file\n"
+            "                         (.py, declaring its variants; README: Python variants)\n"
+            "                         or folder of them (repeatable)\n"
             SR_CLI_PLUGIN_POLICY_HELP
             SR_CLI_WORKLOAD_HELP
             "schedule (default: timed):\n"
@@ -75,6 +77,9 @@ static void compare_usage(FILE *out)
             "                         of >= 1 ms)\n"
             "  --cache C              hot (default), or cold: L2 flushed before each sample\n"
             "                         (one call per sample)\n"
+            "  The notes under the table give each variant's host time to queue one timed call\n"
+            "  (not in its timing: a C plugin's launch cost, a Python variant's interpreter\n"
+            "  overhead) beside the launch floor (an empty kernel's).\n"
             "checks:\n"
             "  --expect-sha256 HEX    pin the reference output hash instead of the baseline's\n"
             "  --accuracy-rows N      query rows checked against exact attention (default: all\n"

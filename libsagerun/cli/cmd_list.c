@@ -14,7 +14,8 @@ static void list_usage(FILE *out)
             "plugin file and its SHA-256; for a Python variant its .py file and the extension\n"
             "module it declares), then every plugin file that was rejected and why.\n"
             "With a CUDA device, variants that need a newer GPU are rejected.\n\n"
-            "  --plugin PATH   also load this plugin file or folder (first; may repeat)\n"
+            "  --plugin PATH   also load this plugin file (.so), Python variant file (.py)\n"
+            "                  or folder (first; may repeat)\n"
             "  --backend B     auto (default: CUDA if present), host or cuda\n"
             "  --device K      CUDA device ordinal (default 0)\n" SR_CLI_PLUGIN_POLICY_HELP);
 }

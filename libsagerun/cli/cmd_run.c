@@ -21,7 +21,8 @@ static void run_usage(FILE *out)
             "  --save-output F        write the output o to the safetensors file F\n"
             "  --warmup N             untimed runs first (default 1)\n"
             "  --iterations N         timed runs (default 5)\n"
-            "  --plugin PATH          also load this plugin file or folder (may repeat)\n"
+            "  --plugin PATH          also load this plugin file (.so), Python variant file\n"
+            "                         (.py) or folder (may repeat)\n"
             SR_CLI_PLUGIN_POLICY_HELP
             "  --backend B            auto (default), host or cuda; host variants always run\n"
             "                         on the host\n"

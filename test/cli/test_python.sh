@@ -11,6 +11,12 @@ EX=$ROOT/examples/python/numpy_attention.py
 T=$ROOT/test/python
 export SAGERUN_PYTHON=$PY
 
+# ---- the CUDA side, without a GPU: sagerun.py and the CUDA examples against a stand-in torch ----
+if "$PY" -c pass 2>/dev/null; then
+    check "the CUDA paths against a stand-in torch (test/python/test_cuda_paths.py)" 0 \
+        "$PY" "$T/test_cuda_paths.py"
+fi
+
 if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference '; then
     echo "SKIP: the reference variant (plugins/reference.so) is not built"; exit 0
 fi

@@ -1,0 +1,1 @@
+"""torch.nn of the stand-in torch (test/python/fake_torch)."""
