@@ -3,6 +3,7 @@
 #   fuzz_safetensors  sr_safetensors_open (+ find/expect/read, sr_workload_from_safetensors)
 #   fuzz_workload     sr_workload_parse (+ to_json round trip)
 #   fuzz_report       the report reader of `sagerun show` / `sagerun diff`
+#   fuzz_declare      the declaration lines of Python variant files (variants/python/declare.c)
 # The library's C sources are compiled again by clang, with coverage instrumentation and the
 # sanitizers, into $(B)/fuzz/ (the gcc-built archive is not used; no CUDA kernels are linked).
 #
@@ -15,7 +16,7 @@
 # Reproduce a finding: $(B)/fuzz/fuzz_<target> <file>
 FUZZ_CC       ?= clang
 FUZZ_SECONDS  ?= 60
-FUZZ_TARGETS  ?= safetensors workload report
+FUZZ_TARGETS  ?= safetensors workload report declare
 FUZZ_FLAGS    ?= -timeout=10 -rss_limit_mb=2048 -max_len=16384
 FUZZ_OUT      := $(B)/fuzz
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
