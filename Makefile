@@ -295,6 +295,10 @@ check-install: lib cli plugins
 	test "$$(grep 'output sha256' $(B)/run_variant.out | cut -d' ' -f3)" = \
 	     "$$($(CLI) run --variant reference --shape 1,64,2,64 --backend host --iterations 1 \
 	          --warmup 0 2>/dev/null | sed -n 's/^output_sha256 //p')"
+ifeq ($(HAVE_PYTHON),1)
+	$(STAGE)/bin/sagerun list --backend host --plugin examples/python/numpy_attention.py | tee $(B)/python-list.out
+	grep -q "numpy-reference .*host" $(B)/python-list.out # the installed Python bridge reads .py files
+endif
 ifeq ($(HAVE_NVCC),1)
 	rm -rf $(B)/my-variant $(B)/dropin && cp -r examples/my-variant $(B)/my-variant && mkdir -p $(B)/dropin
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C $(B)/my-variant NVCC=$(NVCC)
