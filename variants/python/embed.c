@@ -72,7 +72,7 @@ static void start_error(char *err, size_t errlen)
     Py_XDECREF(tb);
 }
 
-static int embed_start(const py_interpreter *interp, char *err, size_t errlen)
+static int start_interpreter(const py_interpreter *interp, char *err, size_t errlen)
 {
     bool ours = !Py_IsInitialized();
     PyGILState_STATE gil = PyGILState_UNLOCKED;
@@ -100,6 +100,14 @@ static int embed_start(const py_interpreter *interp, char *err, size_t errlen)
     else
         PyGILState_Release(gil);
     return rc == 0 ? 0 : SAGERUN_PLUGIN;
+}
+
+static int embed_start(const py_interpreter *interp, char *err, size_t errlen)
+{
+    PY_LSAN_DISABLE(); /* as every call into Python (embed_py.h) */
+    int rc = start_interpreter(interp, err, errlen);
+    PY_LSAN_ENABLE();
+    return rc;
 }
 
 /* "Type: message" and the traceback of the exception value, or -1. */

@@ -104,12 +104,12 @@ int py_call_create(const py_declared *d, const sagerun_host_services *s,
         return SAGERUN_OUT_OF_MEMORY;
     }
     *inst = (py_instance){.services = s, .inputs = in, .decl = d};
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = py_enter();
     PyObject *spec = instance_spec(d, s, in);
     inst->call = spec ? PyObject_CallFunctionObjArgs(py_sagerun.create, spec, NULL) : NULL;
     Py_XDECREF(spec);
     int rc = inst->call ? 0 : py_error(s, d->name, err, errlen);
-    PyGILState_Release(gil);
+    py_leave(gil);
     if (rc != 0) {
         free(inst);
         return rc;
@@ -144,7 +144,7 @@ int py_call_prepare(void *state, char *err, size_t errlen)
 {
     py_instance *inst = state;
     const sagerun_plugin_inputs *in = inst->inputs;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = py_enter();
     PyObject *sage2 = inst->decl->input_kind == SAGERUN_INPUT_SAGE2 && in->sage2
                           ? sage2_dict(inst->decl, in)
                           : (Py_INCREF(Py_None), Py_None);
@@ -153,18 +153,18 @@ int py_call_prepare(void *state, char *err, size_t errlen)
     int rc = r ? 0 : py_error(inst->services, inst->decl->name, err, errlen);
     Py_XDECREF(r);
     Py_XDECREF(sage2);
-    PyGILState_Release(gil);
+    py_leave(gil);
     return rc;
 }
 
 int py_call_run(void *state, char *err, size_t errlen)
 {
     py_instance *inst = state;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = py_enter();
     PyObject *r = PyObject_CallFunctionObjArgs(py_sagerun.run, inst->call, NULL);
     int rc = r ? 0 : py_error(inst->services, inst->decl->name, err, errlen);
     Py_XDECREF(r);
-    PyGILState_Release(gil);
+    py_leave(gil);
     return rc;
 }
 
@@ -172,13 +172,13 @@ void py_call_destroy(void *state)
 {
     py_instance *inst = state;
     char err[SAGERUN_PLUGIN_MIN_ERRLEN];
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = py_enter();
     PyObject *r = PyObject_CallFunctionObjArgs(py_sagerun.destroy, inst->call, NULL);
     if (!r && py_error(inst->services, inst->decl->name, err, sizeof err) != 0)
         inst->services->log(inst->services->host, SAGERUN_LOG_WARNING, "variant %s: destroy: %s",
                             inst->decl->name, err);
     Py_XDECREF(r);
     Py_DECREF(inst->call);
-    PyGILState_Release(gil);
+    py_leave(gil);
     free(inst);
 }

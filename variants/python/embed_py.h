@@ -14,6 +14,31 @@
 #define PyBUF_WRITE 0x200
 #endif
 
+/* Entering Python: the GIL; and, in an AddressSanitizer build, LeakSanitizer told that what the
+ * interpreter allocates meanwhile is the interpreter's. The one interpreter of the process is never
+ * finalized (its objects live until the process ends) and CPython is not built for LeakSanitizer,
+ * which would report them as leaks of sagerun's. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define PY_LSAN_DISABLE() __lsan_disable()
+#define PY_LSAN_ENABLE() __lsan_enable()
+#else
+#define PY_LSAN_DISABLE() ((void)0)
+#define PY_LSAN_ENABLE() ((void)0)
+#endif
+
+static inline PyGILState_STATE py_enter(void)
+{
+    PY_LSAN_DISABLE();
+    return PyGILState_Ensure();
+}
+
+static inline void py_leave(PyGILState_STATE gil)
+{
+    PyGILState_Release(gil);
+    PY_LSAN_ENABLE();
+}
+
 /* The functions of the embedded sagerun module (sagerun.py) the calls use. */
 typedef struct py_helper {
     PyObject *create, *prepare, *run, *destroy, *describe;
