@@ -36,10 +36,11 @@ const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf
 
 /* ---- plugin_script.c ---- */
 struct sr_script_answer;
-/* Asks the Python bridge for the variants the script declares: *answer (the descriptors checked
- * as sr_plugin_open checks a plugin's), or false with the reason (no bridge, an unsafe bridge, no
- * declaration). allow_unsafe: as for plugins, for the bridge's file. */
-bool sr_script_open(const char *script, const sagerun_host_services *services, bool allow_unsafe,
+/* Asks the Python bridge for the variants the script declares: 0 with *answer (the descriptors
+ * checked as sr_plugin_open checks a plugin's), or a negative status with the reason (no bridge,
+ * an unsafe bridge; SAGERUN_NOT_FOUND: the file declares no variant). allow_unsafe: as for
+ * plugins, for the bridge's file. */
+int sr_script_open(const char *script, const sagerun_host_services *services, bool allow_unsafe,
                     struct sr_script_answer *answer, char *reason, size_t len);
 
 /* ---- registry.c ---- */

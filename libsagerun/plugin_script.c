@@ -82,12 +82,12 @@ static void check_answer(sr_script_answer *a)
     a->n_variants = kept;
 }
 
-bool sr_script_open(const char *script, const sagerun_host_services *services, bool allow_unsafe,
-                    sr_script_answer *a, char *reason, size_t len)
+int sr_script_open(const char *script, const sagerun_host_services *services, bool allow_unsafe,
+                   sr_script_answer *a, char *reason, size_t len)
 {
     sr_script_entry_fn entry = open_bridge(allow_unsafe, reason, len);
     if (!entry)
-        return false;
+        return SAGERUN_PLUGIN;
     sagerun_plugin_query q = {.struct_size = sizeof q,
                               .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
                               .abi_minor = SAGERUN_PLUGIN_ABI_MINOR,
@@ -98,8 +98,8 @@ bool sr_script_open(const char *script, const sagerun_host_services *services, b
     a->reason[SR_SCRIPT_REASON_MAX - 1] = '\0';
     if (rc != 0) {
         snprintf(reason, len, "%s", a->reason[0] ? a->reason : "the Python bridge refused it");
-        return false;
+        return rc < 0 ? rc : SAGERUN_PLUGIN;
     }
     check_answer(a);
-    return true;
+    return 0;
 }

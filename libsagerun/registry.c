@@ -290,18 +290,23 @@ static sagerun_status load_script_variant(sagerun_registry *reg, const char *pat
 }
 
 /* A script (NAME.py): the Python bridge reads its declarations; each one it refuses is a
- * rejection of the file, each usable one a variant whose file is the script. */
+ * rejection of the file, each usable one a variant whose file is the script. In a folder, a .py
+ * file that declares no variant is a module variant files import: passed over, not rejected. */
 static sagerun_status load_script(sagerun_registry *reg, const char *path, const char sha256[65],
-                                  sagerun_error *err)
+                                  bool in_folder, sagerun_error *err)
 {
     char buf[SR_PLUGIN_REASON_MAX];
     sr_script_answer *a = malloc(sizeof *a);
     if (!a)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     int saved = sr_stdout_divert();
-    bool opened = sr_script_open(path, &reg->ctx->services, reg->allow_unsafe, a, buf, sizeof buf);
+    int rc = sr_script_open(path, &reg->ctx->services, reg->allow_unsafe, a, buf, sizeof buf);
     sr_stdout_restore(saved);
-    sagerun_status st = opened ? SAGERUN_OK : reject(reg, path, err, "%s", buf);
+    bool opened = rc == 0, module = rc == SAGERUN_NOT_FOUND && in_folder;
+    const char *debug = getenv("SAGERUN_DEBUG");
+    if (module && debug && *debug)
+        fprintf(stderr, "sagerun: passed over %s: %s\n", path, buf);
+    sagerun_status st = opened || module ? SAGERUN_OK : reject(reg, path, err, "%s", buf);
     for (uint32_t i = 0; opened && i < a->n_refused && st == SAGERUN_OK; i++)
         st = reject(reg, path, err, "%s", a->refused[i]);
     for (uint32_t i = 0; opened && i < a->n_variants && st == SAGERUN_OK; i++)
@@ -311,8 +316,10 @@ static sagerun_status load_script(sagerun_registry *reg, const char *path, const
 }
 
 /* One file, in the order that runs none of its code before it is judged safe: a regular file,
- * safe permissions, its hash against the pins, then the scanner, then this process. */
-static sagerun_status load_file(sagerun_registry *reg, const char *path, sagerun_error *err)
+ * safe permissions, its hash against the pins, then the scanner, then this process. in_folder:
+ * found in a folder, not named. */
+static sagerun_status load_file(sagerun_registry *reg, const char *path, bool in_folder,
+                                sagerun_error *err)
 {
     char buf[PATH_MAX + SR_PLUGIN_REASON_MAX], real[PATH_MAX], sha256[65];
     sagerun_error e = {0};
@@ -329,7 +336,7 @@ static sagerun_status load_file(sagerun_registry *reg, const char *path, sagerun
     if (pin_violated_before_running(reg, path, sha256, buf, sizeof buf))
         return reject(reg, path, err, "%s", buf);
     if (has_suffix(path, ".py"))
-        return load_script(reg, path, sha256, err);
+        return load_script(reg, path, sha256, in_folder, err);
     sr_plugin_verdict v;
     examine(reg, real, sha256, &v);
     if (!v.ok)
@@ -381,7 +388,7 @@ static sagerun_status add_folder(sagerun_registry *reg, const char *dir, sagerun
             if (len < 0 || (size_t)len >= sizeof path)
                 st = reject(reg, names[i], err, "path too long in folder %s", dir);
             else
-                st = load_file(reg, path, err);
+                st = load_file(reg, path, true, err);
         }
         free(names[i]);
     }
@@ -403,9 +410,9 @@ sagerun_status sagerun_registry_add_path(sagerun_registry *reg, const char *path
     if (!strchr(path, '/')) {
         char local[PATH_MAX];
         snprintf(local, sizeof local, "./%s", path);
-        return load_file(reg, local, err);
+        return load_file(reg, local, false, err);
     }
-    return load_file(reg, path, err);
+    return load_file(reg, path, false, err);
 }
 
 /* The plugins folder that belongs to this copy of sagerun, found from the file this code was

@@ -36,7 +36,8 @@ typedef struct sr_script_answer {
     char reason[SR_SCRIPT_REASON_MAX]; /* why the whole script is refused (entry returns < 0) */
 } sr_script_answer;
 
-/* Returns 0 (then n_variants + n_refused >= 1) or a negative sagerun_status with answer->reason. */
+/* Returns 0 (then n_variants + n_refused >= 1) or a negative sagerun_status with answer->reason:
+ * SAGERUN_NOT_FOUND when the file declares no variant (a module that variant files import). */
 typedef int (*sr_script_entry_fn)(const sagerun_plugin_query *query, const char *script,
                                   sr_script_answer *answer);
 

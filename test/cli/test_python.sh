@@ -44,15 +44,19 @@ for want in "line 3: unknown key 'colour'" "line 4: missing run=FUNCTION" \
     "line 7: 'Bad_Name' is not a variant name" "line 8: run=not-a-name: not a Python function name" \
     "line 9: param=block:int:64: expected KEY:int|float:DEFAULT:MIN:MAX" \
     "line 10: unterminated quote" "line 11: run= given twice" \
-    "line 12: extension=\$SAGERUN_TEST_UNSET_EXTENSION: SAGERUN_TEST_UNSET_EXTENSION is not set" \
-    "no_declaration.py" "no variant declared: a Python variant file has lines"; do
+    "line 12: extension=\$SAGERUN_TEST_UNSET_EXTENSION: SAGERUN_TEST_UNSET_EXTENSION is not set"; do
     contains "refused: $want" "$want"
 done
+grep -q "no_declaration.py" <<<"$out" && fail "a folder's .py file without a declaration is rejected" "$out" \
+    || echo "ok   a folder's .py file without a declaration is passed over (a module variants import)"
 contains "a good line of a bad file loads" "py-good"
 contains "a parameter's declaration" "param block int = 64 [16, 256]: rows per block"
 contains "a bool parameter" "param exact bool = true"
 contains "version and description" "py-lifecycle         2.5      host  -      hooks in order"
 contains "graph=yes is the graph flag" "flags graph-capturable"
+check "a .py file without a declaration, named" 0 "$S" list --backend host \
+    --plugin "$T/no_declaration.py" && contains "is refused, saying why" \
+    "no variant declared: a Python variant file has lines"
 check "a missing .py file" 1 "$S" list --backend host --plugin "$TMP/none.py" \
     && contains "names it" "$TMP/none.py: No such file or directory"
 cp "$EX" "$TMP/open.py" && chmod o+w "$TMP/open.py"

@@ -84,7 +84,7 @@ SAGERUN_PLUGIN_EXPORT int sagerun_script_entry(const sagerun_plugin_query *query
     char real[PATH_MAX];
     if (!realpath(script, real)) {
         snprintf(a->reason, sizeof a->reason, "cannot resolve the path: %s", strerror(errno));
-        return SAGERUN_NOT_FOUND;
+        return SAGERUN_IO;
     }
     int declared = read_declarations(real, a);
     if (declared < 0)
@@ -92,7 +92,7 @@ SAGERUN_PLUGIN_EXPORT int sagerun_script_entry(const sagerun_plugin_query *query
     if (declared == 0) {
         snprintf(a->reason, sizeof a->reason, "no variant declared: a Python variant file has "
                  "lines '# " PY_DECLARE_TAG " NAME run=FUNCTION backend=host|cuda ...'");
-        return SAGERUN_PLUGIN;
+        return SAGERUN_NOT_FOUND; /* not a variant file (a module variant files import) */
     }
     return 0;
 }
