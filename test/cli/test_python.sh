@@ -243,6 +243,26 @@ assert v["reference"]["timing"]["count"] == 2 and v["numpy-reference"]["failure_
 check "no bridge" 0 env SAGERUN_PYTHON_BRIDGE="$TMP/none/bridge.so" "$S" list --backend host \
     --plugin "$EX" && contains "says what is missing" "Python variants need sagerun's Python bridge $TMP/none/bridge.so"
 
+# ---- a virtual environment's packages: the venv's interpreter decides ----
+if "$PY" -m venv --without-pip --system-site-packages "$TMP/venv" 2>/dev/null; then
+    site=$("$TMP/venv/bin/python3" -c 'import site; print(site.getsitepackages()[0])')
+    echo 'TOKEN = "from the venv"' > "$site/sagerun_venv_probe.py"
+    export SAGERUN_TEST_VENV=$TMP/venv
+    VP=(compare "${HOST[@]}" --plugin "$T/venv_probe.py" --baseline reference --variant py-venv
+        --json "$TMP/venv.json")
+    check "SAGERUN_PYTHON=the venv's python: its packages import" 3 \
+        env SAGERUN_PYTHON="$TMP/venv/bin/python3" "$S" "${VP[@]}"
+    py "py-venv ran" 'import json, sys
+v = {x["label"]: x for x in json.load(open(sys.argv[1]))["variants"]}["py-venv"]
+assert v["failure"] is None and v["timing"]["count"] == 2, v["failure"]' "$TMP/venv.json"
+    check "VIRTUAL_ENV alone picks the venv" 3 env -u SAGERUN_PYTHON VIRTUAL_ENV="$TMP/venv" \
+        "$S" "${VP[@]}"
+    check "another interpreter: the venv's module is missing" 1 "$S" "${VP[@]}" \
+        && contains "says which" "ModuleNotFoundError: No module named 'sagerun_venv_probe'"
+else
+    echo "SKIP: $PY -m venv does not work here: the venv cases"
+fi
+
 # ---- a sweep runs Python variants like any other ----
 check "sweep" 0 "$S" sweep "$ROOT/test/data/sweep-host.json" --backend host --quiet \
     --plugin "$EX" --variant numpy-reference --out-dir "$TMP/sweep"
