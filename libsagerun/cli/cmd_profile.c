@@ -36,7 +36,8 @@ static void profile_usage(FILE *out)
             SR_CLI_WORKLOAD_HELP
             "options:\n"
             "  --warmup N             calls before the checked call (default %d)\n"
-            "  --plugin PATH          also load this plugin file or folder (may repeat)\n"
+            "  --plugin PATH          also load this plugin file (.so), Python variant file\n"
+            "                         (.py) or folder (may repeat)\n"
             SR_CLI_PLUGIN_POLICY_HELP
             "  --backend B            auto (default), host or cuda; host variants always run\n"
             "                         on the host\n"

@@ -94,7 +94,10 @@ check "pinned to another hash: refused" 1 "$S" compare "${HOST[@]}" --plugin "$E
     && contains "says so" "pinned plugin numpy-reference"
 check "sagerun run" 0 "$S" run --variant numpy-reference --plugin "$EX" --backend host \
     --shape 1,64,2,64 --iterations 1 --warmup 0
-contains "the reference's bytes" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reference_output_sha256"])' "$TMP/exact.json")"
+REF_SHA=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reference_output_sha256"])' "$TMP/exact.json")
+contains "the reference's bytes" "$REF_SHA"
+check "sagerun profile" 0 "$S" profile --variant numpy-reference --plugin "$EX" --backend host \
+    --shape 1,64,2,64 && contains "the reference's bytes" "output_sha256 $REF_SHA"
 
 # ---- judged by tolerance where it does not ----
 F32=(--plugin "$EX" --baseline reference --variant numpy-reference --variant numpy-f32)
