@@ -182,6 +182,7 @@ static void fill_variant(sr_report_variant *v, const sr_entry *e, size_t index,
     v->prepare_s = e->prepared ? e->prepare_s : NAN;
     v->tops = v->speedup_percent = NAN;
     v->byte_exact = v->deterministic = -1;
+    v->tolerance.passed = -1; /* judged by tolerance.c, where limits were given */
     v->how.seed_speedup_percent = NAN;
     if (e->failed || sc->rounds == 0 || sc->dropped[index]) {
         sr_summarize(NULL, 0, NULL, &v->timing);

@@ -23,6 +23,18 @@ check "two workloads" 2 "$S" compare --shape 1,64,2,64 --inputs x.safetensors
 check "stray argument" 2 "$S" compare "${HOST[@]}" extra
 check "bad layout" 2 "$S" compare --layout nchw
 
+# ---- without tolerance options nothing is judged by tolerance, in-process as in the isolated
+# child (the in-process table said "FAILS the tolerance" under every variant) ----
+for mode in --in-process ""; do
+    check "no tolerance judged (${mode:-isolated})" 0 "$S" compare --backend host \
+        --shape 1,64,2,64 --rounds 2 --iterations 1 $mode --baseline reference --variant reference
+    if grep -q "tolerance\|tol\. " <<< "$out"; then
+        fail "no tolerance judged (${mode:-isolated}): the output names a tolerance" "$out"
+    else
+        echo "ok   no tolerance line (${mode:-isolated})"
+    fi
+done
+
 # ---- errors: exit 1 ----
 check "unknown variant" 1 "$S" compare "${HOST[@]}" --baseline reference --variant nope \
     && contains "names the variant" "no variant named 'nope'"
