@@ -297,6 +297,110 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
     return o;
 }
 
+static json_t *tool_json(builder *b, const sr_report *r)
+{
+    json_t *tool = json_object();
+    put(b, tool, "name", json_string("sagerun"));
+    put(b, tool, "version", string_or_null(r->tool_version));
+    put(b, tool, "git_commit", string_or_null(r->tool_commit));
+    return tool;
+}
+
+static json_t *device_json(builder *b, const sr_report *r)
+{
+    json_t *dev = json_object();
+    put(b, dev, "name", string_or_null(r->device_name));
+    put(b, dev, "backend", string_or_null(r->backend));
+    /* GPU fields only where there is a GPU (a host report has none of them) */
+    bool gpu = !r->backend || strcmp(r->backend, "host") != 0;
+    if (gpu && r->compute_capability > 0)
+        put(b, dev, "compute_capability", json_integer(r->compute_capability));
+    if (gpu && r->driver_version > 0)
+        put(b, dev, "driver_version", json_integer(r->driver_version)); /* CUDA API */
+    if (gpu && r->driver_release)
+        put(b, dev, "driver_release", json_string(r->driver_release));
+    if (gpu && r->multiprocessors > 0)
+        put(b, dev, "multiprocessors", json_integer(r->multiprocessors));
+    return dev;
+}
+
+static json_t *problem_json(builder *b, const sr_report *r)
+{
+    if (!r->has_problem)
+        return json_null();
+    const sagerun_problem *p = &r->problem;
+    json_t *pj = json_object();
+    put(b, pj, "batch", json_integer(p->batch));
+    put(b, pj, "seq_len", json_integer(p->seq_len));
+    put(b, pj, "heads_q", json_integer(p->heads_q));
+    put(b, pj, "heads_kv", json_integer(p->heads_kv));
+    put(b, pj, "head_dim", json_integer(p->head_dim));
+    put(b, pj, "layout", string_or_null(layout_name(p->layout)));
+    put(b, pj, "dtype", string_or_null(sr_dtype_word((int)p->dtype)));
+    put(b, pj, "causal", json_boolean(p->causal));
+    put(b, pj, "sm_scale", json_real(p->sm_scale));
+    put(b, pj, "operations", json_real(sagerun_problem_operations(p)));
+    return pj;
+}
+
+static json_t *clock_round_json(builder *b, const sr_clock_sample *c, size_t round)
+{
+    json_t *s = json_object();
+    put(b, s, "round", json_integer((json_int_t)round));
+    put(b, s, "sm_clock_mhz", c->sm_clock_mhz >= 0 ? json_integer(c->sm_clock_mhz) : json_null());
+    put(b, s, "temperature_c",
+        c->temperature_c >= 0 ? json_integer(c->temperature_c) : json_null());
+    if (!c->has_throttle) {
+        put(b, s, "throttle_reasons", json_null());
+        put(b, s, "throttle_reasons_mask", json_null());
+        return s;
+    }
+    char names[512];
+    sr_nvml_reason_names(c->throttle_reasons, names, sizeof(names));
+    json_t *list = json_array();
+    for (char *save = NULL, *t = strtok_r(names, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        append(b, list, json_string(t));
+    put(b, s, "throttle_reasons", list);
+    put(b, s, "throttle_reasons_mask", json_integer((json_int_t)c->throttle_reasons));
+    return s;
+}
+
+static json_t *clocks_json(builder *b, const sr_report *r)
+{
+    json_t *clocks = json_object();
+    put(b, clocks, "source", string_or_null(r->clock_source));
+    if (r->clock_unavailable)
+        put(b, clocks, "unavailable", json_string(r->clock_unavailable));
+    put(b, clocks, "max_sm_clock_mhz",
+        r->max_sm_clock_mhz >= 0 ? json_integer(r->max_sm_clock_mhz) : json_null());
+    json_t *cr = json_array();
+    for (size_t i = 0; i < r->clock_round_count; i++)
+        append(b, cr, clock_round_json(b, &r->clock_rounds[i], i + 1));
+    put(b, clocks, "rounds", cr);
+    return clocks;
+}
+
+/* sagerun's keys after the seed's (has_ext) */
+static void put_ext(builder *b, json_t *root, const sr_report *r)
+{
+    put(b, root, "schema_version", json_integer(r->schema_version));
+    put(b, root, "complete", json_boolean(!r->incomplete));
+    put(b, root, "rounds_completed",
+        json_integer((json_int_t)(r->incomplete ? r->rounds_completed : r->rounds)));
+    put(b, root, "tool", tool_json(b, r));
+    put(b, root, "created_utc", string_or_null(r->created_utc));
+    put(b, root, "device", device_json(b, r));
+    put(b, root, "problem", problem_json(b, r));
+    put(b, root, "noise_threshold_percent", real_or_null(r->noise_threshold_percent));
+    put(b, root, "expect_sha256", string_or_null(r->expect_sha256));
+    put(b, root, "clocks", clocks_json(b, r));
+    put(b, root, "measurement", measurement_json(b, &r->measurement));
+    json_t *warnings = json_array();
+    for (size_t i = 0; i < r->warning_count; i++)
+        append(b, warnings, json_string(r->warnings[i]));
+    put(b, root, "warnings", warnings);
+}
+
 json_t *sr_report_to_json(const sr_report *r)
 {
     builder b = {0};
@@ -317,89 +421,8 @@ json_t *sr_report_to_json(const sr_report *r)
     for (size_t i = 0; i < r->variant_count; i++)
         append(&b, vars, variant_json(&b, r, &r->variants[i]));
     put(&b, root, "variants", vars);
-
-    if (r->has_ext) {
-        put(&b, root, "schema_version", json_integer(r->schema_version));
-        put(&b, root, "complete", json_boolean(!r->incomplete));
-        put(&b, root, "rounds_completed",
-            json_integer((json_int_t)(r->incomplete ? r->rounds_completed : r->rounds)));
-        json_t *tool = json_object();
-        put(&b, tool, "name", json_string("sagerun"));
-        put(&b, tool, "version", string_or_null(r->tool_version));
-        put(&b, tool, "git_commit", string_or_null(r->tool_commit));
-        put(&b, root, "tool", tool);
-        put(&b, root, "created_utc", string_or_null(r->created_utc));
-        json_t *dev = json_object();
-        put(&b, dev, "name", string_or_null(r->device_name));
-        put(&b, dev, "backend", string_or_null(r->backend));
-        /* GPU fields only where there is a GPU (a host report has none of them) */
-        bool gpu = !r->backend || strcmp(r->backend, "host") != 0;
-        if (gpu && r->compute_capability > 0)
-            put(&b, dev, "compute_capability", json_integer(r->compute_capability));
-        if (gpu && r->driver_version > 0)
-            put(&b, dev, "driver_version", json_integer(r->driver_version)); /* CUDA API */
-        if (gpu && r->driver_release)
-            put(&b, dev, "driver_release", json_string(r->driver_release));
-        if (gpu && r->multiprocessors > 0)
-            put(&b, dev, "multiprocessors", json_integer(r->multiprocessors));
-        put(&b, root, "device", dev);
-        if (r->has_problem) {
-            const sagerun_problem *p = &r->problem;
-            json_t *pj = json_object();
-            put(&b, pj, "batch", json_integer(p->batch));
-            put(&b, pj, "seq_len", json_integer(p->seq_len));
-            put(&b, pj, "heads_q", json_integer(p->heads_q));
-            put(&b, pj, "heads_kv", json_integer(p->heads_kv));
-            put(&b, pj, "head_dim", json_integer(p->head_dim));
-            put(&b, pj, "layout", string_or_null(layout_name(p->layout)));
-            put(&b, pj, "dtype", string_or_null(sr_dtype_word((int)p->dtype)));
-            put(&b, pj, "causal", json_boolean(p->causal));
-            put(&b, pj, "sm_scale", json_real(p->sm_scale));
-            put(&b, pj, "operations", json_real(sagerun_problem_operations(p)));
-            put(&b, root, "problem", pj);
-        } else {
-            put(&b, root, "problem", json_null());
-        }
-        put(&b, root, "noise_threshold_percent", real_or_null(r->noise_threshold_percent));
-        put(&b, root, "expect_sha256", string_or_null(r->expect_sha256));
-        json_t *clocks = json_object();
-        put(&b, clocks, "source", string_or_null(r->clock_source));
-        if (r->clock_unavailable)
-            put(&b, clocks, "unavailable", json_string(r->clock_unavailable));
-        put(&b, clocks, "max_sm_clock_mhz",
-            r->max_sm_clock_mhz >= 0 ? json_integer(r->max_sm_clock_mhz) : json_null());
-        json_t *cr = json_array();
-        for (size_t i = 0; i < r->clock_round_count; i++) {
-            const sr_clock_sample *c = &r->clock_rounds[i];
-            json_t *s = json_object();
-            put(&b, s, "round", json_integer((json_int_t)i + 1));
-            put(&b, s, "sm_clock_mhz", c->sm_clock_mhz >= 0 ? json_integer(c->sm_clock_mhz)
-                                                            : json_null());
-            put(&b, s, "temperature_c", c->temperature_c >= 0 ? json_integer(c->temperature_c)
-                                                              : json_null());
-            if (c->has_throttle) {
-                char names[512];
-                sr_nvml_reason_names(c->throttle_reasons, names, sizeof(names));
-                json_t *list = json_array();
-                for (char *save = NULL, *t = strtok_r(names, ",", &save); t;
-                     t = strtok_r(NULL, ",", &save))
-                    append(&b, list, json_string(t));
-                put(&b, s, "throttle_reasons", list);
-                put(&b, s, "throttle_reasons_mask", json_integer((json_int_t)c->throttle_reasons));
-            } else {
-                put(&b, s, "throttle_reasons", json_null());
-                put(&b, s, "throttle_reasons_mask", json_null());
-            }
-            append(&b, cr, s);
-        }
-        put(&b, clocks, "rounds", cr);
-        put(&b, root, "clocks", clocks);
-        put(&b, root, "measurement", measurement_json(&b, &r->measurement));
-        json_t *warnings = json_array();
-        for (size_t i = 0; i < r->warning_count; i++)
-            append(&b, warnings, json_string(r->warnings[i]));
-        put(&b, root, "warnings", warnings);
-    }
+    if (r->has_ext)
+        put_ext(&b, root, r);
     if (b.failed) {
         json_decref(root);
         return NULL;
