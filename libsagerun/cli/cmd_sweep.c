@@ -21,6 +21,7 @@ extern char **environ;
 #include "report.h"
 #include "sagerun/compare.h"
 #include "sweep.h"
+#include "sweep_axes.h"
 #include "workload.h"
 
 static void sweep_usage(FILE *out)
@@ -42,12 +43,16 @@ static void sweep_usage(FILE *out)
             "   \"baseline\": \"baseline\", \"variants\": [\"interleave-softmax\"],\n"
             "   \"warmup\": 3, \"rounds\": 5, \"iterations\": 10, \"noise_threshold_percent\": 1,\n"
             "   \"accuracy_rows\": 1024, \"accuracy\": true, \"clocks\": true,\n"
-            "   \"axes\": {\"N\": [1024, 4096], \"dtype\": [\"fp16\", \"bf16\"]},\n"
+            "   \"axes\": {\"N\": [1024, 4096], \"dtype\": [\"fp16\", \"bf16\"], \"tuned[block]\": [64, 128]},\n"
             "   \"description\": \"...\"}\n"
-            "axes: each inline workload once per combination of their values (the first axis\n"
-            "varies slowest), named NAME/N=1024,dtype=fp16; B, N, Hq, D set that entry of its\n"
-            "shape, heads_kv, dtype, layout, causal and sm_scale that key. The summary gives\n"
-            "each workload's \"axes\".\n"
+            "axes: each workload once per combination of their values (the first axis varies\n"
+            "slowest), named NAME/N=1024,dtype=fp16,tuned[block]=64. Workload axes (inline\n"
+            "workloads only): B, N, Hq, D set that entry of the shape; heads_kv, dtype, layout,\n"
+            "causal and sm_scale that key. A variant-parameter axis VARIANT[KEY] gives each\n"
+            "compared variant VARIANT (named in variants or by --variant, plain or with other\n"
+            "parameters) KEY=value at that point: tuned -> tuned[block=64]; the baseline keeps\n"
+            "its own; every value is checked against the variant's declaration before anything\n"
+            "runs. The summary gives each workload's \"axes\"; the CSV a column per axis.\n"
             "An inline workload without a name is named by its shape (1x1024x56x128).\n"
             "\n"
             "sharding (one process per GPU or node; then 'sagerun merge DIR...'):\n"
@@ -80,29 +85,52 @@ typedef struct csv_source {
     const char *dir;
 } csv_source;
 
-/* Rows of every workload's report (those that have one), the workload's name first. */
+/* The rows of one workload's report (if it has one), its name and axis values first. */
+static void csv_workload_rows(FILE *f, const csv_source *src, const json_t *w,
+                              const char *const *axes, size_t n_axes)
+{
+    const char *name = json_string_value(json_object_get(w, "name"));
+    const char *file = json_string_value(json_object_get(w, "report"));
+    if (!name || !file)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", src->dir, file);
+    sr_report r;
+    if (sr_report_read(path, &r, NULL) != SAGERUN_OK)
+        return; /* the summary says why that workload has no report */
+    char *values[1 + SR_SWEEP_MAX_AXES] = {(char *)name};
+    for (size_t k = 0; k < n_axes; k++)
+        values[1 + k] = sr_sweep_row_axis_value(w, axes[k]);
+    sr_report_csv_rows(f, &r, (const char *const *)values, 1 + n_axes);
+    for (size_t k = 0; k < n_axes; k++)
+        free(values[1 + k]);
+    sr_report_clear(&r);
+}
+
+/* Rows of every workload's report (those that have one): the workload's name, a column per axis
+ * (axis.N, axis.tuned[block]), then compare's columns. */
 static bool write_summary_csv_cb(FILE *f, const void *user)
 {
     const csv_source *src = user;
-    const char *const lead_names[] = {"workload"};
-    sr_report_csv_header(f, lead_names, 1);
-    size_t i;
+    const char *axes[SR_SWEEP_MAX_AXES];
+    size_t n_axes = sr_sweep_summary_axes(src->summary, axes), i;
+    char *lead[1 + SR_SWEEP_MAX_AXES] = {"workload"};
+    bool ok = true;
+    for (size_t k = 0; k < n_axes; k++) /* "axis.N": never one of compare's columns (dtype) */
+        if (asprintf(&lead[1 + k], "axis.%s", axes[k]) < 0) {
+            lead[1 + k] = NULL;
+            ok = false;
+        }
+    if (ok)
+        sr_report_csv_header(f, (const char *const *)lead, 1 + n_axes);
     const json_t *w;
     json_array_foreach(json_object_get(src->summary, "workloads"), i, w) {
-        const char *name = json_string_value(json_object_get(w, "name"));
-        const char *file = json_string_value(json_object_get(w, "report"));
-        if (!name || !file)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", src->dir, file);
-        sr_report r;
-        if (sr_report_read(path, &r, NULL) != SAGERUN_OK)
-            continue; /* the summary says why that workload has no report */
-        const char *lead[] = {name};
-        sr_report_csv_rows(f, &r, lead, 1);
-        sr_report_clear(&r);
+        if (ok)
+            csv_workload_rows(f, src, w, axes, n_axes);
     }
-    return !ferror(f);
+    for (size_t k = 0; k < n_axes; k++)
+        free(lead[1 + k]);
+    return ok && !ferror(f);
 }
 
 sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,
@@ -392,6 +420,8 @@ typedef struct sweep {
     json_t *root;           /* the file's JSON; strings below point into it */
     json_t *expanded;       /* the workloads with the axes applied (NULL: no axes) */
     json_t **axes;          /* per workload: {axis: value} of its point (NULL: no axes) */
+    char ***specs;          /* per workload: the variants it compares (NULL: no variant axes) */
+    size_t spec_count;      /* entries of each specs[i] */
     char *name;
     char sha256[65];
     sr_workload *workloads; /* every workload of the file, parsed and checked */
@@ -416,6 +446,9 @@ static void sweep_free(sweep *s)
     for (size_t i = 0; s->axes && i < s->count; i++)
         json_decref(s->axes[i]);
     free(s->axes);
+    for (size_t i = 0; s->specs && i < s->count; i++)
+        sr_sweep_specs_free(s->specs[i], s->spec_count);
+    free(s->specs);
     json_decref(s->expanded);
     free(s->workloads);
     free(s->files);
@@ -429,15 +462,6 @@ static const char *const sweep_keys[] = {
     "warmup", "rounds",     "iterations", "noise_threshold_percent", "accuracy_rows",
     "accuracy", "clocks", "axes"};
 
-static sagerun_status bad_key(const char *file, const char *key, const char *expected,
-                              const json_t *found, sagerun_error *err)
-{
-    static const char *const types[] = {"an object", "an array", "a string", "an integer",
-                                        "a number",  "true",     "false",    "null"};
-    return sr_error_set(err, SAGERUN_FORMAT, "%s: key '%s': expected %s, found %s", file, key,
-                        expected, types[json_typeof(found)]);
-}
-
 static sagerun_status get_count(const char *file, json_t *root, const char *key, long long min,
                                 long long *out, sagerun_error *err)
 {
@@ -448,7 +472,7 @@ static sagerun_status get_count(const char *file, json_t *root, const char *key,
     if (!json_is_integer(j) || json_integer_value(j) < min || json_integer_value(j) > 100000000) {
         char what[48];
         snprintf(what, sizeof(what), "an integer >= %lld", min);
-        return bad_key(file, key, what, j, err);
+        return sr_sweep_bad_key(file, key, what, j, err);
     }
     *out = (long long)json_integer_value(j);
     return SAGERUN_OK;
@@ -462,7 +486,7 @@ static sagerun_status get_flag(const char *file, json_t *root, const char *key, 
     if (!j)
         return SAGERUN_OK;
     if (!json_is_boolean(j))
-        return bad_key(file, key, "true or false", j, err);
+        return sr_sweep_bad_key(file, key, "true or false", j, err);
     *out = json_is_true(j);
     return SAGERUN_OK;
 }
@@ -531,167 +555,17 @@ static sagerun_status parse_workload(const char *file, const char *dir, json_t *
     return SAGERUN_OK;
 }
 
-/* ---- axes: a cartesian product over workload fields -------------------------------------------
- * "axes": {"N": [1024, 4096], "dtype": ["fp16", "bf16"]} turns each inline workload into one
- * workload per combination (the first axis varies slowest), named "<name>/N=1024,dtype=fp16"
- * (the base's name, or its shape). B, N, Hq, D set that entry of "shape"; any other axis is the
- * workload key of that name (heads_kv, dtype, layout, causal, sm_scale). */
-#define SR_SWEEP_MAX_POINTS 4096
-
-static const char *const shape_axes[] = {"B", "N", "Hq", "D"};
-static const char *const field_axes[] = {"heads_kv", "dtype", "layout", "causal", "sm_scale"};
-
-static int shape_axis(const char *name)
+/* A workload file's workload at a point of the axes: "NAME/tuned[block]=64". */
+static sagerun_status name_point(sr_workload *w, const json_t *point, sagerun_error *err)
 {
-    for (size_t i = 0; i < SR_ARRAY_LEN(shape_axes); i++)
-        if (strcmp(name, shape_axes[i]) == 0)
-            return (int)i;
-    return -1;
-}
-
-static sagerun_status check_axes(const char *file, const json_t *axes, size_t *points,
-                                 sagerun_error *err)
-{
-    if (!json_is_object(axes) || json_object_size(axes) == 0)
-        return bad_key(file, "axes", "an object of axis name -> array of values", axes, err);
-    const char *name;
-    const json_t *values;
-    *points = 1;
-    json_object_foreach((json_t *)axes, name, values) {
-        bool known = shape_axis(name) >= 0;
-        for (size_t i = 0; i < SR_ARRAY_LEN(field_axes) && !known; i++)
-            known = strcmp(name, field_axes[i]) == 0;
-        if (!known)
-            return sr_error_set(err, SAGERUN_FORMAT,
-                                "%s: axes: unknown axis '%s' (B, N, Hq, D, heads_kv, dtype, "
-                                "layout, causal, sm_scale)",
-                                file, name);
-        char key[160];
-        snprintf(key, sizeof key, "axes.%s", name);
-        if (!json_is_array(values) || json_array_size(values) == 0)
-            return bad_key(file, key, "a non-empty array of values", values, err);
-        for (size_t i = 0; shape_axis(name) >= 0 && i < json_array_size(values); i++)
-            if (!json_is_integer(json_array_get(values, i)) ||
-                json_integer_value(json_array_get(values, i)) < 1)
-                return bad_key(file, key, "an array of sizes >= 1", values, err);
-        *points *= json_array_size(values);
-        if (*points > SR_SWEEP_MAX_POINTS)
-            return sr_error_set(err, SAGERUN_FORMAT,
-                                "%s: axes: more than %d combinations", file, SR_SWEEP_MAX_POINTS);
-    }
-    return SAGERUN_OK;
-}
-
-/* "N=1024,dtype=fp16" for the point's values */
-static char *point_label(const json_t *point)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
-    const char *name;
-    const json_t *v;
-    bool first = true;
-    json_object_foreach((json_t *)point, name, v) {
-        char *value = json_is_string(v) ? strdup(json_string_value(v))
-                                        : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        fprintf(f, "%s%s=%s", first ? "" : ",", name, value ? value : "?");
-        free(value);
-        first = false;
-    }
-    fclose(f);
-    return text;
-}
-
-/* The base workload with one point of the axes applied: a new object, "name" set. */
-static json_t *apply_point(const json_t *base, const json_t *defaults, const json_t *point)
-{
-    json_t *w = json_deep_copy(base);
-    if (!w || (defaults && json_object_update_missing(w, (json_t *)defaults) != 0)) {
-        json_decref(w);
-        return NULL;
-    }
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)point, name, v) {
-        int k = shape_axis(name);
-        json_t *shape = json_object_get(w, "shape");
-        if (k >= 0 && json_is_array(shape) && json_array_size(shape) == 4)
-            json_array_set(shape, (size_t)k, v);
-        else if (k < 0)
-            json_object_set(w, name, v);
-    }
-    char *label = point_label(point), *full = NULL;
-    const json_t *bn = json_object_get(w, "name");
-    if (!label || (json_is_string(bn) ? asprintf(&full, "%s/%s", json_string_value(bn), label) < 0
-                                      : !(full = strdup(label)))) {
+    char *label = sr_sweep_point_label(point), *full = NULL;
+    if (!label || asprintf(&full, "%s/%s", w->name, label) < 0) {
         free(label);
-        json_decref(w);
-        return NULL;
-    }
-    free(label);
-    json_object_set_new(w, "name", json_string(full));
-    free(full);
-    return w;
-}
-
-/* Every inline workload times every combination of the axes; point_of[i]: the axes' values. */
-static sagerun_status expand_axes(const char *file, const json_t *list, const json_t *defaults,
-                                  const json_t *axes, json_t **out, json_t ***point_of,
-                                  size_t *n_out, sagerun_error *err)
-{
-    size_t points = 0;
-    sagerun_status st = check_axes(file, axes, &points, err);
-    if (st != SAGERUN_OK)
-        return st;
-    size_t total = json_array_size(list) * points;
-    json_t *res = json_array();
-    json_t **pts = calloc(total ? total : 1, sizeof(*pts));
-    if (!res || !pts) {
-        json_decref(res);
-        free(pts);
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     }
-    size_t n = 0;
-    for (size_t b = 0; b < json_array_size(list); b++) {
-        const json_t *base = json_array_get(list, b);
-        if (!json_is_object(base)) {
-            st = sr_error_set(err, SAGERUN_FORMAT,
-                              "%s: workloads[%zu]: axes apply to inline workload objects, not to "
-                              "workload files",
-                              file, b);
-            break;
-        }
-        for (size_t p = 0; p < points && st == SAGERUN_OK; p++) {
-            json_t *point = json_object();
-            size_t rest = p, stride = points;
-            const char *name;
-            const json_t *values;
-            json_object_foreach((json_t *)axes, name, values) {
-                stride /= json_array_size(values);
-                json_object_set(point, name, json_array_get(values, rest / stride));
-                rest %= stride;
-            }
-            json_t *w = apply_point(base, defaults, point);
-            if (!w || json_array_append_new(res, w) != 0) {
-                json_decref(point);
-                st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-                break;
-            }
-            pts[n++] = point;
-        }
-    }
-    if (st != SAGERUN_OK) {
-        for (size_t i = 0; i < n; i++)
-            json_decref(pts[i]);
-        free(pts);
-        json_decref(res);
-        return st;
-    }
-    *out = res;
-    *point_of = pts;
-    *n_out = n;
+    free(label);
+    free(w->name);
+    w->name = full;
     return SAGERUN_OK;
 }
 
@@ -727,7 +601,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     json_t *j;
     if ((j = json_object_get(root, "name"))) {
         if (!json_is_string(j) || !json_string_value(j)[0])
-            return bad_key(path, "name", "a non-empty string", j, err);
+            return sr_sweep_bad_key(path, "name", "a non-empty string", j, err);
         s->name = strdup(json_string_value(j));
     } else {
         const char *base = strrchr(path, '/');
@@ -740,15 +614,15 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     if (!s->name)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     if ((j = json_object_get(root, "description")) && !json_is_string(j))
-        return bad_key(path, "description", "a string", j, err);
+        return sr_sweep_bad_key(path, "description", "a string", j, err);
     if ((j = json_object_get(root, "baseline"))) {
         if (!json_is_string(j) || !json_string_value(j)[0])
-            return bad_key(path, "baseline", "a variant name", j, err);
+            return sr_sweep_bad_key(path, "baseline", "a variant name", j, err);
         s->baseline = json_string_value(j);
     }
     if ((j = json_object_get(root, "variants"))) {
         if (!json_is_array(j))
-            return bad_key(path, "variants", "an array of variant names", j, err);
+            return sr_sweep_bad_key(path, "variants", "an array of variant names", j, err);
         s->variant_count = json_array_size(j);
         s->has_variants = true;
         if (!(s->variants = calloc(s->variant_count + 1, sizeof(*s->variants))))
@@ -758,7 +632,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
             if (!json_is_string(v) || !json_string_value(v)[0]) {
                 char k[32];
                 snprintf(k, sizeof(k), "variants[%zu]", i);
-                return bad_key(path, k, "a variant name", v, err);
+                return sr_sweep_bad_key(path, k, "a variant name", v, err);
             }
             s->variants[i] = json_string_value(v);
         }
@@ -772,23 +646,23 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
         return st;
     if ((j = json_object_get(root, "noise_threshold_percent"))) {
         if (!json_is_number(j) || !(json_number_value(j) >= 0) || !isfinite(json_number_value(j)))
-            return bad_key(path, "noise_threshold_percent", "a percentage >= 0", j, err);
+            return sr_sweep_bad_key(path, "noise_threshold_percent", "a percentage >= 0", j, err);
         s->threshold = json_number_value(j);
     }
     json_t *defaults = json_object_get(root, "defaults");
     if (defaults && !json_is_object(defaults))
-        return bad_key(path, "defaults", "an object of workload keys", defaults, err);
+        return sr_sweep_bad_key(path, "defaults", "an object of workload keys", defaults, err);
     json_t *list = json_object_get(root, "workloads");
     if (!list)
         return sr_error_set(err, SAGERUN_FORMAT, "%s: key 'workloads' is missing (a list of "
                             "workload objects or workload file paths)", path);
     if (!json_is_array(list) || json_array_size(list) == 0)
-        return bad_key(path, "workloads", "a non-empty array of workloads", list, err);
+        return sr_sweep_bad_key(path, "workloads", "a non-empty array of workloads", list, err);
 
     json_t *axes = json_object_get(root, "axes");
     if (axes) {
         size_t n = 0;
-        if ((st = expand_axes(path, list, defaults, axes, &s->expanded, &s->axes, &n, err)))
+        if ((st = sr_sweep_axes_expand(path, list, defaults, axes, &s->expanded, &s->axes, &n, err)))
             return st;
         list = s->expanded;
     }
@@ -804,6 +678,8 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     for (size_t i = 0; i < s->count; i++) {
         st = parse_workload(path, dir, defaults, json_array_get(list, i), i, &s->workloads[i],
                             err);
+        if (st == SAGERUN_OK && s->axes && json_is_string(json_array_get(list, i)))
+            st = name_point(&s->workloads[i], s->axes[i], err); /* a file: named once loaded */
         if (st != SAGERUN_OK) {
             /* sr_workload_free of entries that failed is safe: they are left zeroed */
             free(copy);
@@ -1014,8 +890,8 @@ static void relay_log(const char *log, char *last, size_t len)
 }
 
 /* One workload; returns the child's exit status (130/143: the sweep was interrupted). */
-static int run_one(const arg_list *shared, const sr_workload *w, const char *out_dir,
-                   const char *file, json_t *row)
+static int run_one(const arg_list *shared, char *const *variants, size_t n_variants,
+                   const sr_workload *w, const char *out_dir, const char *file, json_t *row)
 {
     char *report = NULL, *spec = NULL, *log = NULL, why[SAGERUN_ERROR_MESSAGE_SIZE] = "";
     char last[SAGERUN_ERROR_MESSAGE_SIZE] = "";
@@ -1038,6 +914,8 @@ static int run_one(const arg_list *shared, const sr_workload *w, const char *out
     bool ok = true;
     for (size_t i = 0; ok && i < shared->n; i++)
         ok = args_add(&a, "%s", shared->v[i]);
+    for (size_t i = 0; ok && i < n_variants; i++)
+        ok = args_add(&a, "--variant") && args_add(&a, "%s", variants[i]);
     if (!ok || !args_add(&a, "--workload") || !args_add(&a, "%s", spec) ||
         !args_add(&a, "--json") || !args_add(&a, "%s", report)) {
         snprintf(why, sizeof(why), "out of memory");
@@ -1082,6 +960,34 @@ done:
     free(report);
     free(spec);
     return rc;
+}
+
+/* Where the axes sweep variant parameters: each point's variant specs (s->specs), each bound once
+ * so that an unknown key or a value out of range stops the sweep before anything runs. */
+static sagerun_status point_specs(sweep *s, const char *path, const sagerun_compare_options *o,
+                                  sagerun_registry *reg, sagerun_error *err)
+{
+    bool any = false;
+    for (size_t i = 0; s->axes && i < s->count; i++)
+        any = any || sr_sweep_point_has_variant_axes(s->axes[i]);
+    if (!any)
+        return SAGERUN_OK;
+    if (!(s->specs = calloc(s->count, sizeof(*s->specs))))
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    s->spec_count = o->variants ? o->variant_count : 0;
+    for (size_t i = 0; i < s->count; i++) {
+        sagerun_status st = sr_sweep_point_variants(path, s->axes[i], o->variants,
+                                                    s->spec_count, &s->specs[i], err);
+        for (size_t k = 0; st == SAGERUN_OK && k < s->spec_count; k++) {
+            long index;
+            if ((st = sagerun_registry_bind(reg, s->specs[i][k], &index, err)) != SAGERUN_OK)
+                sr_error_prefix(err, "%s: workload '%s': %s", path, s->workloads[i].name,
+                                s->specs[i][k]);
+        }
+        if (st != SAGERUN_OK)
+            return st;
+    }
+    return SAGERUN_OK;
 }
 
 static bool parse_shard(const char *text, long *index, long *count)
@@ -1250,7 +1156,14 @@ int sr_cmd_sweep(int argc, char **argv)
                                                                             : opts.baseline;
     if (on_host && !baseline && !s.baseline && !quiet)
         fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a GPU)\n");
-    if (!compare_args(&shared, &opts, backend, device, plugins, n_plugins, &policy)) {
+    if (point_specs(&s, sweep_path, &opts, reg, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        goto out;
+    }
+    sagerun_compare_options shared_opts = opts; /* each point names its own variants */
+    if (s.specs)
+        shared_opts.variants = NULL;
+    if (!compare_args(&shared, &shared_opts, backend, device, plugins, n_plugins, &policy)) {
         sr_cli_error("sweep: out of memory");
         goto out;
     }
@@ -1333,7 +1246,8 @@ int sr_cmd_sweep(int argc, char **argv)
             sr_cli_error("sweep: out of memory");
             goto out;
         }
-        int child = run_one(&shared, w, out_dir, s.files[i], row);
+        int child = run_one(&shared, s.specs ? s.specs[i] : NULL, s.specs ? s.spec_count : 0, w,
+                            out_dir, s.files[i], row);
         if (!quiet && json_is_string(json_object_get(row, "error")))
             fprintf(stderr, "sagerun sweep: workload '%s': %s\n", w->name,
                     json_string_value(json_object_get(row, "error")));

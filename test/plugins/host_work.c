@@ -1,0 +1,197 @@
+/* A host variant with a tuning parameter and a calibrated cost, for sweep tests on machines
+ * without a GPU (test_sweep_variant_axes.sh).
+ *
+ *   work  host backend; parameter block (int, default 4, [1, 64]): query rows per tile.
+ *
+ * Its run is a stand-in for an attention kernel's main loop: for every tile of `block` query rows
+ * it decodes the tile's q rows, then for each key row decodes k (D values) and takes its dot
+ * product with every q row of the tile. The dot products cost N*N*D per head whatever the block;
+ * decoding k costs N*D per tile, so a larger block is faster (fewer tiles) — a real, explicable
+ * axis. The output is V copied into O (as fake_plugin.h does), so every block value and every
+ * instance writes the same bytes (byte-exact with a `work` baseline).
+ *
+ * SAGERUN_TEST_WORK_EXTRA="N:BLOCK:PERCENT" injects a regression: an instance with seq_len N and
+ * block BLOCK does the main loop again over PERCENT% of each head's query rows (N*PERCENT/100 rows,
+ * rounded down), i.e. PERCENT% more of the same work — 5 at N=160 is 8 more rows of 160. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sagerun/plugin.h>
+
+enum { PARAM_BLOCK };
+
+static const sagerun_param_decl work_params[] = {
+    {sizeof(sagerun_param_decl), SAGERUN_PARAM_INT, "block", "query rows per tile", 4, 1, 64},
+};
+
+typedef struct work_state {
+    const sagerun_plugin_inputs *in;
+    uint32_t block;
+    uint32_t extra_rows; /* per head, from SAGERUN_TEST_WORK_EXTRA */
+    float *q_tile;       /* block x D */
+    float *k_row;        /* D */
+} work_state;
+
+static volatile float work_sink; /* keeps the dot products from being optimised away */
+
+static float decode(uint16_t h, int dtype)
+{
+    union {
+        uint32_t u;
+        float f;
+    } x;
+    if (dtype == SAGERUN_DTYPE_BF16) {
+        x.u = (uint32_t)h << 16;
+        return x.f;
+    }
+    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0) /* zero or subnormal: m * 2^-24 */
+        return (sign ? -1.0f : 1.0f) * (float)m * 5.9604644775390625e-8f;
+    x.u = sign | (e == 31 ? 0xffu << 23 : (e + 112) << 23) | m << 13;
+    return x.f;
+}
+
+static uint64_t offset(const sagerun_problem *p, uint32_t heads, uint32_t b, uint32_t n,
+                       uint32_t h)
+{
+    if (p->layout == SAGERUN_LAYOUT_HND)
+        return (((uint64_t)b * heads + h) * p->seq_len + n) * p->head_dim;
+    return (((uint64_t)b * p->seq_len + n) * heads + h) * p->head_dim;
+}
+
+static int work_geometry_with(const sagerun_geometry_args *args, const sagerun_problem *p,
+                              sagerun_launch_geometry *g, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    uint32_t block = args && args->n_param_values ? (uint32_t)args->param_values[PARAM_BLOCK] : 4;
+    g->cta_q = g->warp_q = block;
+    g->cta_k = g->warp_k = p->seq_len;
+    g->threads_per_cta = 1;
+    g->grid_ctas = (uint64_t)p->batch * p->heads_q * ((p->seq_len + block - 1) / block);
+    return 0;
+}
+
+static int work_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
+                         size_t errlen)
+{
+    return work_geometry_with(NULL, p, g, err, errlen);
+}
+
+/* PERCENT% of each head's rows when SAGERUN_TEST_WORK_EXTRA names this instance. */
+static uint32_t extra_rows(const sagerun_problem *p, uint32_t block)
+{
+    const char *spec = getenv("SAGERUN_TEST_WORK_EXTRA");
+    unsigned n, b;
+    double percent;
+    if (!spec || sscanf(spec, "%u:%u:%lf", &n, &b, &percent) != 3 || n != p->seq_len ||
+        b != block || !(percent > 0 && percent <= 100))
+        return 0;
+    return (uint32_t)(p->seq_len * percent / 100.0);
+}
+
+static int work_create(const sagerun_host_services *services, const sagerun_plugin_inputs *in,
+                       void **state, char *err, size_t errlen)
+{
+    (void)services;
+    work_state *s = calloc(1, sizeof *s);
+    uint32_t block = in->n_param_values ? (uint32_t)in->param_values[PARAM_BLOCK] : 4;
+    float *q_tile = malloc(sizeof(float) * block * in->problem.head_dim);
+    float *k_row = malloc(sizeof(float) * in->problem.head_dim);
+    if (!s || !q_tile || !k_row) {
+        free(s);
+        free(q_tile);
+        free(k_row);
+        snprintf(err, errlen, "out of memory");
+        return SAGERUN_OUT_OF_MEMORY;
+    }
+    *s = (work_state){in, block, extra_rows(&in->problem, block), q_tile, k_row};
+    *state = s;
+    return 0;
+}
+
+/* One tile: query rows [first, first + rows) of head h against every key. */
+static float tile(work_state *s, uint32_t b, uint32_t h, uint32_t first, uint32_t rows)
+{
+    const sagerun_problem *p = &s->in->problem;
+    const uint16_t *q = (const uint16_t *)(uintptr_t)s->in->q;
+    const uint16_t *k = (const uint16_t *)(uintptr_t)s->in->k;
+    uint32_t D = p->head_dim, hk = h / (p->heads_q / p->heads_kv);
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < D; c++)
+            s->q_tile[r * D + c] = decode(q[offset(p, p->heads_q, b, first + r, h) + c], p->dtype);
+    float acc = 0;
+    for (uint32_t j = 0; j < p->seq_len; j++) {
+        uint64_t ko = offset(p, p->heads_kv, b, j, hk);
+        for (uint32_t c = 0; c < D; c++)
+            s->k_row[c] = decode(k[ko + c], p->dtype);
+        for (uint32_t r = 0; r < rows; r++) {
+            float dot = 0;
+            for (uint32_t c = 0; c < D; c++)
+                dot += s->q_tile[r * D + c] * s->k_row[c];
+            acc += dot;
+        }
+    }
+    return acc;
+}
+
+/* The main loop over query rows [0, rows) of every head, in tiles of block. */
+static float main_loop(work_state *s, uint32_t rows)
+{
+    const sagerun_problem *p = &s->in->problem;
+    float acc = 0;
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t h = 0; h < p->heads_q; h++)
+            for (uint32_t first = 0; first < rows; first += s->block)
+                acc += tile(s, b, h, first, rows - first < s->block ? rows - first : s->block);
+    return acc;
+}
+
+static int work_run(void *state, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    work_state *s = state;
+    const sagerun_problem *p = &s->in->problem;
+    float acc = main_loop(s, p->seq_len);
+    if (s->extra_rows)
+        acc += main_loop(s, s->extra_rows);
+    work_sink = acc;
+    uint64_t obytes = (uint64_t)p->batch * p->seq_len * p->heads_q * p->head_dim * 2;
+    uint64_t vbytes = (uint64_t)p->batch * p->seq_len * p->heads_kv * p->head_dim * 2;
+    memcpy((void *)(uintptr_t)s->in->o, (const void *)(uintptr_t)s->in->v,
+           obytes < vbytes ? obytes : vbytes);
+    if (obytes > vbytes)
+        memset((char *)(uintptr_t)s->in->o + vbytes, 0, obytes - vbytes);
+    return 0;
+}
+
+static void work_destroy(void *state)
+{
+    work_state *s = state;
+    if (!s)
+        return;
+    free(s->q_tile);
+    free(s->k_row);
+    free(s);
+}
+
+static const sagerun_variant_descriptor work_variant = {
+    .struct_size = sizeof(sagerun_variant_descriptor),
+    .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
+    .name = "work",
+    .version = "1.0.0",
+    .description = "test: a tunable, calibrated amount of host work (output = V)",
+    .backend = SAGERUN_BACKEND_HOST,
+    .input_kind = SAGERUN_INPUT_FP16,
+    .geometry = work_geometry,
+    .create = work_create,
+    .run = work_run,
+    .destroy = work_destroy,
+    .n_params = sizeof work_params / sizeof work_params[0],
+    .params = work_params,
+    .geometry_with = work_geometry_with,
+};
+
+SAGERUN_PLUGIN_DEFINE_ENTRY(work_variant)
