@@ -191,13 +191,14 @@ typedef struct sr_diff_row {
 } sr_diff_row;
 typedef struct sr_diff {
     double threshold;          /* percent */
+    bool relative;             /* judge each variant's time over its run's baseline's */
     sr_diff_row *rows;
     size_t count, cap;
     unsigned findings;         /* SAGERUN_DIFF_* of every row */
     char notes[16][320];       /* reference output changed, incomplete reports */
     size_t note_count;
 } sr_diff;
-void sr_diff_init(sr_diff *d, double threshold_percent);
+void sr_diff_init(sr_diff *d, double threshold_percent, bool relative);
 void sr_diff_clear(sr_diff *d);
 /* Adds the rows of one pair of reports (point: the sweep's workload, or NULL); fails
  * (INVALID_ARGUMENT) when they are not of the same workload. */

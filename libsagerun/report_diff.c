@@ -47,18 +47,35 @@ static void add_finding(sr_diff_row *row, unsigned bit, const char *text)
     snprintf(row->finding + used, sizeof(row->finding) - used, "%s%s", used ? ", " : "", text);
 }
 
-/* The judgement of one variant's new run against its old one. */
-static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_report_variant *nv,
-                       double threshold)
+static size_t min_rounds(const sr_report_variant *a, const sr_report_variant *b)
 {
-    size_t R = ov->round_count < nv->round_count ? ov->round_count : nv->round_count;
+    return a->round_count < b->round_count ? a->round_count : b->round_count;
+}
+
+/* Round k's p50 of v; over its baseline's in the same round when base is given. */
+static double round_time(const sr_report_variant *v, const sr_report_variant *base, size_t k)
+{
+    return base ? v->rounds[k].p50 / base->rounds[k].p50 : v->rounds[k].p50;
+}
+
+/* The judgement of one variant's new run against its old one: by its time, or (ob and nb given:
+ * relative) by its time over its own run's baseline's, round by round, so that what slowed or
+ * sped up a whole run (load, clocks, another machine) cancels. */
+static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_report_variant *nv,
+                       const sr_report_variant *ob, const sr_report_variant *nb, double threshold)
+{
+    size_t R = min_rounds(ov, nv);
+    if (ob && nb && min_rounds(ob, nb) < R)
+        R = min_rounds(ob, nb);
     double *b = R >= 2 ? malloc(2 * R * sizeof(double)) : NULL;
     if (b) {
         for (size_t k = 0; k < R; k++) {
-            b[k] = ov->rounds[k].p50;
-            b[R + k] = nv->rounds[k].p50;
+            b[k] = round_time(ov, ob, k);
+            b[R + k] = round_time(nv, nb, k);
         }
-        sr_judgement j = sr_judge_pair(b, b + R, R, row->old_p50, row->new_p50, threshold);
+        double old_p50 = ob ? row->old_p50 / ob->timing.p50 : row->old_p50;
+        double new_p50 = nb ? row->new_p50 / nb->timing.p50 : row->new_p50;
+        sr_judgement j = sr_judge_pair(b, b + R, R, old_p50, new_p50, threshold);
         free(b);
         if (j.interval.valid) {
             row->speedup = j.interval;
@@ -70,26 +87,37 @@ static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_r
         }
     }
     /* nothing to judge from: the p50 rule */
-    if (isfinite(row->change_percent) && row->change_percent > threshold)
+    double change = ob && nb ? ((row->new_p50 / nb->timing.p50) / (row->old_p50 / ob->timing.p50)
+                                - 1.0) * 100.0
+                             : row->change_percent;
+    if (isfinite(change) && change > threshold)
         add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER (p50 rule: no rounds to judge)");
 }
 
+/* The baselines a relative diff judges against (both, or neither: *ob = *nb = NULL, said). */
+typedef struct diff_baselines {
+    const sr_report_variant *old_base, *new_base;
+} diff_baselines;
+
 static void diff_variant(sr_diff_row *row, const sr_report_variant *ov,
-                         const sr_report_variant *nv, double threshold)
+                         const sr_report_variant *nv, const diff_baselines *bl, double threshold)
 {
     row->old_exact = ov->byte_exact;
     row->new_exact = nv->byte_exact;
     row->old_p50 = ov->timing.count ? ov->timing.p50 : NAN;
     row->new_p50 = nv->timing.count ? nv->timing.p50 : NAN;
     row->change_percent = (row->new_p50 / row->old_p50 - 1.0) * 100.0;
+    bool is_base = bl && (ov == bl->old_base || nv == bl->new_base);
     if (!nv->timing.count && ov->timing.count)
         add_finding(row, SAGERUN_DIFF_REGRESSION, "DID NOT RUN");
     else if (nv->timing.count && !isfinite(nv->timing.p50))
         add_finding(row, SAGERUN_DIFF_REGRESSION, "NULL P50 in new"); /* ran, nothing to compare */
     else if (ov->timing.count && !isfinite(ov->timing.p50))
         add_finding(row, 0, "null p50 in old: not compared");
+    else if (is_base)
+        add_finding(row, 0, "the baseline (relative: the others are judged against it)");
     else if (ov->timing.count && nv->timing.count)
-        judge_rows(row, ov, nv, threshold);
+        judge_rows(row, ov, nv, bl ? bl->old_base : NULL, bl ? bl->new_base : NULL, threshold);
     if (ov->byte_exact == 1 && nv->byte_exact != 1)
         add_finding(row, SAGERUN_DIFF_LOST_BYTE_EXACT, "LOST BYTE-EXACTNESS");
     if (ov->output_sha256 && nv->output_sha256 && strcmp(ov->output_sha256, nv->output_sha256))
@@ -126,10 +154,40 @@ static void add_note(sr_diff *d, const char *point, const char *text)
                  point ? ": " : "", text);
 }
 
-void sr_diff_init(sr_diff *d, double threshold_percent)
+static const sr_report_variant *baseline_of(const sr_report *r)
+{
+    for (size_t i = 0; i < r->variant_count; i++)
+        if (r->variants[i].is_baseline)
+            return r->variants[i].timing.count && isfinite(r->variants[i].timing.p50)
+                       ? &r->variants[i]
+                       : NULL;
+    return NULL;
+}
+
+/* The baseline of both runs for a relative diff: the same label in each, and it ran; else the
+ * variants are judged by their time, said in a note. */
+static void common_baseline(sr_diff *d, const char *point, const sr_report *o, const sr_report *n,
+                            diff_baselines *bl)
+{
+    const sr_report_variant *ob = baseline_of(o), *nb = baseline_of(n);
+    if (ob && nb &&
+        strcmp(sr_report_variant_label(ob), sr_report_variant_label(nb)) == 0) {
+        bl->old_base = ob;
+        bl->new_base = nb;
+        return;
+    }
+    char note[320];
+    snprintf(note, sizeof note,
+             "relative: no baseline that ran in both (old %s, new %s): judged by time",
+             ob ? sr_report_variant_label(ob) : "none", nb ? sr_report_variant_label(nb) : "none");
+    add_note(d, point, note);
+}
+
+void sr_diff_init(sr_diff *d, double threshold_percent, bool relative)
 {
     memset(d, 0, sizeof(*d));
     d->threshold = threshold_percent;
+    d->relative = relative;
 }
 
 void sr_diff_clear(sr_diff *d)
@@ -151,6 +209,9 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
                  o->reference_sha256, n->reference_sha256);
         add_note(d, point, note);
     }
+    diff_baselines bl = {NULL, NULL};
+    if (d->relative)
+        common_baseline(d, point, o, n, &bl);
     const sr_report *both[2] = {o, n};
     for (int k = 0; k < 2; k++)
         if (both[k]->incomplete) {
@@ -168,7 +229,7 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
             return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
         const sr_report_variant *nv = find_label(n, label);
         if (nv) {
-            diff_variant(row, &o->variants[i], nv, d->threshold);
+            diff_variant(row, &o->variants[i], nv, bl.old_base ? &bl : NULL, d->threshold);
         } else {
             row->old_exact = o->variants[i].byte_exact;
             row->old_p50 = o->variants[i].timing.count ? o->variants[i].timing.p50 : NAN;
@@ -238,9 +299,15 @@ void sr_diff_print(const sr_diff *d, FILE *out, bool markdown)
     bool points = has_points(d);
     if (markdown)
         fprintf(out, "# sagerun diff\n\n");
-    fprintf(out, "%sa change is judged from the per-round p50s of both runs (95%% interval); "
-                 "slower beyond %.3g%% is a regression\n",
-            markdown ? "" : "", d->threshold);
+    if (d->relative)
+        fprintf(out, "a change is judged from the per-round p50s of both runs, each over its "
+                     "run's baseline in the same round (95%% interval); slower beyond %.3g%% is "
+                     "a regression\n",
+                d->threshold);
+    else
+        fprintf(out, "a change is judged from the per-round p50s of both runs (95%% interval); "
+                     "slower beyond %.3g%% is a regression\n",
+                d->threshold);
     for (size_t i = 0; i < d->note_count; i++)
         fprintf(out, "%snote: %s\n", markdown ? "- " : "", d->notes[i]);
     if (markdown)
@@ -310,10 +377,15 @@ json_t *sr_diff_to_json(const sr_diff *d)
     json_t *notes = json_array();
     for (size_t i = 0; i < d->note_count; i++)
         json_array_append_new(notes, json_string(d->notes[i]));
-    return json_pack("{s:i, s:f, s:s, s:b, s:o, s:o}", "sagerun_diff", 1, "threshold_percent",
-                     d->threshold, "method",
-                     "per-round p50s of old and new, paired by round: log-ratio, 20%-trimmed "
-                     "mean, 95% interval (judge.h); p50 ratio without rounds",
+    return json_pack("{s:i, s:f, s:s, s:b, s:b, s:o, s:o}", "sagerun_diff", 1,
+                     "threshold_percent", d->threshold, "method",
+                     d->relative ? "per-round p50s of old and new, each over its run's baseline "
+                                   "in the same round, paired by round: log-ratio, 20%-trimmed "
+                                   "mean, 95% interval (judge.h); p50 ratio without rounds"
+                                 : "per-round p50s of old and new, paired by round: log-ratio, "
+                                   "20%-trimmed mean, 95% interval (judge.h); p50 ratio without "
+                                   "rounds",
+                     "relative", d->relative,
                      "regression", (d->findings & (SAGERUN_DIFF_REGRESSION | SAGERUN_DIFF_LOST_BYTE_EXACT |
                                      SAGERUN_DIFF_MISSING)) != 0,
                      "rows", rows, "notes", notes);
@@ -385,7 +457,7 @@ sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double thr
                               FILE *out, unsigned *findings, sagerun_error *err)
 {
     sr_diff d;
-    sr_diff_init(&d, threshold_percent);
+    sr_diff_init(&d, threshold_percent, false);
     sagerun_status st = sr_diff_reports(&d, NULL, o, n, err);
     *findings = st == SAGERUN_OK ? d.findings : 0;
     if (st == SAGERUN_OK)

@@ -14,7 +14,8 @@
 static void diff_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun diff [--threshold PCT] [--json F] [--markdown F] [--csv F] OLD NEW\n\n"
+            "usage: sagerun diff [--threshold PCT] [--relative] [--json F] [--markdown F] [--csv F]\n"
+            "                    OLD NEW\n\n"
             "Compares two reports of the same workload (same q_shape and metadata), or two\n"
             "sweeps (their summary.json: each workload of OLD against the one of the same name\n"
             "in NEW, read from the reports beside the summaries). Variants are matched by label.\n"
@@ -24,6 +25,11 @@ static void diff_usage(FILE *out)
             "lies beyond the threshold. Reports with fewer than two rounds are compared by their\n"
             "p50s (the p50 rule, said in the finding).\n\n"
             "  --threshold PCT   noise threshold in percent (default 1, as compare's)\n"
+            "  --relative        judge each variant by its time over its own run's baseline,\n"
+            "                    round by round (both ran interleaved in each round), instead of\n"
+            "                    by its time: what slowed a whole run alike (load on a shared\n"
+            "                    host, clocks, another machine) cancels. The baseline (the same\n"
+            "                    label in both) is not judged; without one, by time (a note)\n"
             "  --json FILE       write the rows as JSON (- for stdout)\n"
             "  --markdown FILE   write them as markdown\n"
             "  --csv FILE        write them as CSV (one row per point and variant)\n\n"
@@ -144,11 +150,13 @@ int sr_cmd_diff(int argc, char **argv)
                                          {"json", required_argument, 0, 'j'},
                                          {"markdown", required_argument, 0, 'm'},
                                          {"csv", required_argument, 0, 'c'},
+                                         {"relative", no_argument, 0, 'r'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     sagerun_report_diff_options o;
     sagerun_report_diff_options_init(&o);
     const char *json_path = NULL, *md_path = NULL, *csv_path = NULL;
+    bool relative = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -161,6 +169,7 @@ int sr_cmd_diff(int argc, char **argv)
         case 'j': json_path = optarg; break;
         case 'm': md_path = optarg; break;
         case 'c': csv_path = optarg; break;
+        case 'r': relative = true; break;
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
         default: return sr_cli_bad_option("diff", c, argv);
         }
@@ -176,7 +185,7 @@ int sr_cmd_diff(int argc, char **argv)
     if (!sr_cli_check_outputs("diff", out_opts, outs, 3, ins, 2))
         return SR_EXIT_ERROR;
     sr_diff d;
-    sr_diff_init(&d, o.threshold_percent);
+    sr_diff_init(&d, o.threshold_percent, relative);
     sagerun_error err = {0};
     int rc = SR_EXIT_ERROR;
     if (diff_files(&d, argv[optind], argv[optind + 1], &err) != SAGERUN_OK) {

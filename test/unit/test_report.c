@@ -502,6 +502,65 @@ static void test_diff(void **state)
     sr_report_clear(&b);
 }
 
+/* Scales every round of variant i of r (and its p50) by f[k % 3] in round k. */
+static void scale_rounds(sr_report *r, size_t i, const double f[3])
+{
+    sr_report_variant *v = &r->variants[i];
+    for (size_t k = 0; k < v->round_count; k++)
+        v->rounds[k].p50 *= f[k % 3];
+    v->timing.p50 *= f[1];
+}
+
+/* --relative: each variant over its run's baseline, round by round. */
+static unsigned diff_relative(const sr_report *a, const sr_report *b, double threshold)
+{
+    sr_diff d;
+    sagerun_error err = {0};
+    sr_diff_init(&d, threshold, true);
+    assert_int_equal(sr_diff_reports(&d, "p", a, b, &err), SAGERUN_OK);
+    unsigned findings = d.findings;
+    sr_diff_clear(&d);
+    return findings;
+}
+
+static void test_diff_relative(void **state)
+{
+    (void)state;
+    sr_report a, b;
+    sagerun_error err = {0};
+    unsigned findings = 99;
+    FILE *devnull = fopen("/dev/null", "w");
+    assert_int_equal(sr_report_read(SEED_REPORT, &a, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(SEED_REPORT, &b, &err), SAGERUN_OK);
+    assert_int_equal(diff_relative(&a, &b, 1.0), 0);
+    /* the whole new run 10% slower, each round by its own factor (load): by time a regression,
+     * relative to the baseline none */
+    const double load[3] = {1.08, 1.10, 1.12};
+    scale_rounds(&b, 0, load);
+    scale_rounds(&b, 1, load);
+    assert_int_equal(sr_report_diff(&a, &b, 1.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
+    assert_int_equal(diff_relative(&a, &b, 1.0), 0);
+    /* the variant 5% slower on top: caught relative to the baseline, not at a 10% threshold */
+    const double slower[3] = {1.05, 1.05, 1.05};
+    scale_rounds(&b, 1, slower);
+    assert_int_equal(diff_relative(&a, &b, 1.0), SAGERUN_DIFF_REGRESSION);
+    assert_int_equal(diff_relative(&a, &b, 10.0), 0);
+    /* a baseline that differs: judged by time, said in a note */
+    free(b.variants[0].label);
+    b.variants[0].label = strdup("another");
+    sr_diff d;
+    sr_diff_init(&d, 1.0, true);
+    assert_int_equal(sr_diff_reports(&d, NULL, &a, &b, &err), SAGERUN_OK);
+    assert_int_equal(d.note_count, 1);
+    assert_non_null(strstr(d.notes[0], "relative: no baseline that ran in both"));
+    assert_true(d.findings & SAGERUN_DIFF_REGRESSION); /* 15% slower by time */
+    sr_diff_clear(&d);
+    fclose(devnull);
+    sr_report_clear(&a);
+    sr_report_clear(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_bad_extension_named),
         cmocka_unit_test(test_atomic_write_failure),
         cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_diff_relative),
         cmocka_unit_test(test_driver_release_parse),
         cmocka_unit_test(test_device_fields),
         cmocka_unit_test(test_csv_field),
