@@ -50,6 +50,9 @@ ALL_CFLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hid
                  -MMD -MP -DSAGERUN_PLUGINDIR='"$(PLUGINDIR)"' -DSAGERUN_GIT_COMMIT='"$(GIT_COMMIT)"'
 LIB_CFLAGS    := $(ALL_CFLAGS) -DSAGERUN_BUILDING_LIBRARY
 LDLIBS        := -ljansson -lsodium -lm -ldl -lpthread
+# sagerun plot draws with cairo (libcairo2-dev: real text extents; SVG, PNG and PDF surfaces).
+CAIRO_CFLAGS  := $(shell pkg-config --cflags cairo 2>/dev/null)
+CAIRO_LIBS    := $(shell pkg-config --libs cairo 2>/dev/null)
 
 # Every GPU image: SASS for sm_89 and sm_90, PTX for compute_89 (JIT for newer parts), unless a
 # variant names its own targets (VARIANT_ARCHS_<name>, below).
@@ -174,11 +177,20 @@ $(LIB_INTERNAL): $(LIB_OBJ) $(KERNEL_OBJ)
 
 $(B)/obj/libsagerun/cli/%.o: libsagerun/cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(CC) $(LIB_CFLAGS) $(CAIRO_CFLAGS) -c $< -o $@
 
 $(CLI): $(CLI_OBJ) $(LIB_INTERNAL)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIB_INTERNAL) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIB_INTERNAL) $(LDLIBS) $(CAIRO_LIBS)
+
+# Without cairo the CLI is not built (the library, plugins and unit tests are), and make says why.
+ifeq ($(CAIRO_LIBS),)
+$(CLI_OBJ) $(CLI): cairo-missing
+.PHONY: cairo-missing
+cairo-missing:
+	@echo "sagerun: cairo not found (pkg-config cairo): the sagerun command draws its figures with" \
+	      "it; install libcairo2-dev (tools/install-deps.sh does)" >&2; exit 1
+endif
 
 # ---- plugins ------------------------------------------------------------------------------------
 PLUGIN_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(SAN_FLAGS) -Iinclude -MMD -MP

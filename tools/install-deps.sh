@@ -6,7 +6,7 @@
 set -euo pipefail
 need=()
 for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3 clang libclang-rt-14-dev libxml2-utils abigail-tools python3-jsonschema \
-           slurm-wlm munge python3-dev python3-numpy; do
+           slurm-wlm munge python3-dev python3-numpy libcairo2-dev fonts-dejavu-core; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

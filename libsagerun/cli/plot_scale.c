@@ -1,0 +1,84 @@
+/* Scales of the plots: nice ranges and ticks, tick labels, time units, colors (plot.h). */
+#include <math.h>
+#include <stdio.h>
+
+#include "plot.h"
+#include "stats.h"
+
+sr_scale sr_scale_nice(double lo, double hi, int ticks, double p0, double p1)
+{
+    if (!isfinite(lo) || !isfinite(hi)) {
+        lo = 0.0;
+        hi = 1.0;
+    }
+    if (hi - lo <= fmax(fabs(hi), fabs(lo)) * 1e-9) { /* one value: a small range around it */
+        double pad = fabs(hi) > 0 ? fabs(hi) * 0.01 : 1.0;
+        lo -= pad;
+        hi += pad;
+    }
+    double raw = (hi - lo) / (ticks > 1 ? ticks : 1), mag = pow(10.0, floor(log10(raw)));
+    double norm = raw / mag;
+    double step = (norm < 1.5 ? 1.0 : norm < 3.0 ? 2.0 : norm < 7.0 ? 5.0 : 10.0) * mag;
+    return (sr_scale){floor(lo / step + 1e-9) * step, ceil(hi / step - 1e-9) * step, step, p0, p1};
+}
+
+double sr_scale_px(const sr_scale *s, double v)
+{
+    return s->p0 + (v - s->lo) / (s->hi - s->lo) * (s->p1 - s->p0);
+}
+
+size_t sr_scale_ticks(const sr_scale *s)
+{
+    return (size_t)floor((s->hi - s->lo) / s->step + 1e-6) + 1;
+}
+
+double sr_scale_tick(const sr_scale *s, size_t k)
+{
+    double v = s->lo + s->step * (double)k;
+    return fabs(v) < s->step * 1e-6 ? 0.0 : v;
+}
+
+void sr_scale_label(const sr_scale *s, double v, double mult, bool signed_, char *buf, size_t len)
+{
+    int d = (int)-floor(log10(s->step * mult) + 1e-9);
+    if (d < 0)
+        d = 0;
+    if (v == 0.0)
+        snprintf(buf, len, "0");
+    else if (fabs(v * mult) >= 1e5) /* a far-off value: short labels */
+        snprintf(buf, len, signed_ ? "%+.2g" : "%.2g", v * mult);
+    else
+        snprintf(buf, len, signed_ ? "%+.*f" : "%.*f", d, v * mult);
+}
+
+json_t *sr_scale_json(const sr_scale *s, double mult, const char *unit)
+{
+    return json_pack("{s:f, s:f, s:s}", "lo", s->lo * mult, "hi", s->hi * mult, "unit", unit);
+}
+
+sr_time_unit sr_time_unit_for(double max_s)
+{
+    if (max_s >= 1.0)
+        return (sr_time_unit){1.0, "s"};
+    if (max_s >= 1e-3)
+        return (sr_time_unit){1e3, "ms"};
+    return (sr_time_unit){1e6, "\xc2\xb5s"};
+}
+
+const char *sr_plot_color(size_t i)
+{
+    static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                          "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                                          "#7f7f7f", "#bcbd22"};
+    return palette[i % (sizeof palette / sizeof palette[0])];
+}
+
+const char *sr_plot_verdict_color(int verdict)
+{
+    switch (verdict) {
+    case SR_VERDICT_FASTER: return "#1a7f37";
+    case SR_VERDICT_SLOWER: return "#c62828";
+    case SR_VERDICT_AMBIGUOUS: return "#b26a00";
+    default: return "#444444";
+    }
+}
