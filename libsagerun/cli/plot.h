@@ -65,6 +65,9 @@ bool sr_canvas_free(const sr_canvas *c, sr_box box);
  * left out and counted). group names the panel it belongs to in the layout. */
 bool sr_canvas_place(sr_canvas *c, const char *group, const char *text, const sr_text_style *st,
                      const sr_anchor *at, size_t n);
+/* As sr_canvas_place, where the text must also lie inside within (a panel's data area). */
+bool sr_canvas_place_within(sr_canvas *c, const char *group, const char *text,
+                            const sr_text_style *st, const sr_anchor *at, size_t n, sr_box within);
 /* Draws text at one anchor, recorded whether or not it fits (for what the layout guarantees by
  * construction: titles, tick labels chosen to fit). */
 void sr_canvas_text(sr_canvas *c, const char *group, const char *text, const sr_text_style *st,
@@ -79,7 +82,9 @@ void sr_canvas_rect(sr_canvas *c, sr_box b, const char *fill, double fill_alpha,
                     const char *stroke, double stroke_width);
 void sr_canvas_circle(sr_canvas *c, double x, double y, double r, const char *fill,
                       double alpha, const char *stroke);
-void sr_canvas_triangle(sr_canvas *c, double x, double y, double size, const char *fill);
+/* A triangle with its tip at (x, y), pointing dir: 'u', 'd', 'l' or 'r'. */
+void sr_canvas_triangle(sr_canvas *c, double x, double y, double size, const char *fill,
+                        char dir);
 
 /* The layout record: panels (with their scales) and series, for --layout. */
 void sr_canvas_panel(sr_canvas *c, const char *name, sr_box box, json_t *scales);
@@ -106,6 +111,11 @@ size_t sr_scale_ticks(const sr_scale *s);
 double sr_scale_tick(const sr_scale *s, size_t k);
 /* A tick's label: decimals its step needs, times mult; signed adds '+' to positive values. */
 void sr_scale_label(const sr_scale *s, double v, double mult, bool signed_, char *buf, size_t len);
+/* The range of a speedup axis: the estimates and the noise band [-threshold, threshold], widened
+ * to hold the intervals, but by at most the estimates' span again on each side (an interval of
+ * two rounds may reach +9000%: its end is then drawn clipped, marked). */
+void sr_speedup_range(const double *estimate, const double *low, const double *high, size_t n,
+                      double threshold, double *lo, double *hi);
 /* {"lo", "hi", "unit"} for the layout record. */
 json_t *sr_scale_json(const sr_scale *s, double mult, const char *unit);
 

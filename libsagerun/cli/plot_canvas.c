@@ -277,12 +277,17 @@ void sr_canvas_text(sr_canvas *c, const char *group, const char *text, const sr_
     draw_text_at(c, text, st, box);
 }
 
-bool sr_canvas_place(sr_canvas *c, const char *group, const char *text, const sr_text_style *st,
-                     const sr_anchor *at, size_t n)
+static bool inside(sr_box a, sr_box outer)
+{
+    return a.x0 >= outer.x0 && a.y0 >= outer.y0 && a.x1 <= outer.x1 && a.y1 <= outer.y1;
+}
+
+bool sr_canvas_place_within(sr_canvas *c, const char *group, const char *text,
+                            const sr_text_style *st, const sr_anchor *at, size_t n, sr_box within)
 {
     for (size_t i = 0; i < n; i++) {
         sr_box box = sr_canvas_measure(c, text, st, at[i]);
-        if (sr_canvas_free(c, box)) {
+        if (inside(box, within) && sr_canvas_free(c, box)) {
             record_text(c, group, text, box);
             draw_text_at(c, text, st, box);
             return true;
@@ -291,6 +296,12 @@ bool sr_canvas_place(sr_canvas *c, const char *group, const char *text, const sr
     json_array_append_new(c->omitted, json_pack("{s:s, s:s}", "text", text, "group",
                                                  group ? group : ""));
     return false;
+}
+
+bool sr_canvas_place(sr_canvas *c, const char *group, const char *text, const sr_text_style *st,
+                     const sr_anchor *at, size_t n)
+{
+    return sr_canvas_place_within(c, group, text, st, at, n, (sr_box){0, 0, c->width, c->height});
 }
 
 void sr_canvas_obstacle(sr_canvas *c, sr_box box)
@@ -345,12 +356,14 @@ void sr_canvas_circle(sr_canvas *c, double x, double y, double r, const char *fi
     o->width = 1.2;
 }
 
-void sr_canvas_triangle(sr_canvas *c, double x, double y, double size, const char *fill)
+void sr_canvas_triangle(sr_canvas *c, double x, double y, double size, const char *fill,
+                        char dir)
 {
     op *o = add_op(c, OP_TRIANGLE);
     if (!o)
         return;
     o->v[0] = x, o->v[1] = y, o->v[2] = size;
+    o->v[3] = dir == 'd' ? 180 : dir == 'l' ? 90 : dir == 'r' ? 270 : 0; /* degrees from up */
     set_color(o->fill, fill);
 }
 
@@ -444,12 +457,16 @@ static void draw_op(cairo_t *cr, const op *o)
         cairo_arc(cr, v[0], v[1], v[2], 0, 2 * M_PI);
         stroke_fill(cr, o);
         break;
-    case OP_TRIANGLE: /* pointing up, its tip at (x, y) */
-        cairo_move_to(cr, v[0], v[1]);
-        cairo_line_to(cr, v[0] - v[2] / 2, v[1] + v[2]);
-        cairo_line_to(cr, v[0] + v[2] / 2, v[1] + v[2]);
+    case OP_TRIANGLE: /* its tip at (x, y), turned v[3] degrees counter-clockwise from up */
+        cairo_save(cr);
+        cairo_translate(cr, v[0], v[1]);
+        cairo_rotate(cr, -v[3] * M_PI / 180.0);
+        cairo_move_to(cr, 0, 0);
+        cairo_line_to(cr, -v[2] / 2, v[2]);
+        cairo_line_to(cr, v[2] / 2, v[2]);
         cairo_close_path(cr);
         stroke_fill(cr, o);
+        cairo_restore(cr);
         break;
     }
 }

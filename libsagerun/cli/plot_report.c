@@ -18,12 +18,14 @@
 #define FIG_W 1000.0
 #define CALLS_H 230.0
 #define DIST_H 170.0
-#define ROW_H 30.0
+#define ROW_H 36.0
 
 /* What a variant's box shows: quartiles, whiskers and the range of its scale. */
 typedef struct box_stats {
     bool valid;                                  /* it ran */
-    double q1, q2, q3, w_lo, w_hi, lo, hi, tick; /* tick: p99 of a summary; NaN for calls */
+    double q1, q2, q3, w_lo, w_hi, tick; /* tick: p99 of a summary; NaN for calls */
+    double lo, hi;             /* the box's own scale */
+    double calls_lo, calls_hi; /* what the calls panel shows of it */
     double *sorted;                              /* the calls, ascending (NULL: summary) */
     size_t n;
 } box_stats;
@@ -68,9 +70,10 @@ static bool box_of(const sr_report_variant *v, box_stats *s)
         return true;
     if (!v->samples) { /* summaries: box p50-p90, whiskers min-max, a tick at p99 */
         *s = (box_stats){true, v->timing.p50, v->timing.p50, v->timing.p90, v->timing.min,
-                         v->timing.max, v->timing.min, v->timing.max, v->timing.p99, NULL, 0};
+                         v->timing.max, v->timing.p99, v->timing.min, v->timing.max,
+                         v->timing.min, v->timing.max, NULL, 0};
         for (size_t k = 0; k < v->round_count; k++)
-            s->lo = fmin(s->lo, v->rounds[k].min);
+            s->calls_lo = fmin(s->calls_lo, v->rounds[k].min);
         return true;
     }
     size_t n = call_count(v);
@@ -91,10 +94,15 @@ static bool box_of(const sr_report_variant *v, box_stats *s)
         if (s->sorted[k] <= s->q3 + 1.5 * iqr)
             s->w_hi = fmax(s->w_hi, s->sorted[k]);
     }
-    /* the scale: the fastest call to the whiskers or the p95, whichever is higher; the few calls
-     * above are marked on the top edge and counted (one cold call must not flatten the box) */
-    s->lo = s->n ? s->sorted[0] : NAN;
-    s->hi = fmax(s->w_hi, sr_percentile_sorted(s->sorted, s->n, 95));
+    /* the box's scale: the calls, but no further than half the whiskers' span beyond them, so
+     * that the whiskers span at least a quarter of it whatever the ticks (a cold call or a burst
+     * of load must not flatten the box); the calls beyond are marked on the edge and counted */
+    double span = s->w_hi > s->w_lo ? s->w_hi - s->w_lo : fabs(s->q2) * 1e-3;
+    s->lo = fmax(s->sorted[0], s->w_lo - span / 2);
+    s->hi = fmin(s->sorted[s->n ? s->n - 1 : 0], s->w_hi + span / 2);
+    /* the calls panel: the fastest call to the whiskers or the p95, whichever is higher */
+    s->calls_lo = s->sorted[0];
+    s->calls_hi = fmax(s->w_hi, sr_percentile_sorted(s->sorted, s->n, 95));
     s->tick = NAN;
     s->valid = s->n > 0;
     return true;
@@ -158,15 +166,15 @@ static double header(fig *f, const char *title)
 
 /* ---- panel 1: every call, round by round -------------------------------------------------- */
 
-/* The union of the variants' ranges (box_of: the few slowest calls lie above it). */
+/* The union of the variants' calls ranges (box_of: the few slowest calls lie above it). */
 static void calls_range(const fig *f, double *lo, double *hi)
 {
     *lo = INFINITY;
     *hi = -INFINITY;
     for (size_t i = 0; i < f->r->variant_count; i++)
         if (f->boxes[i].valid) {
-            *lo = fmin(*lo, f->boxes[i].lo);
-            *hi = fmax(*hi, f->boxes[i].hi);
+            *lo = fmin(*lo, f->boxes[i].calls_lo);
+            *hi = fmax(*hi, f->boxes[i].calls_hi);
         }
 }
 
@@ -196,7 +204,7 @@ static size_t draw_calls(fig *f, size_t i, size_t c, const sr_scale *y, sr_box b
                 continue;
             if (s > y->hi) {
                 above++;
-                sr_canvas_triangle(f->c, x, b.y0 + 1, 5, color);
+                sr_canvas_triangle(f->c, x, b.y0 + 1, 5, color, 'u');
             } else {
                 sr_canvas_circle(f->c, x, sr_scale_px(y, s), 1.5, color, 0.7, NULL);
             }
@@ -307,21 +315,22 @@ static double jitter(size_t k)
     return (double)(h & 0xffff) / 65536.0 - 0.5;
 }
 
-/* The calls as dots over the box; returns how many lie above the scale. */
-static size_t draw_dots(fig *f, const box_stats *s, const sr_scale *y, double cx, double half,
-                        const char *color, sr_box b)
+/* The calls as dots over the box; counts those above and below the scale. */
+static void draw_dots(fig *f, const box_stats *s, const sr_scale *y, double cx, double half,
+                      const char *color, sr_box b, size_t beyond[2])
 {
-    size_t above = 0;
     for (size_t k = 0; k < s->n; k++) {
         double x = cx + jitter(k) * half * 2.4;
         if (s->sorted[k] > y->hi) {
-            above++;
-            sr_canvas_triangle(f->c, x, b.y0 + 1, 5, color);
+            beyond[0]++;
+            sr_canvas_triangle(f->c, x, b.y0 + 1, 5, color, 'u');
+        } else if (s->sorted[k] < y->lo) {
+            beyond[1]++;
+            sr_canvas_triangle(f->c, x, b.y1 - 1, 5, color, 'd');
         } else {
             sr_canvas_circle(f->c, x, sr_scale_px(y, s->sorted[k]), 1.4, color, 0.3, NULL);
         }
     }
-    return above;
 }
 
 static void draw_box(fig *f, const box_stats *s, const sr_scale *y, double cx, double half,
@@ -342,9 +351,9 @@ static void draw_box(fig *f, const box_stats *s, const sr_scale *y, double cx, d
     sr_canvas_obstacle(f->c, (sr_box){cx - half, hi, cx + half, lo});
 }
 
-/* "p50 12.34 µs" beside the box, and how many calls lie above the scale. */
+/* "p50 12.34 µs" beside the box, and how many calls lie beyond the scale. */
 static void box_labels(fig *f, const box_stats *s, const sr_scale *y, double cx, double half,
-                       sr_box b, size_t above)
+                       sr_box b, const size_t beyond[2])
 {
     char buf[64];
     snprintf(buf, sizeof buf, "p50 %.4g %s", s->q2 * f->unit.mult, f->unit.name);
@@ -352,22 +361,34 @@ static void box_labels(fig *f, const box_stats *s, const sr_scale *y, double cx,
     const sr_anchor at[] = {{cx + half + 5, med, -1, 0}, {cx - half - 5, med, 1, 0},
                             {cx, sr_scale_px(y, fmin(s->w_hi, y->hi)) - 3, 0, 1},
                             {cx, sr_scale_px(y, s->w_lo) + 3, 0, -1}};
-    sr_canvas_place(f->c, "distribution", buf, &sr_style_label, at, 4);
-    if (!above)
+    sr_canvas_place_within(f->c, "distribution", buf, &sr_style_label, at, 4, b);
+    if (!beyond[0] && !beyond[1])
         return;
-    snprintf(buf, sizeof buf, "\xe2\x96\xb2 %zu above", above);
+    if (beyond[0] && beyond[1])
+        snprintf(buf, sizeof buf, "\xe2\x96\xb2 %zu above \xc2\xb7 \xe2\x96\xbc %zu below",
+                 beyond[0], beyond[1]);
+    else
+        snprintf(buf, sizeof buf, beyond[0] ? "\xe2\x96\xb2 %zu above" : "\xe2\x96\xbc %zu below",
+                 beyond[0] ? beyond[0] : beyond[1]);
     const sr_anchor up[] = {{b.x1, b.y0 - 3, 1, 1}, {b.x1 - 3, b.y0 + 3, 1, -1},
                             {b.x0 + 3, b.y0 + 3, -1, -1}};
     sr_canvas_place(f->c, "distribution", buf, &sr_style_note, up, 3);
 }
 
-/* One scale for every box when each variant's range spans at least 40% of them all (an A/A);
+/* One scale for every box when on it every box's whiskers still span a quarter of it (an A/A);
  * else each its own, so that one variant twice as fast does not flatten the other's box. */
 static bool common_scale(const fig *f, double *lo, double *hi)
 {
-    calls_range(f, lo, hi);
+    *lo = INFINITY;
+    *hi = -INFINITY;
     for (size_t i = 0; i < f->r->variant_count; i++)
-        if (f->boxes[i].valid && f->boxes[i].hi - f->boxes[i].lo < 0.4 * (*hi - *lo))
+        if (f->boxes[i].valid) {
+            *lo = fmin(*lo, f->boxes[i].lo);
+            *hi = fmax(*hi, f->boxes[i].hi);
+        }
+    sr_scale y = sr_scale_nice(*lo, *hi, 4, 1, 0);
+    for (size_t i = 0; i < f->r->variant_count; i++)
+        if (f->boxes[i].valid && f->boxes[i].w_hi - f->boxes[i].w_lo < (y.hi - y.lo) / 4)
             return false;
     return true;
 }
@@ -398,9 +419,11 @@ static void distribution_cell(fig *f, size_t i, sr_box cell, bool common)
     sr_plot_frame(f->c, "distribution", b, label_of(v), sr_plot_color(i));
     sr_plot_y_axis(f->c, "distribution", b, &y, f->unit.mult, false, NULL);
     double half = fmin(22, (b.x1 - b.x0) * 0.12), cx = b.x0 + (b.x1 - b.x0) * 0.3;
-    size_t above = s.sorted ? draw_dots(f, &s, &y, cx, half, sr_plot_color(i), b) : 0;
+    size_t beyond[2] = {0, 0};
+    if (s.sorted)
+        draw_dots(f, &s, &y, cx, half, sr_plot_color(i), b, beyond);
     draw_box(f, &s, &y, cx, half, sr_plot_color(i));
-    box_labels(f, &s, &y, cx, half, b, above);
+    box_labels(f, &s, &y, cx, half, b, beyond);
     char name[160];
     snprintf(name, sizeof name, "distribution:%s", label_of(v));
     sr_canvas_panel(f->c, name, b, json_pack("{s:o, s:f, s:f}", "y",
@@ -450,22 +473,30 @@ static size_t compared(const fig *f)
 
 static sr_scale speedup_scale(const fig *f, double x0, double x1)
 {
-    double lo = -f->threshold * 1.5, hi = f->threshold * 1.5;
-    for (size_t i = 0; i < f->r->variant_count; i++) {
+    size_t n = 2 * f->r->variant_count, k = 0;
+    double *e = calloc(3 * (n ? n : 1), sizeof(double)), lo = -f->threshold, hi = f->threshold;
+    for (size_t i = 0; e && i < f->r->variant_count; i++) {
         const sr_report_variant *v = &f->r->variants[i];
-        if (v->is_baseline)
-            continue;
-        const double xs[4] = {v->speedup_percent, v->interval.valid ? v->interval.low : NAN,
-                              v->interval.valid ? v->interval.high : NAN,
-                              v->interval.valid ? v->interval.estimate : NAN};
-        for (int k = 0; k < 4; k++)
-            if (isfinite(xs[k])) {
-                lo = fmin(lo, xs[k]);
-                hi = fmax(hi, xs[k]);
-            }
+        bool iv = v->interval.valid && !v->is_baseline;
+        e[k] = v->is_baseline ? NAN : v->speedup_percent;
+        e[k + 1] = iv ? v->interval.estimate : NAN;
+        e[n + k] = e[n + k + 1] = iv ? v->interval.low : NAN;
+        e[2 * n + k] = e[2 * n + k + 1] = iv ? v->interval.high : NAN;
+        k += 2;
     }
-    double pad = (hi - lo) * 0.06;
-    return sr_scale_nice(lo - pad, hi + pad, 6, x0, x1);
+    if (e)
+        sr_speedup_range(e, e + n, e + 2 * n, n, f->threshold, &lo, &hi);
+    free(e);
+    return sr_scale_nice(lo, hi, 6, x0, x1);
+}
+
+/* An interval's end on the scale, clipped to it (then marked with an arrow head). */
+static double interval_end(fig *f, const sr_scale *x, double v, double cy, const char *color)
+{
+    double px = sr_scale_px(x, fmin(fmax(v, x->lo), x->hi));
+    if (v < x->lo || v > x->hi)
+        sr_canvas_triangle(f->c, px, cy, 9, color, v < x->lo ? 'l' : 'r');
+    return px;
 }
 
 static double label_column(fig *f)
@@ -504,10 +535,13 @@ static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy
     sr_canvas_line(f->c, b.x0, cy, b.x1, cy, "#f0f0f0", 1, 1, false);
     double a = NAN, z = NAN;
     if (v->interval.valid) {
-        a = sr_scale_px(x, v->interval.low), z = sr_scale_px(x, v->interval.high);
+        a = interval_end(f, x, v->interval.low, cy, color);
+        z = interval_end(f, x, v->interval.high, cy, color);
         sr_canvas_line(f->c, a, cy, z, cy, color, 3, 1, false);
-        sr_canvas_line(f->c, a, cy - 6, a, cy + 6, color, 2, 1, false);
-        sr_canvas_line(f->c, z, cy - 6, z, cy + 6, color, 2, 1, false);
+        if (v->interval.low >= x->lo)
+            sr_canvas_line(f->c, a, cy - 6, a, cy + 6, color, 2, 1, false);
+        if (v->interval.high <= x->hi)
+            sr_canvas_line(f->c, z, cy - 6, z, cy + 6, color, 2, 1, false);
         sr_canvas_circle(f->c, sr_scale_px(x, v->interval.estimate), cy, 5, color, 1, "#ffffff");
     }
     if (isfinite(v->speedup_percent)) { /* the seed's number: the ratio of the pooled p50s */
@@ -528,7 +562,7 @@ static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy
     const sr_anchor at[] = {{z + 6, cy, -1, 0}, {a - 6, cy, 1, 0}, {(a + z) / 2, cy - 8, 0, 1},
                             {(a + z) / 2, cy + 8, 0, -1}, {b.x0 + 6, cy - 8, -1, 1}};
     if (fit)
-        sr_canvas_place(f->c, "speedup", fit, &st, at, 5);
+        sr_canvas_place_within(f->c, "speedup", fit, &st, at, 5, b);
     free(fit);
     sr_canvas_series(f->c, "speedup", label_of(v), v->interval.valid ? 1 : 0);
 }
@@ -546,7 +580,7 @@ static double panel_speedup(fig *f, double top)
     size_t rows = compared(f);
     double colw = label_column(f);
     sr_box b = {SR_PLOT_MARGIN + 14 + colw + 10, top + 20, FIG_W - SR_PLOT_MARGIN,
-                top + 20 + ROW_H * (double)(rows ? rows : 1) + 10};
+                top + 20 + ROW_H * (double)(rows ? rows : 1) + 16};
     char title[200];
     snprintf(title, sizeof title, "Speedup vs %s, 95%% interval%s",
              r->variant_count ? label_of(&r->variants[0]) : "the baseline",
@@ -558,7 +592,7 @@ static double panel_speedup(fig *f, double top)
     size_t row = 0;
     for (size_t i = 0; i < r->variant_count; i++)
         if (!r->variants[i].is_baseline)
-            speedup_row(f, i, &x, b, b.y0 + 5 + ROW_H * ((double)row++ + 0.5), colw);
+            speedup_row(f, i, &x, b, b.y0 + 8 + ROW_H * ((double)row++ + 0.5), colw);
     if (!rows)
         sr_canvas_place(f->c, "speedup", "no variant besides the baseline", &sr_style_note,
                         &(sr_anchor){(b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2, 0, 0}, 1);

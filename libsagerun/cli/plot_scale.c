@@ -51,6 +51,28 @@ void sr_scale_label(const sr_scale *s, double v, double mult, bool signed_, char
         snprintf(buf, len, signed_ ? "%+.*f" : "%.*f", d, v * mult);
 }
 
+void sr_speedup_range(const double *estimate, const double *low, const double *high, size_t n,
+                      double threshold, double *lo, double *hi)
+{
+    *lo = -threshold * 1.5;
+    *hi = threshold * 1.5;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(estimate[i])) {
+            *lo = fmin(*lo, estimate[i]);
+            *hi = fmax(*hi, estimate[i]);
+        }
+    double span = *hi - *lo, min = *lo - span, max = *hi + span;
+    for (size_t i = 0; i < n; i++) {
+        if (isfinite(low[i]))
+            *lo = fmin(*lo, fmax(low[i], min));
+        if (isfinite(high[i]))
+            *hi = fmax(*hi, fmin(high[i], max));
+    }
+    double pad = (*hi - *lo) * 0.06;
+    *lo -= pad;
+    *hi += pad;
+}
+
 json_t *sr_scale_json(const sr_scale *s, double mult, const char *unit)
 {
     return json_pack("{s:f, s:f, s:s}", "lo", s->lo * mult, "hi", s->hi * mult, "unit", unit);

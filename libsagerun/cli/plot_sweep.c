@@ -195,15 +195,28 @@ static void add_row(sweep_fig *f, const json_t *row)
 
 static sr_scale y_scale(const sweep_fig *f, double p0, double p1)
 {
-    double lo = -f->threshold * 1.5, hi = f->threshold * 1.5;
+    size_t n = 0, k = 0;
     for (size_t s = 0; s < f->n_ser; s++)
-        for (size_t k = 0; k < f->ser[s].n; k++) {
-            const point *p = &f->ser[s].points[k];
-            lo = fmin(lo, isfinite(p->low) ? p->low : p->estimate);
-            hi = fmax(hi, isfinite(p->high) ? p->high : p->estimate);
+        n += f->ser[s].n;
+    double *e = calloc(3 * (n ? n : 1), sizeof(double)), lo = -f->threshold, hi = f->threshold;
+    for (size_t s = 0; e && s < f->n_ser; s++)
+        for (size_t j = 0; j < f->ser[s].n; j++, k++) {
+            const point *p = &f->ser[s].points[j];
+            e[k] = p->estimate, e[n + k] = p->low, e[2 * n + k] = p->high;
         }
-    double pad = (hi - lo) * 0.06;
-    return sr_scale_nice(lo - pad, hi + pad, 6, p0, p1);
+    if (e)
+        sr_speedup_range(e, e + n, e + 2 * n, n, f->threshold, &lo, &hi);
+    free(e);
+    return sr_scale_nice(lo, hi, 6, p0, p1);
+}
+
+/* An interval's end, clipped to the scale (then marked with an arrow head). */
+static double interval_end(sweep_fig *f, const sr_scale *y, double v, double x, const char *color)
+{
+    double py = sr_scale_px(y, fmin(fmax(v, y->lo), y->hi));
+    if (v < y->lo || v > y->hi)
+        sr_canvas_triangle(f->c, x, py, 8, color, v < y->lo ? 'd' : 'u');
+    return py;
 }
 
 static void draw_series(sweep_fig *f, size_t s, const sr_scale *y, const double *xs, double dodge)
@@ -219,10 +232,12 @@ static void draw_series(sweep_fig *f, size_t s, const sr_scale *y, const double 
                            sr_scale_px(y, se->points[k - 1].estimate), x, py, color, 1.5, 0.6,
                            false);
         if (isfinite(p->low)) {
-            double a = sr_scale_px(y, p->low), b = sr_scale_px(y, p->high);
+            double a = interval_end(f, y, p->low, x, color), b = interval_end(f, y, p->high, x, color);
             sr_canvas_line(f->c, x, a, x, b, color, 2, 1, false);
-            sr_canvas_line(f->c, x - 3, a, x + 3, a, color, 1.5, 1, false);
-            sr_canvas_line(f->c, x - 3, b, x + 3, b, color, 1.5, 1, false);
+            if (p->low >= y->lo)
+                sr_canvas_line(f->c, x - 3, a, x + 3, a, color, 1.5, 1, false);
+            if (p->high <= y->hi)
+                sr_canvas_line(f->c, x - 3, b, x + 3, b, color, 1.5, 1, false);
         }
         sr_canvas_circle(f->c, x, py, 3.5, isfinite(p->low) ? color : "#ffffff", 1, color);
     }
@@ -291,7 +306,8 @@ static double plot_panel(sweep_fig *f, double top)
                                                 "values", xv));
     char key[160];
     snprintf(key, sizeof key, "\xe2\x97\x8f paired per-round estimate, bar: its 95%% interval "
-             "(\xe2\x97\x8b: one round, no interval) \xc2\xb7 shaded: the noise band \xc2\xb1%.3g%%",
+             "(\xe2\x97\x8b: one round, no interval; \xe2\x96\xb2: it goes on beyond the axis) \xc2\xb7 "
+             "shaded: the noise band \xc2\xb1%.3g%%",
              f->threshold);
     sr_anchor at = {SR_PLOT_MARGIN, bottom + 4, -1, -1};
     sr_canvas_place(f->c, "sweep", key, &sr_style_note, &at, 1);

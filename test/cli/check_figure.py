@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a figure of `sagerun plot` against the layout it wrote (--layout FILE):
 
-    check_figure.py FIGURE LAYOUT.json [--series PANEL=NAME,NAME...]...
+    check_figure.py FIGURE LAYOUT.json [--series 'PANEL=NAME|NAME...']...
 
 - the figure is a valid file of its format: a PNG whose IHDR is twice the layout's size and whose
   pixels decode (zlib, scanline filters) and are not all one colour; an SVG that parses as XML
@@ -9,7 +9,7 @@
 - the layout: every text lies inside the figure, no two texts overlap, no text covers a mark
   recorded as an obstacle (a bar, a box, a swatch), no text was left out for lack of room;
 - every panel's box lies inside the figure, every text of a panel's group lies outside the
-  panel's data area or inside it (never across its frame), and --series PANEL=A,B names the
+  panel's data area or inside it (never across its frame), and --series 'PANEL=A|B' names the
   series drawn in that panel, in order.
 Exit 0 when all hold; otherwise each failure on stderr and exit 1."""
 import json
@@ -118,8 +118,8 @@ def check_layout(layout, series_args, errors):
     for arg in series_args:
         panel, names = arg.split("=", 1)
         got = [s["name"] for s in layout["series"] if s["panel"] == panel]
-        if got != names.split(","):
-            errors.append(f"series of panel {panel}: {got}, expected {names.split(',')}")
+        if got != names.split("|"):
+            errors.append(f"series of panel {panel}: {got}, expected {names.split('|')}")
 
 
 def main(argv):

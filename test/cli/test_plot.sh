@@ -1,34 +1,39 @@
 #!/usr/bin/env bash
-# sagerun plot end to end on the host backend (no GPU): a report of ours (with per-call samples)
-# and the seed's (per-round summaries only) become valid SVG with one series per variant; bad
-# inputs give exit 1 or 2 with a message naming the file.
+# sagerun plot end to end on the host backend (no GPU): reports of ours (per-call samples) and the
+# seed's (per-round summaries only), an A/A, 2- and 4-variant comparisons, a failed variant and a
+# sweep become valid SVG, PNG and PDF files; check_figure.py checks each against the layout the
+# plot wrote (no text overlaps another or a mark, none lies outside the figure or across a panel's
+# frame, none was left out; the series drawn); the scales are each panel's own; bad inputs give
+# exit 1 or 2 with a message naming the file or option.
 set -u
 source "$(dirname "$0")/lib.sh"
 SEED=$ROOT/test/data/seed-report.json
-valid_svg() { # valid_svg NAME FILE: well-formed XML (xmllint, the CI check; else python's parser)
-    if command -v xmllint >/dev/null; then
-        check "$1: xmllint --noout" 0 xmllint --noout "$2"
-    else
-        py "$1: well-formed XML (xmllint not installed: tools/install-deps.sh)" \
-            'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$2"
-    fi
+WORK=$FAKES/host_work.so
+figure() { # figure NAME FILE LAYOUT [--series "PANEL=A|B"]...: the file is valid and its layout clean
+    local name=$1; shift
+    if msg=$(python3 "$ROOT/test/cli/check_figure.py" "$@" 2>&1); then echo "ok   $name"; else fail "$name" "$msg"; fi
 }
-# series FILE LABEL... : the drift panel has one series per variant, in report order
-SERIES='
-import sys, xml.etree.ElementTree as ET
-ns = "{http://www.w3.org/2000/svg}"
-root = ET.parse(sys.argv[1]).getroot()
-assert root.tag == ns + "svg", root.tag
-got = [g.get("data-variant") for g in root.iter(ns + "g") if g.get("class") == "series"]
-assert got == sys.argv[2:], f"series {got}, expected {sys.argv[2:]}"
-for cls in ("distribution", "series"):
-    n = sum(1 for g in root.iter(ns + "g") if g.get("class") == cls)
-    assert n == len(sys.argv) - 2, (cls, n)
-'
-
-if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
-    echo "SKIP: the host variants (plugins/reference*.so) are not built"; exit 0
+if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt ' || [ ! -f "$WORK" ]; then
+    echo "SKIP: the host variants (plugins/reference*.so, $WORK) are not built"; exit 0
 fi
+
+# ---- the checker itself refuses what it must ----
+cat > "$TMP/bad-layout.json" <<'JSON'
+{"width": 100, "height": 50, "omitted": [{"text": "gone", "group": "g"}], "obstacles": [[0, 40, 10, 50]],
+ "panels": [{"name": "p", "box": [50, 0, 90, 30], "scales": {}}], "series": [],
+ "texts": [{"text": "a", "group": "g", "box": [0, 0, 20, 10]}, {"text": "b", "group": "g", "box": [15, 5, 30, 15]},
+           {"text": "c", "group": "g", "box": [90, 0, 110, 10]}, {"text": "d", "group": "g", "box": [5, 38, 9, 45]},
+           {"text": "e", "group": "g", "box": [45, 10, 60, 20]}]}
+JSON
+echo '<svg xmlns="http://www.w3.org/2000/svg" width="100pt" height="50pt"/>' > "$TMP/bad.svg"
+check "check_figure refuses a bad layout" 1 python3 "$ROOT/test/cli/check_figure.py" "$TMP/bad.svg" "$TMP/bad-layout.json" --series p=x
+for want in "texts overlap: 'a'" "text 'c' [90, 0, 110, 10] outside" "text 'd' [5, 38, 9, 45] covers a mark" \
+            "'gone' (g) left out" "text 'e' [45, 10, 60, 20] lies across the frame of panel p" "series of panel p: [], expected ['x']"; do
+    contains "check_figure: $want" "$want"
+done
+printf 'not a png' > "$TMP/bad.png"
+check "check_figure refuses a broken PNG" 1 python3 "$ROOT/test/cli/check_figure.py" "$TMP/bad.png" "$TMP/bad-layout.json"
+contains "names it" "not a PNG signature"
 
 # ---- a report of ours: every timed call is in it ----
 check "compare writes a report" 0 "$S" compare --backend host --shape 1,64,2,64 --quiet \
@@ -45,30 +50,151 @@ for v in r["variants"]:
     assert list(v)[-1] != "name" and list(v).index("samples_s") > list(v).index("speedup_vs_baseline_percent")
 ' "$TMP/r.json"
 check "show still reads it" 0 "$S" show "$TMP/r.json"
-check "plot ours" 0 "$S" plot "$TMP/r.json" -o "$TMP/r.svg"
-valid_svg "ours" "$TMP/r.svg"
-py "ours: one series per variant" "$SERIES" "$TMP/r.svg" reference reference-mt
-grep -q "Every timed call" "$TMP/r.svg" && echo "ok   ours: drawn from the calls" \
-    || { echo "FAIL ours: not drawn from the calls"; fails=$((fails+1)); }
+SERIES=(--series "calls=reference|reference-mt" --series "distribution=reference|reference-mt" --series speedup=reference-mt)
+for ext in svg png pdf; do
+    check "plot ours as $ext" 0 "$S" plot "$TMP/r.json" -o "$TMP/r.$ext" --layout "$TMP/r.$ext.layout"
+    figure "ours as $ext: valid, its layout clean, a series per variant" "$TMP/r.$ext" "$TMP/r.$ext.layout" "${SERIES[@]}"
+done
+cmp -s "$TMP/r.svg.layout" "$TMP/r.png.layout" && cmp -s "$TMP/r.svg.layout" "$TMP/r.pdf.layout" \
+    && echo "ok   one layout whatever the format" || fail "the layouts of svg, png and pdf differ"
+check "xmllint --noout" 0 xmllint --noout "$TMP/r.svg"
+py "ours: drawn from the calls, the calls counted" '
+import json, sys
+l = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+texts = [t["text"] for t in l["texts"]]
+assert any(t.startswith("Every timed call") for t in texts), texts
+calls = {s["name"]: s["points"] for s in l["series"] if s["panel"] == "calls"}
+assert calls == {v["label"]: sum(len(x) for x in v["samples_s"]) for v in r["variants"]}, calls
+' "$TMP/r.svg.layout" "$TMP/r.json"
 cp "$TMP/r.json" "$TMP/named.json"
 check "default output: REPORT.svg" 0 "$S" plot "$TMP/named.json"
-[ -s "$TMP/named.svg" ] && echo "ok   default output written" \
-    || { echo "FAIL default output $TMP/named.svg missing"; fails=$((fails+1)); }
-check "-o - writes to stdout" 0 "$S" plot "$TMP/r.json" -o - --title 'A <&> "title"'
+[ -s "$TMP/named.svg" ] && xmllint --noout "$TMP/named.svg" && echo "ok   default output written" \
+    || fail "default output $TMP/named.svg missing or not XML"
+check "-o - writes SVG to stdout" 0 "$S" plot "$TMP/r.json" -o - --title 'A <&> "title"'
 printf '%s\n' "$out" > "$TMP/stdout.svg"
-valid_svg "stdout, title escaped" "$TMP/stdout.svg"
+check "stdout: well-formed" 0 xmllint --noout "$TMP/stdout.svg"
+
+# ---- a title and a label too long for the figure: cut to fit, with an ellipsis ----
+long=$(printf 'a title that goes on%.0s ' {1..20})
+check "plot with a long title" 0 "$S" plot "$TMP/r.json" -o "$TMP/long.png" --title "$long" --layout "$TMP/long.layout"
+figure "long title: nothing overlaps or leaves the figure" "$TMP/long.png" "$TMP/long.layout"
+py "the title is cut with an ellipsis" '
+import json, sys
+l = json.load(open(sys.argv[1]))
+t = next(t for t in l["texts"] if t["group"] == "header")
+assert t["text"].endswith("\u2026") and len(t["text"]) < len(sys.argv[2]) and t["box"][2] <= l["width"], t
+' "$TMP/long.layout" "$long"
+
+# ---- an A/A and two variants twice as fast as each other (their calls made from one report) ----
+check "an A/A" 0 "$S" compare --backend host --plugin "$WORK" --shape 1,64,1,32 --baseline work \
+    --variant 'work[block=4]' --rounds 10 --iterations 4 --warmup 1 --no-accuracy --quiet --json "$TMP/aa.json"
+check "plot the A/A" 0 "$S" plot "$TMP/aa.json" -o "$TMP/aa.png" --layout "$TMP/aa.layout"
+figure "A/A: valid, clean" "$TMP/aa.png" "$TMP/aa.layout" --series "distribution=work|work[block=4]"
+# the same calls for both variants (an exact A/A), and the second's halved (2x faster)
+python3 - "$TMP/aa.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+a, b = r["variants"]
+for name, f in (("same", 1.0), ("half", 0.5)):
+    b["samples_s"] = [[t * f for t in rd] for rd in a["samples_s"]]
+    b["rounds"] = [{k: (x * f if k.endswith("_s") else x) for k, x in rd.items()} for rd in a["rounds"]]
+    b["timing"] = {k: (x * f if k.endswith("_s") else x) for k, x in a["timing"].items()}
+    json.dump(r, open(sys.argv[1].replace("aa.json", name + ".json"), "w"))
+PY
+DIST='
+import json, sys
+l = json.load(open(sys.argv[1]))
+cells = [p for p in l["panels"] if p["name"].startswith("distribution:")]
+for p in cells:
+    y = p["scales"]["y"]
+    assert y["lo"] <= p["scales"]["whisker_low"] and p["scales"]["whisker_high"] <= y["hi"], p
+    # the box is not flattened: its whiskers span at least a quarter of its scale
+    assert p["scales"]["whisker_high"] - p["scales"]["whisker_low"] >= (y["hi"] - y["lo"]) / 4, p
+'
+py "A/A: no box flattened" "$DIST" "$TMP/aa.layout"
+check "plot an exact A/A" 0 "$S" plot "$TMP/same.json" -o "$TMP/same.svg" --layout "$TMP/same.layout"
+figure "exact A/A: valid, clean" "$TMP/same.svg" "$TMP/same.layout"
+py "exact A/A: one scale, whiskers inside it" "$DIST"'
+assert len(cells) == 2 and cells[0]["scales"]["y"] == cells[1]["scales"]["y"], cells
+assert any(t["text"].endswith("on one scale") for t in l["texts"])
+' "$TMP/same.layout"
+check "plot one twice as fast" 0 "$S" plot "$TMP/half.json" -o "$TMP/half.svg" --layout "$TMP/half.layout"
+figure "2x: valid, clean" "$TMP/half.svg" "$TMP/half.layout" --series "speedup=work[block=4]"
+py "2x: each box on its own scale, holding its own median" "$DIST"'
+r = json.load(open(sys.argv[2]))
+p50 = {v["label"]: v["timing"]["p50_s"] * 1e6 for v in r["variants"]}
+assert cells[0]["scales"]["y"] != cells[1]["scales"]["y"], cells
+for p in cells:
+    y, m = p["scales"]["y"], p50[p["name"].split(":", 1)[1]]
+    assert y["unit"] == "\u00b5s" and y["lo"] <= m <= y["hi"], (p, m)
+assert any(t["text"].endswith("each variant on its own scale") for t in l["texts"])
+' "$TMP/half.layout" "$TMP/half.json"
+
+# ---- four variants, and a variant that failed ----
+check "a 4-variant comparison" 0 "$S" compare --backend host --plugin "$WORK" --shape 1,64,1,32 \
+    --baseline work --variant 'work[block=1]' --variant 'work[block=8]' --variant 'work[block=16]' \
+    --rounds 6 --iterations 3 --warmup 1 --no-accuracy --quiet --json "$TMP/four.json"
+check "plot it" 0 "$S" plot "$TMP/four.json" -o "$TMP/four.png" --layout "$TMP/four.layout"
+figure "4 variants: valid, clean, every series" "$TMP/four.png" "$TMP/four.layout" \
+    --series "calls=work|work[block=1]|work[block=8]|work[block=16]" \
+    --series "speedup=work[block=1]|work[block=8]|work[block=16]"
+py "4 variants: no box flattened" "$DIST"'assert len(cells) == 4' "$TMP/four.layout"
+check "a comparison with a variant that crashes" 1 env SAGERUN_TEST_FAULTS=1 "$S" compare --backend host \
+    --plugin "$WORK" --plugin "$FAKES/fault_segv_run.so" --shape 1,64,1,32 --baseline work \
+    --variant fault-segv-run --rounds 3 --iterations 2 --no-accuracy --quiet --json "$TMP/fail.json"
+check "plot it" 0 "$S" plot "$TMP/fail.json" -o "$TMP/fail.png" --layout "$TMP/fail.layout"
+figure "failed variant: valid, clean" "$TMP/fail.png" "$TMP/fail.layout"
+py "the failure is named, its phase and reason" '
+import json, sys
+texts = [t["text"] for t in json.load(open(sys.argv[1]))["texts"]]
+assert any(t.startswith("FAILED in ") and "SIGSEGV" in t for t in texts), texts
+' "$TMP/fail.layout"
 
 # ---- the seed's report: per-round summaries only ----
-check "plot the seed fixture" 0 "$S" plot "$SEED" -o "$TMP/seed.svg"
-valid_svg "seed" "$TMP/seed.svg"
-py "seed: one series per variant" "$SERIES" "$TMP/seed.svg" baseline interleave-softmax
-grep -q "no per-call samples" "$TMP/seed.svg" && echo "ok   seed: says it draws summaries" \
-    || { echo "FAIL seed: does not say it draws summaries"; fails=$((fails+1)); }
+check "plot the seed fixture" 0 "$S" plot "$SEED" -o "$TMP/seed.svg" --layout "$TMP/seed.layout"
+figure "seed: valid, clean" "$TMP/seed.svg" "$TMP/seed.layout" \
+    --series "calls=baseline|interleave-softmax" --series "distribution=baseline|interleave-softmax"
+grep -q "no per-call samples" "$TMP/seed.layout" && echo "ok   seed: says it draws summaries" \
+    || fail "seed: does not say it draws summaries"
+
+# ---- a sweep: the speedup along an axis ----
+cat > "$TMP/sw.json" <<'JSON'
+{"name": "plot-sweep", "baseline": "work", "variants": ["work"], "warmup": 1, "rounds": 4,
+ "iterations": 2, "accuracy": false, "axes": {"N": [32, 64, 96], "work[block]": [1, 16]},
+ "workloads": [{"name": "w", "shape": [1, 32, 1, 32]}]}
+JSON
+check "a sweep over N x work[block]" 0 "$S" sweep "$TMP/sw.json" --backend host --quiet --plugin "$WORK" --out-dir "$TMP/sw"
+check "plot the sweep" 0 "$S" plot "$TMP/sw/summary.json" -o "$TMP/sw.png" --layout "$TMP/sw.layout"
+figure "sweep along N: valid, clean, a line per block" "$TMP/sw.png" "$TMP/sw.layout" \
+    --series "sweep=work[block=1]|work[block=16]"
+py "sweep along N: the axis values, the points and their intervals" '
+import json, sys, os
+l = json.load(open(sys.argv[1]))
+p = next(p for p in l["panels"] if p["name"] == "sweep")
+assert p["scales"]["x"] == {"axis": "N", "values": ["32", "64", "96"]}, p
+assert [s["points"] for s in l["series"]] == [3, 3], l["series"]
+y = p["scales"]["y"]
+for w in json.load(open(os.path.join(sys.argv[2], "summary.json")))["workloads"]:
+    r = json.load(open(os.path.join(sys.argv[2], w["report"])))
+    iv = r["variants"][1]["speedup_interval_percent"]
+    assert y["lo"] <= iv["estimate"] <= y["hi"], (w["name"], iv, y)
+' "$TMP/sw.layout" "$TMP/sw"
+check "plot the sweep along work[block]" 0 "$S" plot "$TMP/sw/summary.json" --x 'work[block]' -o "$TMP/swb.svg" --layout "$TMP/swb.layout"
+figure "sweep along work[block]: a line per N" "$TMP/swb.svg" "$TMP/swb.layout" --series "sweep=work, N=32|work, N=64|work, N=96"
+check "sweep without axes: the workloads in order" 0 "$S" sweep "$ROOT/test/data/sweep-host.json" --backend host --quiet --out-dir "$TMP/plain"
+check "plot it" 0 "$S" plot "$TMP/plain/summary.json" -o "$TMP/plain.png" --layout "$TMP/plain.layout"
+figure "sweep without axes: valid, clean" "$TMP/plain.png" "$TMP/plain.layout"
+check "--x that is not an axis" 1 "$S" plot "$TMP/sw/summary.json" --x M -o "$TMP/x.png"
+contains "names the axes" "--x 'M': not an axis of the sweep (N, work[block])"
+check "--x on a report" 1 "$S" plot "$TMP/r.json" --x N -o "$TMP/x.png"
+contains "says it is a report" "is a report, not a sweep summary"
 
 # ---- bad inputs ----
 check "no report: usage" 2 "$S" plot
 check "two reports: usage" 2 "$S" plot "$SEED" "$SEED"
 check "unknown option: usage" 2 "$S" plot --frobnicate "$SEED"
+check "an output of no known format" 2 "$S" plot "$SEED" -o "$TMP/x.jpg"
+contains "names the option and the formats" "-o '$TMP/x.jpg': the extension says the format: .svg, .png or .pdf"
 check "missing report" 1 "$S" plot "$TMP/none.json" -o "$TMP/x.svg" && contains "names it" "$TMP/none.json"
 printf '{"metadata": {}, ' > "$TMP/broken.json"
 check "not JSON" 1 "$S" plot "$TMP/broken.json" -o "$TMP/x.svg" && contains "names it" "broken.json"
@@ -81,8 +207,16 @@ r = json.load(open(sys.argv[1])); r["variants"][1]["samples_s"][1] = [1.0]
 json.dump(r, open(sys.argv[2], "w"))' "$TMP/r.json" "$TMP/ragged.json"
 check "ragged samples_s" 1 "$S" plot "$TMP/ragged.json" -o "$TMP/x.svg" \
     && contains "names file and key" "ragged.json: variants[1].samples_s[1]"
-check "unwritable output" 1 "$S" plot "$SEED" -o "$TMP/no/such/dir/x.svg" \
-    && contains "names the output" "$TMP/no/such/dir/x.svg"
-[ -e "$TMP/x.svg" ] && { echo "FAIL a failed plot left $TMP/x.svg"; fails=$((fails+1)); }
+check "unwritable output" 1 "$S" plot "$SEED" -o "$TMP/no/such/dir/x.png" \
+    && contains "names the output" "$TMP/no/such/dir/x.png"
+check "--layout onto the input" 1 "$S" plot "$TMP/r.json" -o "$TMP/y.svg" --layout "$TMP/r.json" \
+    && contains "names it" "--layout"
+[ -e "$TMP/x.svg" ] || [ -e "$TMP/x.png" ] || [ -e "$TMP/y.svg" ] \
+    && fail "a failed plot left a file" || echo "ok   no failed plot left a file"
+rm -rf "$TMP/sw/w_N_32_work_block__1.json"
+check "a sweep point without its report" 0 "$S" plot "$TMP/sw/summary.json" -o "$TMP/gap.svg" --layout "$TMP/gap.layout"
+figure "the others are drawn" "$TMP/gap.svg" "$TMP/gap.layout"
+grep -q "1 without a report, not drawn" "$TMP/gap.layout" && echo "ok   says one is not drawn" \
+    || fail "does not say a point is not drawn"
 
 finish
