@@ -183,7 +183,7 @@ $(CLI): $(CLI_OBJ) $(LIB_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIB_INTERNAL) $(LDLIBS) $(CAIRO_LIBS)
 
-# Without cairo the CLI is not built (the library, plugins and unit tests are), and make says why.
+# Without cairo the CLI cannot be built, and make says why (make lib plugins still build).
 ifeq ($(CAIRO_LIBS),)
 $(CLI_OBJ) $(CLI): cairo-missing
 .PHONY: cairo-missing

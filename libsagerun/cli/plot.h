@@ -155,6 +155,11 @@ void sr_plot_y_axis(sr_canvas *c, const char *group, sr_box b, const sr_scale *s
  * then the axis title (NULL: none); returns the y below it. */
 double sr_plot_x_axis(sr_canvas *c, const char *group, sr_box b, const sr_scale *s, bool signed_,
                       const char *title);
+/* Where value v of a speedup scale lies on it, clipped to the scale: an interval's end beyond it
+ * is drawn there with an arrow head pointing on (at: the other coordinate; vertical: the scale
+ * runs up the y axis). */
+double sr_plot_interval_end(sr_canvas *c, const sr_scale *s, double v, double at, bool vertical,
+                            const char *color);
 /* Categorical x labels below b, one per slot centred at xs[i]: horizontal when they fit, else
  * vertical, else every k-th; then the axis title; returns the y below it. */
 double sr_plot_x_categories(sr_canvas *c, const char *group, sr_box b, const char *const *labels,

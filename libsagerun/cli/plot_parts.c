@@ -152,6 +152,16 @@ double sr_plot_x_axis(sr_canvas *c, const char *group, sr_box b, const sr_scale 
     return x_title(c, group, b, bottom, title);
 }
 
+double sr_plot_interval_end(sr_canvas *c, const sr_scale *s, double v, double at, bool vertical,
+                            const char *color)
+{
+    double p = sr_scale_px(s, fmin(fmax(v, s->lo), s->hi));
+    if (v < s->lo || v > s->hi)
+        sr_canvas_triangle(c, vertical ? at : p, vertical ? p : at, vertical ? 8 : 9, color,
+                           vertical ? (v < s->lo ? 'd' : 'u') : (v < s->lo ? 'l' : 'r'));
+    return p;
+}
+
 double sr_plot_x_categories(sr_canvas *c, const char *group, sr_box b, const char *const *labels,
                             const double *xs, size_t n, const char *title)
 {

@@ -490,14 +490,6 @@ static sr_scale speedup_scale(const fig *f, double x0, double x1)
     return sr_scale_nice(lo, hi, 6, x0, x1);
 }
 
-/* An interval's end on the scale, clipped to it (then marked with an arrow head). */
-static double interval_end(fig *f, const sr_scale *x, double v, double cy, const char *color)
-{
-    double px = sr_scale_px(x, fmin(fmax(v, x->lo), x->hi));
-    if (v < x->lo || v > x->hi)
-        sr_canvas_triangle(f->c, px, cy, 9, color, v < x->lo ? 'l' : 'r');
-    return px;
-}
 
 static double label_column(fig *f)
 {
@@ -535,8 +527,8 @@ static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy
     sr_canvas_line(f->c, b.x0, cy, b.x1, cy, "#f0f0f0", 1, 1, false);
     double a = NAN, z = NAN;
     if (v->interval.valid) {
-        a = interval_end(f, x, v->interval.low, cy, color);
-        z = interval_end(f, x, v->interval.high, cy, color);
+        a = sr_plot_interval_end(f->c, x, v->interval.low, cy, false, color);
+        z = sr_plot_interval_end(f->c, x, v->interval.high, cy, false, color);
         sr_canvas_line(f->c, a, cy, z, cy, color, 3, 1, false);
         if (v->interval.low >= x->lo)
             sr_canvas_line(f->c, a, cy - 6, a, cy + 6, color, 2, 1, false);

@@ -210,14 +210,6 @@ static sr_scale y_scale(const sweep_fig *f, double p0, double p1)
     return sr_scale_nice(lo, hi, 6, p0, p1);
 }
 
-/* An interval's end, clipped to the scale (then marked with an arrow head). */
-static double interval_end(sweep_fig *f, const sr_scale *y, double v, double x, const char *color)
-{
-    double py = sr_scale_px(y, fmin(fmax(v, y->lo), y->hi));
-    if (v < y->lo || v > y->hi)
-        sr_canvas_triangle(f->c, x, py, 8, color, v < y->lo ? 'd' : 'u');
-    return py;
-}
 
 static void draw_series(sweep_fig *f, size_t s, const sr_scale *y, const double *xs, double dodge)
 {
@@ -232,7 +224,8 @@ static void draw_series(sweep_fig *f, size_t s, const sr_scale *y, const double 
                            sr_scale_px(y, se->points[k - 1].estimate), x, py, color, 1.5, 0.6,
                            false);
         if (isfinite(p->low)) {
-            double a = interval_end(f, y, p->low, x, color), b = interval_end(f, y, p->high, x, color);
+            double a = sr_plot_interval_end(f->c, y, p->low, x, true, color);
+            double b = sr_plot_interval_end(f->c, y, p->high, x, true, color);
             sr_canvas_line(f->c, x, a, x, b, color, 2, 1, false);
             if (p->low >= y->lo)
                 sr_canvas_line(f->c, x - 3, a, x + 3, a, color, 1.5, 1, false);

@@ -7,8 +7,15 @@
 #
 # Host timing on a shared machine drifts from run to run by more than 1%; --relative judges each
 # variant by its time over its own run's baseline, round by round, so that what slowed a whole run
-# cancels. The regression is real work (not an edited report) and the same judgement that passes
-# the re-run must catch it: the test cannot pass by judging nothing.
+# cancels. What remains between two runs of one point on this 2-core VM (two instances' memory,
+# load that preempts a long call more often than a short one) moved an identical re-run's
+# estimates by up to 3% (the interval's lower bound by up to +1.3%, over 84 points), so the diffs
+# here judge at a 2% threshold (--threshold 2): the injected 5% must clear it with its whole
+# interval. The regression is real work (not an edited report) and the same judgement that passes
+# the re-run must catch it: the test cannot pass by judging nothing. One control: where the
+# injected point's own interval is wider than +-2.5% (a host so loaded — load average 4 and more on
+# 2 cores — that its timing cannot resolve 5% against 2%), a miss is said as SKIP, not passed;
+# a miss with an interval narrow enough fails.
 set -u
 source "$(dirname "$0")/lib.sh"
 WORK=$FAKES/host_work.so
@@ -16,7 +23,7 @@ WORK=$FAKES/host_work.so
 
 cat > "$TMP/nb.json" <<'JSON'
 {"name": "n-by-block", "baseline": "work", "variants": ["work"], "warmup": 2, "rounds": 20,
- "iterations": 5, "accuracy": false,
+ "iterations": 10, "accuracy": false,
  "axes": {"N": [64, 96, 128, 160], "work[block]": [1, 4, 16]},
  "workloads": [{"name": "w", "shape": [1, 64, 1, 32]}]}
 JSON
@@ -58,7 +65,23 @@ assert [s["points"] for s in l["series"]] == [4, 4, 4], l["series"]
 ' "$TMP/fig.png.layout"
 
 sweep "the sweep again, 5% more work at N=160, block=16" "$TMP/slow" SAGERUN_TEST_WORK_EXTRA=160:16:5
-check "diff --relative catches it" 4 "$S" diff --relative "$TMP/old/summary.json" "$TMP/slow/summary.json" --json "$TMP/slow.diff.json"
+out=$("$S" diff --relative --threshold 2 "$TMP/old/summary.json" "$TMP/slow/summary.json" \
+      --json "$TMP/slow.diff.json" 2>&1)
+rc=$?
+resolvable=$(python3 -c '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"]
+        if r["point"] == "w/N=160,work[block]=16" and r["speedup_interval_percent"]]
+iv = rows[0]["speedup_interval_percent"] if rows else None
+print("missing" if not rows else "yes" if rows[0]["regression"] or (iv["high"] - iv["low"]) / 2 <= 2.5
+      else "no: its interval is %+.2f%% [%+.2f, %+.2f]" % (iv["estimate"], iv["low"], iv["high"]))
+' "$TMP/slow.diff.json" 2>&1)
+if [ $rc -ne 4 ] && [[ $resolvable == no:* ]]; then
+    echo "SKIP: the host is too loaded to resolve 5% at N=160 (${resolvable#no: }; load average" \
+         "$(cut -d' ' -f1-3 /proc/loadavg)): re-run on a quieter machine"
+else
+[ $rc -eq 4 ] && echo "ok   diff --relative catches it (exit 4)" \
+    || fail "diff --relative catches it: exit $rc, expected 4 (the injected point: $resolvable)" "$out"
 grep -qE "^w/N=160,work\[block\]=16 +work\[block=16\] .* slower .*SLOWER$" <<<"$out" \
     && echo "ok   the point named" || fail "the point named" "$out"
 py "that point alone, about 5% slower" '
@@ -71,9 +94,10 @@ change = (100 / (100 + row["speedup_interval_percent"]["estimate"]) - 1) * 100
 assert 3 < change < 8, change
 assert d["relative"] is True and d["regression"] is True
 ' "$TMP/slow.diff.json"
+fi
 
 sweep "an identical re-run" "$TMP/again"
-check "diff --relative passes it" 0 "$S" diff --relative "$TMP/old/summary.json" "$TMP/again/summary.json" --json "$TMP/again.diff.json"
+check "diff --relative passes it" 0 "$S" diff --relative --threshold 2 "$TMP/old/summary.json" "$TMP/again/summary.json" --json "$TMP/again.diff.json"
 py "no regression, every point judged" '
 import json, sys
 d = json.load(open(sys.argv[1]))
