@@ -172,11 +172,6 @@ static int parse_args(int argc, char **argv, plot_args *a)
         return SR_EXIT_USAGE;
     }
     a->input = argv[optind];
-    if (a->output && sr_plot_format_of(a->output) < 0) {
-        sr_cli_error("plot: -o '%s': the extension says the format: .svg, .png or .pdf",
-                     a->output);
-        return SR_EXIT_USAGE;
-    }
     return -1;
 }
 
@@ -199,6 +194,11 @@ int sr_cmd_plot(int argc, char **argv)
     json_t *summary = NULL;
     if (!sr_cli_check_outputs("plot", out_opts, outs, 2, in, 1))
         goto out;
+    if (sr_plot_format_of(outs[0]) < 0) { /* after the checks that name a file we must not touch */
+        sr_cli_error("plot: -o '%s': the extension says the format: .svg, .png or .pdf", outs[0]);
+        rc = SR_EXIT_USAGE;
+        goto out;
+    }
     summary = sr_sweep_summary_load(a.input, &err);
     if (err.status == SAGERUN_OK && a.x_axis && !summary) {
         sr_cli_error("plot: --x: %s is a report, not a sweep summary", a.input);
