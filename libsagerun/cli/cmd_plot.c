@@ -37,8 +37,9 @@ static void plot_usage(FILE *out)
             "  --x AXIS            for a sweep: the axis along x (default: the first axis with\n"
             "                      two or more values; without axes, the workloads in order)\n"
             "  --layout FILE       also write where every text was placed and every panel's\n"
-            "                      scale, as JSON (units of the SVG; for tests and checks: no\n"
-            "                      two texts overlap, labels lie inside the figure)\n\n"
+            "                      scale, as JSON (in the units of the SVG's viewBox; the PNG\n"
+            "                      is drawn at 2x): for tests and checks that no two texts\n"
+            "                      overlap and every label lies inside the figure\n\n"
             "exit status: 0 success, 1 unreadable or malformed input or unwritable output,\n"
             "2 usage\n");
 }

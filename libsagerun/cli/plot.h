@@ -6,7 +6,7 @@
  * mark a text must not cover is recorded in the canvas's layout: a label goes to the first of its
  * candidate places where it overlaps nothing recorded and lies inside the canvas, or is left out
  * (counted). The layout can be written as JSON (plot --layout FILE) for tests and for checking a
- * figure: units are the figure's (1 unit = 1 px in SVG, PNGs are drawn at 2x). */
+ * figure: units are the SVG's viewBox units (a PNG is drawn at 2 pixels per unit). */
 #ifndef SAGERUN_CLI_PLOT_H
 #define SAGERUN_CLI_PLOT_H
 
