@@ -2,14 +2,12 @@
  * cairo as SVG, PNG or PDF by the output's extension (plot.h; plot_report.c, plot_sweep.c). */
 #include <getopt.h>
 #include <libgen.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "judge.h"
 #include "plot.h"
-#include "report.h"
+#include "safe_io.h"
 #include "sweep.h"
 
 static void plot_usage(FILE *out)
@@ -65,23 +63,15 @@ static const char *base_name(const char *path)
 /* The figure of a report file. */
 static sr_canvas *report_figure(const char *path, const char *title, sagerun_error *err)
 {
-    sr_report r;
-    if (sr_report_read(path, &r, err) != SAGERUN_OK)
+    sr_plot_model m;
+    if (sr_plot_model_read(path, &m, err) != SAGERUN_OK)
         return NULL;
     sr_canvas *c = NULL;
-    if (r.variant_count == 0) {
+    if (m.variant_count == 0)
         sr_error_set(err, SAGERUN_FORMAT, "%s: no variants to plot", path);
-    } else {
-        double threshold = isfinite(r.noise_threshold_percent) ? r.noise_threshold_percent : 1.0;
-        bool derived = false;
-        if (!r.has_ext) { /* the seed's format: judged as 'sagerun show' judges it */
-            sr_judge_report(&r, threshold, true);
-            derived = r.variant_count > 1 && r.variants[0].round_count >= 2;
-        }
-        if (!(c = sr_plot_report(&r, title ? title : base_name(path), threshold, derived)))
-            sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    }
-    sr_report_clear(&r);
+    else if (!(c = sr_plot_report(&m, title ? title : base_name(path))))
+        sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    sr_plot_model_clear(&m);
     return c;
 }
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "sagerun/sagerun.h"
 
 typedef struct sr_box {
     double x0, y0, x1, y1; /* x0 <= x1, y0 <= y1 (y down) */
@@ -128,7 +128,7 @@ sr_time_unit sr_time_unit_for(double max_s);
 
 /* Tableau 10 (distinct for up to ten series, then repeated) and the verdicts' colors. */
 const char *sr_plot_color(size_t i);
-const char *sr_plot_verdict_color(int verdict);
+const char *sr_plot_verdict_color(const char *verdict);
 
 /* ---- parts of figures (plot_parts.c) ------------------------------------------------------- */
 extern const sr_text_style sr_style_title, sr_style_subtitle, sr_style_panel, sr_style_tick,
@@ -165,11 +165,50 @@ double sr_plot_interval_end(sr_canvas *c, const sr_scale *s, double v, double at
 double sr_plot_x_categories(sr_canvas *c, const char *group, sr_box b, const char *const *labels,
                             const double *xs, size_t n, const char *title);
 
+/* ---- what a figure draws of a report (plot_model.c) ---------------------------------------- */
+typedef struct sr_plot_times {
+    uint64_t count; /* 0: did not run */
+    double p50, p90, p99, min, max; /* seconds; NaN = absent */
+} sr_plot_times;
+
+typedef struct sr_plot_interval {
+    bool valid;
+    double estimate, low, high; /* the paired speedup and its 95% interval, percent */
+} sr_plot_interval;
+
+typedef struct sr_plot_variant {
+    char *label;
+    bool is_baseline;
+    sr_plot_times timing;
+    sr_plot_times *rounds; /* round_count */
+    size_t round_count;
+    double *samples; /* every timed call, round after round; NULL: summaries only */
+    size_t sample_rounds, samples_per_round;
+    sr_plot_interval interval;
+    double speedup_percent; /* the seed's formula (ratio of the pooled p50s); NaN = none */
+    const char *verdict;    /* "faster", "slower", "same", ...; NULL = none */
+    char *failure, *failure_phase; /* NULL = none */
+} sr_plot_variant;
+
+typedef struct sr_plot_model {
+    char shape[128]; /* "[1, 37810, 56, 128]" */
+    char *device, *commit; /* NULL = unknown */
+    int compute_capability; /* 0 or less: none (the host) */
+    uint64_t warmup, rounds, iterations;
+    double threshold; /* the verdict's noise band, percent */
+    bool derived;     /* the intervals were derived here (a report in the seed's format) */
+    sr_plot_variant *variants;
+    size_t variant_count;
+} sr_plot_model;
+
+/* Reads a report (ours or the seed's, judged as 'sagerun show' judges one without intervals). */
+sagerun_status sr_plot_model_read(const char *path, sr_plot_model *m, sagerun_error *err);
+void sr_plot_model_clear(sr_plot_model *m);
+
 /* ---- figures ------------------------------------------------------------------------------ */
 /* The figure of one comparison report: every call by round, each variant's distribution on its
- * own scale, the speedups with their intervals. threshold: the verdict's noise band (percent);
- * derived: the intervals were derived here (a seed-format report). */
-sr_canvas *sr_plot_report(const sr_report *r, const char *title, double threshold, bool derived);
+ * own scale, the speedups with their intervals. */
+sr_canvas *sr_plot_report(const sr_plot_model *m, const char *title);
 
 /* The figure of a sweep: for each variant (and each combination of the other axes) its speedup
  * against the baseline along the axis x_axis (NULL: the first axis with two or more values, or

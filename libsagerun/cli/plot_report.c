@@ -32,25 +32,23 @@ typedef struct box_stats {
 
 typedef struct fig {
     sr_canvas *c;
-    const sr_report *r;
+    const sr_plot_model *r;
     bool samples;      /* every variant that ran carries its calls */
     sr_time_unit unit; /* of every time shown */
-    double threshold;  /* the verdict's noise band, percent */
-    bool derived;      /* intervals derived here (seed format) */
     box_stats *boxes;  /* per variant */
 } fig;
 
-static const char *label_of(const sr_report_variant *v)
+static const char *label_of(const sr_plot_variant *v)
 {
-    return v->label ? v->label : v->name ? v->name : "?";
+    return v->label;
 }
 
-static bool ran(const sr_report_variant *v)
+static bool ran(const sr_plot_variant *v)
 {
     return v->timing.count > 0 && isfinite(v->timing.p50);
 }
 
-static size_t call_count(const sr_report_variant *v)
+static size_t call_count(const sr_plot_variant *v)
 {
     return v->samples ? v->sample_rounds * v->samples_per_round : 0;
 }
@@ -63,7 +61,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static bool box_of(const sr_report_variant *v, box_stats *s)
+static bool box_of(const sr_plot_variant *v, box_stats *s)
 {
     memset(s, 0, sizeof *s);
     if (!ran(v))
@@ -110,7 +108,7 @@ static bool box_of(const sr_report_variant *v, box_stats *s)
 
 
 /* "FAILED in run: the reason" or "did not run". */
-static void failure_text(const sr_report_variant *v, char *buf, size_t len)
+static void failure_text(const sr_plot_variant *v, char *buf, size_t len)
 {
     if (v->failure)
         snprintf(buf, len, "FAILED%s%s: %s", v->failure_phase ? " in " : "",
@@ -121,13 +119,11 @@ static void failure_text(const sr_report_variant *v, char *buf, size_t len)
 
 /* ---- header ------------------------------------------------------------------------------- */
 
-static void subtitle(const sr_report *r, char *buf, size_t len)
+static void subtitle(const sr_plot_model *r, char *buf, size_t len)
 {
-    char shape[128];
-    sr_report_format_shape(r, shape, sizeof shape);
-    size_t at = (size_t)snprintf(buf, len, "q_shape %s", shape);
-    if (r->device_name && at < len)
-        at += (size_t)snprintf(buf + at, len - at, "  \xc2\xb7  %s", r->device_name);
+    size_t at = (size_t)snprintf(buf, len, "q_shape %s", r->shape);
+    if (r->device && at < len)
+        at += (size_t)snprintf(buf + at, len - at, "  \xc2\xb7  %s", r->device);
     if (r->compute_capability > 0 && at < len)
         at += (size_t)snprintf(buf + at, len - at, " (sm_%d)", r->compute_capability);
     if (at < len)
@@ -135,8 +131,8 @@ static void subtitle(const sr_report *r, char *buf, size_t len)
                                "  \xc2\xb7  warmup %llu, %llu rounds \xc3\x97 %llu iterations",
                                (unsigned long long)r->warmup, (unsigned long long)r->rounds,
                                (unsigned long long)r->iterations);
-    if (r->source_commit && at < len)
-        snprintf(buf + at, len - at, "  \xc2\xb7  commit %.12s", r->source_commit);
+    if (r->commit && at < len)
+        snprintf(buf + at, len - at, "  \xc2\xb7  commit %.12s", r->commit);
 }
 
 static double header(fig *f, const char *title)
@@ -148,7 +144,7 @@ static double header(fig *f, const char *title)
     char **labels = calloc(n, sizeof *labels);
     const char **colors = calloc(n, sizeof *colors);
     for (size_t i = 0; labels && colors && i < n; i++) {
-        const sr_report_variant *v = &f->r->variants[i];
+        const sr_plot_variant *v = &f->r->variants[i];
         if (asprintf(&labels[i], "%s%s%s", label_of(v), v->is_baseline ? " (baseline)" : "",
                      ran(v) ? "" : " (did not run)") < 0)
             labels[i] = NULL;
@@ -182,7 +178,7 @@ static size_t max_rounds(const fig *f)
 {
     size_t R = 0;
     for (size_t i = 0; i < f->r->variant_count; i++) {
-        const sr_report_variant *v = &f->r->variants[i];
+        const sr_plot_variant *v = &f->r->variants[i];
         size_t vr = f->samples ? v->sample_rounds : v->round_count;
         R = vr > R ? vr : R;
     }
@@ -193,7 +189,7 @@ static size_t max_rounds(const fig *f)
 static size_t draw_calls(fig *f, size_t i, size_t c, const sr_scale *y, sr_box b, double slot,
                          double col)
 {
-    const sr_report_variant *v = &f->r->variants[i];
+    const sr_plot_variant *v = &f->r->variants[i];
     size_t n = v->samples_per_round, above = 0;
     const char *color = sr_plot_color(i);
     for (size_t k = 0; k < v->sample_rounds; k++) {
@@ -221,10 +217,10 @@ static size_t draw_calls(fig *f, size_t i, size_t c, const sr_scale *y, sr_box b
 static void draw_round_summaries(fig *f, size_t i, size_t c, const sr_scale *y, sr_box b,
                                  double slot, double col)
 {
-    const sr_report_variant *v = &f->r->variants[i];
+    const sr_plot_variant *v = &f->r->variants[i];
     const char *color = sr_plot_color(i);
     for (size_t k = 0; k < v->round_count; k++) {
-        const sr_summary *s = &v->rounds[k];
+        const sr_plot_times *s = &v->rounds[k];
         double x = b.x0 + slot * (double)k + col * ((double)c + 0.5);
         if (isfinite(s->min) && isfinite(s->max))
             sr_canvas_line(f->c, x, sr_scale_px(y, s->min), x, sr_scale_px(y, fmin(s->max, y->hi)),
@@ -285,7 +281,7 @@ static double panel_calls(fig *f, double top)
         sr_canvas_line(f->c, b.x0 + slot * (double)k, b.y0, b.x0 + slot * (double)k, b.y1,
                        "#bbbbbb", 1, 1, true);
     for (size_t i = 0; i < V; i++) {
-        const sr_report_variant *v = &f->r->variants[i];
+        const sr_plot_variant *v = &f->r->variants[i];
         if (f->samples && v->samples && ran(v))
             above += draw_calls(f, i, c++, &y, b, slot, col);
         else if (!f->samples && ran(v))
@@ -395,7 +391,7 @@ static bool common_scale(const fig *f, double *lo, double *hi)
 
 static void distribution_cell(fig *f, size_t i, sr_box cell, bool common)
 {
-    const sr_report_variant *v = &f->r->variants[i];
+    const sr_plot_variant *v = &f->r->variants[i];
     box_stats s = f->boxes[i];
     if (!s.valid) {
         sr_plot_frame(f->c, "distribution", cell, label_of(v), sr_plot_color(i));
@@ -474,9 +470,9 @@ static size_t compared(const fig *f)
 static sr_scale speedup_scale(const fig *f, double x0, double x1)
 {
     size_t n = 2 * f->r->variant_count, k = 0;
-    double *e = calloc(3 * (n ? n : 1), sizeof(double)), lo = -f->threshold, hi = f->threshold;
+    double *e = calloc(3 * (n ? n : 1), sizeof(double)), lo = -f->r->threshold, hi = f->r->threshold;
     for (size_t i = 0; e && i < f->r->variant_count; i++) {
-        const sr_report_variant *v = &f->r->variants[i];
+        const sr_plot_variant *v = &f->r->variants[i];
         bool iv = v->interval.valid && !v->is_baseline;
         e[k] = v->is_baseline ? NAN : v->speedup_percent;
         e[k + 1] = iv ? v->interval.estimate : NAN;
@@ -485,7 +481,7 @@ static sr_scale speedup_scale(const fig *f, double x0, double x1)
         k += 2;
     }
     if (e)
-        sr_speedup_range(e, e + n, e + 2 * n, n, f->threshold, &lo, &hi);
+        sr_speedup_range(e, e + n, e + 2 * n, n, f->r->threshold, &lo, &hi);
     free(e);
     return sr_scale_nice(lo, hi, 6, x0, x1);
 }
@@ -500,9 +496,9 @@ static double label_column(fig *f)
     return fmin(w + 2, FIG_W * 0.3);
 }
 
-static void speedup_text(const sr_report_variant *v, char *buf, size_t len)
+static void speedup_text(const sr_plot_variant *v, char *buf, size_t len)
 {
-    const char *vn = sr_verdict_name(v->verdict);
+    const char *vn = v->verdict;
     if (v->failure || !isfinite(v->speedup_percent))
         failure_text(v, buf, len);
     else if (v->interval.valid)
@@ -516,7 +512,7 @@ static void speedup_text(const sr_report_variant *v, char *buf, size_t len)
 /* One variant's row: its label at the left, the interval and dots, the numbers beside them. */
 static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy, double colw)
 {
-    const sr_report_variant *v = &f->r->variants[i];
+    const sr_plot_variant *v = &f->r->variants[i];
     const char *color = sr_plot_color(i);
     sr_box sw = {SR_PLOT_MARGIN, cy - 5, SR_PLOT_MARGIN + 10, cy + 5};
     sr_canvas_rect(f->c, sw, color, 1, NULL, 0);
@@ -561,14 +557,14 @@ static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy
 
 static void noise_band(fig *f, const sr_scale *x, sr_box b)
 {
-    double b0 = sr_scale_px(x, -f->threshold), b1 = sr_scale_px(x, f->threshold);
+    double b0 = sr_scale_px(x, -f->r->threshold), b1 = sr_scale_px(x, f->r->threshold);
     sr_canvas_rect(f->c, (sr_box){b0, b.y0, b1, b.y1}, "#9e9e9e", 0.18, NULL, 0);
     sr_canvas_line(f->c, sr_scale_px(x, 0), b.y0, sr_scale_px(x, 0), b.y1, "#555555", 1, 1, false);
 }
 
 static double panel_speedup(fig *f, double top)
 {
-    const sr_report *r = f->r;
+    const sr_plot_model *r = f->r;
     size_t rows = compared(f);
     double colw = label_column(f);
     sr_box b = {SR_PLOT_MARGIN + 14 + colw + 10, top + 20, FIG_W - SR_PLOT_MARGIN,
@@ -576,7 +572,7 @@ static double panel_speedup(fig *f, double top)
     char title[200];
     snprintf(title, sizeof title, "Speedup vs %s, 95%% interval%s",
              r->variant_count ? label_of(&r->variants[0]) : "the baseline",
-             f->derived ? " (from per-round p50s)" : "");
+             f->r->derived ? " (from per-round p50s)" : "");
     sr_plot_frame(f->c, "speedup", (sr_box){SR_PLOT_MARGIN, b.y0, b.x1, b.y1}, title, NULL);
     sr_scale x = speedup_scale(f, b.x0, b.x1);
     noise_band(f, &x, b);
@@ -591,7 +587,7 @@ static double panel_speedup(fig *f, double top)
     char key[200];
     snprintf(key, sizeof key, "\xe2\x97\x8f paired per-round estimate, bar: its 95%% interval "
              "\xc2\xb7 \xe2\x97\x8b ratio of the overall p50s \xc2\xb7 shaded: the noise band "
-             "\xc2\xb1%.3g%%", f->threshold);
+             "\xc2\xb1%.3g%%", f->r->threshold);
     sr_anchor at = {SR_PLOT_MARGIN, bottom + 4, -1, -1};
     sr_canvas_place(f->c, "speedup", key, &sr_style_note, &at, 1);
     sr_canvas_panel(f->c, "speedup", b, json_pack("{s:o}", "x", sr_scale_json(&x, 1, "%")));
@@ -605,13 +601,13 @@ static void fig_free(fig *f)
     free(f->boxes);
 }
 
-sr_canvas *sr_plot_report(const sr_report *r, const char *title, double threshold, bool derived)
+sr_canvas *sr_plot_report(const sr_plot_model *r, const char *title)
 {
-    fig f = {sr_canvas_create(FIG_W, 100000), r,    true, {1e6, "\xc2\xb5s"},
-             threshold,                       derived, calloc(r->variant_count, sizeof(box_stats))};
+    fig f = {sr_canvas_create(FIG_W, 100000), r, true, {1e6, "\xc2\xb5s"},
+             calloc(r->variant_count ? r->variant_count : 1, sizeof(box_stats))};
     bool any = false, ok = f.c && f.boxes;
     for (size_t i = 0; i < r->variant_count; i++) {
-        const sr_report_variant *v = &r->variants[i];
+        const sr_plot_variant *v = &r->variants[i];
         any = any || ran(v);
         f.samples = f.samples && (!ran(v) || v->samples);
     }

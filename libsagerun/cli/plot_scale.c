@@ -1,9 +1,9 @@
 /* Scales of the plots: nice ranges and ticks, tick labels, time units, colors (plot.h). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "plot.h"
-#include "stats.h"
 
 sr_scale sr_scale_nice(double lo, double hi, int ticks, double p0, double p1)
 {
@@ -95,12 +95,13 @@ const char *sr_plot_color(size_t i)
     return palette[i % (sizeof palette / sizeof palette[0])];
 }
 
-const char *sr_plot_verdict_color(int verdict)
+const char *sr_plot_verdict_color(const char *verdict)
 {
-    switch (verdict) {
-    case SR_VERDICT_FASTER: return "#1a7f37";
-    case SR_VERDICT_SLOWER: return "#c62828";
-    case SR_VERDICT_AMBIGUOUS: return "#b26a00";
-    default: return "#444444";
-    }
+    if (verdict && strcmp(verdict, "faster") == 0)
+        return "#1a7f37";
+    if (verdict && strcmp(verdict, "slower") == 0)
+        return "#c62828";
+    if (verdict && strcmp(verdict, "ambiguous") == 0)
+        return "#b26a00";
+    return "#444444";
 }

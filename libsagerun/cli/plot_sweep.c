@@ -16,7 +16,6 @@
 typedef struct point {
     size_t x;                  /* index of its value on the x axis */
     double estimate, low, high; /* percent; low/high NaN without an interval */
-    int verdict;
 } point;
 
 typedef struct series {
@@ -172,25 +171,25 @@ static void add_row(sweep_fig *f, const json_t *row)
 {
     const char *file = str_or(row, "report", NULL);
     char path[4096];
-    sr_report r;
+    sr_plot_model r;
     snprintf(path, sizeof path, "%s/%s", f->dir, file ? file : "");
-    if (!file || sr_report_read(path, &r, NULL) != SAGERUN_OK) {
+    if (!file || sr_plot_model_read(path, &r, NULL) != SAGERUN_OK) {
         f->skipped++;
         return;
     }
     size_t x = x_index(f, row), j = 0;
     for (size_t i = 0; x != SIZE_MAX && i < r.variant_count; i++) {
-        const sr_report_variant *v = &r.variants[i];
+        const sr_plot_variant *v = &r.variants[i];
         if (v->is_baseline)
             continue;
-        series *s = series_for(f, row, j++, sr_report_variant_label(v));
+        series *s = series_for(f, row, j++, v->label);
         bool iv = v->interval.valid;
         point p = {x, iv ? v->interval.estimate : v->speedup_percent, iv ? v->interval.low : NAN,
-                   iv ? v->interval.high : NAN, v->verdict};
+                   iv ? v->interval.high : NAN};
         if (s && isfinite(p.estimate))
             add_point(s, p);
     }
-    sr_report_clear(&r);
+    sr_plot_model_clear(&r);
 }
 
 static sr_scale y_scale(const sweep_fig *f, double p0, double p1)
