@@ -51,8 +51,8 @@ ALL_CFLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hid
 LIB_CFLAGS    := $(ALL_CFLAGS) -DSAGERUN_BUILDING_LIBRARY
 LDLIBS        := -ljansson -lsodium -lm -ldl -lpthread
 # sagerun plot draws with cairo (libcairo2-dev: real text extents; SVG, PNG and PDF surfaces).
-CAIRO_CFLAGS  := $(shell pkg-config --cflags cairo 2>/dev/null)
-CAIRO_LIBS    := $(shell pkg-config --libs cairo 2>/dev/null)
+CAIRO_CFLAGS  := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
+CAIRO_LIBS    := $(shell pkg-config --libs cairo fontconfig 2>/dev/null)
 
 # Every GPU image: SASS for sm_89 and sm_90, PTX for compute_89 (JIT for newer parts), unless a
 # variant names its own targets (VARIANT_ARCHS_<name>, below).

@@ -205,6 +205,7 @@ int sr_cmd_plot(int argc, char **argv)
     rc = write_outputs(c, outs[0], a.layout);
 out:
     sr_canvas_destroy(c);
+    sr_canvas_release_fonts();
     json_decref(summary);
     free(out_path);
     return rc;

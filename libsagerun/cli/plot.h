@@ -93,6 +93,10 @@ json_t *sr_canvas_layout(const sr_canvas *c);
 /* Texts that found no place. */
 size_t sr_canvas_omitted(const sr_canvas *c);
 
+/* Frees what cairo and fontconfig keep for the process (font caches, the configuration), once
+ * every canvas is destroyed: a command that plots ends with it (else LeakSanitizer reports them). */
+void sr_canvas_release_fonts(void);
+
 /* Draws everything recorded to f in format (PNG at 2x); false on a cairo or write error. */
 bool sr_canvas_render(const sr_canvas *c, sr_plot_format format, FILE *f);
 

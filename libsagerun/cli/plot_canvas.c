@@ -3,6 +3,10 @@
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
+#ifndef INT_MAX /* fontconfig.h needs it; <limits.h> on this include path is libsagerun's */
+#define INT_MAX __INT_MAX__
+#endif
+#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +120,12 @@ void sr_canvas_destroy(sr_canvas *c)
     json_decref(c->series);
     json_decref(c->omitted);
     free(c);
+}
+
+void sr_canvas_release_fonts(void)
+{
+    cairo_debug_reset_static_data();
+    FcFini();
 }
 
 double sr_canvas_width(const sr_canvas *c)

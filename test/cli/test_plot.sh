@@ -147,7 +147,8 @@ figure "failed variant: valid, clean" "$TMP/fail.png" "$TMP/fail.layout"
 py "the failure is named, its phase and reason" '
 import json, sys
 texts = [t["text"] for t in json.load(open(sys.argv[1]))["texts"]]
-assert any(t.startswith("FAILED in ") and "SIGSEGV" in t for t in texts), texts
+# the crash is SIGSEGV, or under ASan "a sanitizer report"
+assert any(t.startswith("FAILED in ") and ("SIGSEGV" in t or "sanitizer report" in t) for t in texts), texts
 ' "$TMP/fail.layout"
 
 # ---- the seed's report: per-round summaries only ----
