@@ -2,7 +2,8 @@
 # Installs the Debian packages sagerun builds and tests with, where missing (run as root).
 # nvcc is expected under /usr/local/cuda (CUDA 13.0); it is not installed here, and without it
 # the build has no GPU code (see the Makefile's HAVE_NVCC). slurm-wlm and munge: test/cli/test_slurm.sh
-# starts a one-node Slurm from them and runs the sweep example's job array.
+# starts a one-node Slurm from them and runs the sweep example's job array. libcairo2-dev and
+# fonts-dejavu-core: sagerun plot draws with cairo (text extents; SVG, PNG and PDF) in DejaVu Sans.
 set -euo pipefail
 need=()
 for pkg in build-essential pkg-config libjansson-dev libsodium-dev libcmocka-dev python3 clang libclang-rt-14-dev libxml2-utils abigail-tools python3-jsonschema \
