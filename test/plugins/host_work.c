@@ -13,6 +13,9 @@
  * output is V copied into O (as fake_plugin.h does), so every block value and every instance
  * writes the same bytes (byte-exact with a `work` baseline).
  *
+ * SAGERUN_TEST_WORK_LOG=FILE: each instance appends "create seq_len=N block=B" to FILE (what a
+ * test checks that a sweep's point reached the variant with).
+ *
  * SAGERUN_TEST_WORK_EXTRA="N:BLOCK:PERCENT" injects a regression: an instance with seq_len N and
  * block BLOCK runs every tile's key loops over N*PERCENT/100 more keys (rounded down; the first
  * ones again), so the call does PERCENT% more of the same work: 5 at N=160 is 8 more keys of 160. */
@@ -101,6 +104,16 @@ static float *page_floats(size_t n)
     return aligned_alloc(4096, (n * sizeof(float) + 4095) / 4096 * 4096);
 }
 
+static void log_create(const sagerun_problem *p, uint32_t block)
+{
+    const char *path = getenv("SAGERUN_TEST_WORK_LOG");
+    FILE *f = path && path[0] ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "create seq_len=%u block=%u\n", p->seq_len, block);
+    fclose(f);
+}
+
 static int work_create(const sagerun_host_services *services, const sagerun_plugin_inputs *in,
                        void **state, char *err, size_t errlen)
 {
@@ -121,6 +134,7 @@ static int work_create(const sagerun_host_services *services, const sagerun_plug
         return SAGERUN_OUT_OF_MEMORY;
     }
     *s = (work_state){in, block, extra_keys(p, block), q, k, norm};
+    log_create(p, block);
     *state = s;
     return 0;
 }
