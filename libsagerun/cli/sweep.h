@@ -1,4 +1,4 @@
-/* sagerun sweep and merge: the sweep summary both write (implemented in cmd_sweep.c).
+/* sagerun sweep and merge: the sweep summary both write (implemented in sweep_summary.c).
  *
  * DIR/summary.json:
  *   {"sagerun_sweep_summary": 1,

@@ -1,0 +1,346 @@
+/* The sweep summary (sweep.h): its files, its table, its exit code, reading it back. Written by
+ * `sagerun sweep` and `sagerun merge`, read by merge, diff, show and plot. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "report.h"
+#include "sweep.h"
+#include "sweep_axes.h"
+
+typedef struct csv_source {
+    const json_t *summary;
+    const char *dir;
+} csv_source;
+
+/* The rows of one workload's report (if it has one), its name and axis values first. */
+static void csv_workload_rows(FILE *f, const csv_source *src, const json_t *w,
+                              const char *const *axes, size_t n_axes)
+{
+    const char *name = json_string_value(json_object_get(w, "name"));
+    const char *file = json_string_value(json_object_get(w, "report"));
+    if (!name || !file)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", src->dir, file);
+    sr_report r;
+    if (sr_report_read(path, &r, NULL) != SAGERUN_OK)
+        return; /* the summary says why that workload has no report */
+    char *values[1 + SR_SWEEP_MAX_AXES] = {(char *)name};
+    for (size_t k = 0; k < n_axes; k++)
+        values[1 + k] = sr_sweep_row_axis_value(w, axes[k]);
+    sr_report_csv_rows(f, &r, (const char *const *)values, 1 + n_axes);
+    for (size_t k = 0; k < n_axes; k++)
+        free(values[1 + k]);
+    sr_report_clear(&r);
+}
+
+/* Rows of every workload's report (those that have one): the workload's name, a column per axis
+ * (axis.N, axis.tuned[block]), then compare's columns. */
+static bool write_summary_csv_cb(FILE *f, const void *user)
+{
+    const csv_source *src = user;
+    const char *axes[SR_SWEEP_MAX_AXES];
+    size_t n_axes = sr_sweep_summary_axes(src->summary, axes), i;
+    char *lead[1 + SR_SWEEP_MAX_AXES] = {"workload"};
+    bool ok = true;
+    for (size_t k = 0; k < n_axes; k++) /* "axis.N": never one of compare's columns (dtype) */
+        if (asprintf(&lead[1 + k], "axis.%s", axes[k]) < 0) {
+            lead[1 + k] = NULL;
+            ok = false;
+        }
+    if (ok)
+        sr_report_csv_header(f, (const char *const *)lead, 1 + n_axes);
+    const json_t *w;
+    json_array_foreach(json_object_get(src->summary, "workloads"), i, w) {
+        if (ok)
+            csv_workload_rows(f, src, w, axes, n_axes);
+    }
+    for (size_t k = 0; k < n_axes; k++)
+        free(lead[1 + k]);
+    return ok && !ferror(f);
+}
+
+sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,
+                                          const char *path, sagerun_error *err)
+{
+    csv_source src = {summary, dir};
+    return sr_write_file_atomic(path, write_summary_csv_cb, &src, err);
+}
+
+json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
+{
+    json_error_t jerr;
+    if (err)
+        err->status = SAGERUN_OK;
+    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root || !json_object_get(root, "sagerun_sweep_summary")) {
+        json_decref(root);
+        return NULL;
+    }
+    if (json_integer_value(json_object_get(root, "sagerun_sweep_summary")) !=
+            SR_SWEEP_SUMMARY_VERSION ||
+        !json_is_array(json_object_get(root, "workloads"))) {
+        sr_error_set(err, SAGERUN_FORMAT,
+                     "%s: not a sweep summary this sagerun reads (sagerun_sweep_summary %d with a "
+                     "'workloads' array)",
+                     path, SR_SWEEP_SUMMARY_VERSION);
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            sagerun_status st = sr_error_set(err, SAGERUN_IO, "%s: cannot create the folder: %s",
+                                             p, strerror(errno));
+            free(p);
+            return st;
+        }
+        *s = saved;
+        if (!saved)
+            break;
+    }
+    free(p);
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return sr_error_set(err, SAGERUN_IO, "%s: not a folder", dir);
+    return SAGERUN_OK;
+}
+
+static double num_or_nan(const json_t *o, const char *key)
+{
+    const json_t *j = json_object_get(o, key);
+    return json_is_number(j) ? json_number_value(j) : NAN;
+}
+
+static const char *str_or(const json_t *o, const char *key, const char *fallback)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : fallback;
+}
+
+enum { COLS = 9, CELL = 96 };
+typedef struct table_row {
+    char cell[COLS][CELL];
+} table_row;
+
+static const char *const table_head[COLS] = {"#",   "workload", "shape BxNxHqxD",
+                                             "baseline p50", "variant", "p50",
+                                             "speedup [95% CI]", "verdict", "byte-exact"};
+
+static void fill_row(table_row *t, const json_t *w, const json_t *base, const json_t *v)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->cell[0], CELL, "%lld", (long long)json_integer_value(json_object_get(w, "index")));
+    snprintf(t->cell[1], CELL, "%s", str_or(w, "name", "?"));
+    const json_t *shape = json_object_get(w, "shape");
+    size_t used = 0;
+    for (size_t i = 0; i < json_array_size(shape) && used < CELL; i++)
+        used += (size_t)snprintf(t->cell[2] + used, CELL - used, "%s%lld", i ? "x" : "",
+                                 (long long)json_integer_value(json_array_get(shape, i)));
+    sr_format_seconds(base ? num_or_nan(base, "p50_s") : NAN, t->cell[3], CELL);
+    const char *status = str_or(w, "status", "?");
+    if (strcmp(status, "error") == 0) {
+        snprintf(t->cell[4], CELL, "ERROR");
+        for (int c = 5; c < COLS; c++)
+            snprintf(t->cell[c], CELL, "-");
+        return;
+    }
+    if (!v) {
+        snprintf(t->cell[4], CELL, "(none)");
+        for (int c = 5; c < COLS; c++)
+            snprintf(t->cell[c], CELL, "-");
+        return;
+    }
+    snprintf(t->cell[4], CELL, "%s", str_or(v, "label", "?"));
+    sr_format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
+    double sp = num_or_nan(v, "speedup_percent");
+    const json_t *iv = json_object_get(v, "interval_percent");
+    if (json_is_true(json_object_get(v, "is_baseline")))
+        snprintf(t->cell[6], CELL, "(baseline)");
+    else if (!isfinite(sp))
+        snprintf(t->cell[6], CELL, "-");
+    else if (json_array_size(iv) == 2)
+        snprintf(t->cell[6], CELL, "%+.2f%% [%+.2f, %+.2f]", sp,
+                 json_number_value(json_array_get(iv, 0)),
+                 json_number_value(json_array_get(iv, 1)));
+    else
+        snprintf(t->cell[6], CELL, "%+.2f%%", sp);
+    snprintf(t->cell[7], CELL, "%s",
+             json_is_string(json_object_get(v, "failure")) ? "FAILED" : str_or(v, "verdict", "-"));
+    const json_t *be = json_object_get(v, "byte_exact");
+    snprintf(t->cell[8], CELL, "%s", json_is_true(be) ? "yes" : json_is_false(be) ? "NO" : "-");
+}
+
+void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
+{
+    const json_t *sweep = json_object_get(s, "sweep"), *opts = json_object_get(s, "options");
+    const json_t *rows = json_object_get(s, "workloads"), *shard = json_object_get(s, "shard");
+    const json_t *merged = json_object_get(s, "merged_from"),
+                 *missing = json_object_get(s, "missing");
+    const char *bullet = markdown ? "- " : "";
+    if (markdown)
+        fprintf(out, "# sagerun sweep %s\n\n", str_or(sweep, "name", "?"));
+    fprintf(out, "%ssweep %s: %zu of %lld workloads", bullet, str_or(sweep, "name", "?"),
+            json_array_size(rows),
+            (long long)json_integer_value(json_object_get(sweep, "workload_count")));
+    if (json_is_object(shard))
+        fprintf(out, " (shard %lld/%lld)",
+                (long long)json_integer_value(json_object_get(shard, "index")),
+                (long long)json_integer_value(json_object_get(shard, "count")));
+    if (json_is_array(merged))
+        fprintf(out, " (merged from %zu summaries)", json_array_size(merged));
+    if (strcmp(str_or(opts, "schedule", "fixed"), "timed") == 0)
+        fprintf(out, "\n%sbaseline %s; compare's timed schedule; noise threshold %.3g%%\n",
+                bullet, str_or(opts, "baseline", "?"), num_or_nan(opts, "noise_threshold_percent"));
+    else
+        fprintf(out, "\n%sbaseline %s; warmup %lld, %lld rounds x %lld iterations; noise "
+                     "threshold %.3g%%\n",
+                bullet, str_or(opts, "baseline", "?"),
+                (long long)json_integer_value(json_object_get(opts, "warmup")),
+                (long long)json_integer_value(json_object_get(opts, "rounds")),
+                (long long)json_integer_value(json_object_get(opts, "iterations")),
+                num_or_nan(opts, "noise_threshold_percent"));
+
+    /* one line per non-baseline variant of each workload (one line when there is none) */
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        size_t k = 0;
+        const json_t *vs = json_object_get(json_array_get(rows, i), "variants");
+        for (size_t j = 0; j < json_array_size(vs); j++)
+            k += !json_is_true(json_object_get(json_array_get(vs, j), "is_baseline"));
+        n += k ? k : 1;
+    }
+    table_row *t = calloc(n ? n : 1, sizeof(*t));
+    if (!t)
+        return;
+    size_t m = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *w = json_array_get(rows, i), *vs = json_object_get(w, "variants"),
+                     *base = NULL;
+        for (size_t j = 0; j < json_array_size(vs) && !base; j++)
+            if (json_is_true(json_object_get(json_array_get(vs, j), "is_baseline")))
+                base = json_array_get(vs, j);
+        size_t before = m;
+        for (size_t j = 0; j < json_array_size(vs); j++) {
+            const json_t *v = json_array_get(vs, j);
+            if (!json_is_true(json_object_get(v, "is_baseline")))
+                fill_row(&t[m++], w, base, v);
+        }
+        if (m == before)
+            fill_row(&t[m++], w, base, NULL);
+    }
+    int width[COLS];
+    for (int c = 0; c < COLS; c++) {
+        width[c] = (int)strlen(table_head[c]);
+        for (size_t i = 0; i < m; i++)
+            if ((int)strlen(t[i].cell[c]) > width[c])
+                width[c] = (int)strlen(t[i].cell[c]);
+    }
+    fprintf(out, "\n");
+    if (markdown) {
+        fprintf(out, "|");
+        for (int c = 0; c < COLS; c++)
+            fprintf(out, " %s |", table_head[c]);
+        fprintf(out, "\n|---:|---|---|---:|---|---:|---|---|---|\n");
+        for (size_t i = 0; i < m; i++) {
+            fprintf(out, "|");
+            for (int c = 0; c < COLS; c++)
+                fprintf(out, " %s |", t[i].cell[c]);
+            fprintf(out, "\n");
+        }
+    } else {
+        for (int c = 0; c < COLS; c++)
+            fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], table_head[c],
+                    c == COLS - 1 ? "\n" : "  ");
+        for (size_t i = 0; i < m; i++)
+            for (int c = 0; c < COLS; c++)
+                fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], t[i].cell[c],
+                        c == COLS - 1 ? "\n" : "  ");
+    }
+    free(t);
+    fprintf(out, "\n");
+    /* notes: errors, failures, where the reports are, what is missing */
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const json_t *w = json_array_get(rows, i), *vs = json_object_get(w, "variants");
+        const char *name = str_or(w, "name", "?");
+        if (json_is_string(json_object_get(w, "error")))
+            fprintf(out, "%s%s: error: %s\n", bullet, name, str_or(w, "error", ""));
+        for (size_t j = 0; j < json_array_size(vs); j++) {
+            const json_t *v = json_array_get(vs, j);
+            if (json_is_string(json_object_get(v, "failure")))
+                fprintf(out, "%s%s: %s failed: %s\n", bullet, name, str_or(v, "label", "?"),
+                        str_or(v, "failure", ""));
+            else if (json_is_false(json_object_get(v, "byte_exact")))
+                fprintf(out, "%s%s: %s is not byte-exact with the reference\n", bullet, name,
+                        str_or(v, "label", "?"));
+        }
+    }
+    for (size_t i = 0; i < json_array_size(missing); i++) {
+        const json_t *x = json_array_get(missing, i);
+        fprintf(out, "%smissing: workload %lld (%s) is in no summary merged\n", bullet,
+                (long long)json_integer_value(json_object_get(x, "index")),
+                str_or(x, "name", "?"));
+    }
+    fprintf(out, "%sreports: <workload>.json next to summary.json ('sagerun show', 'sagerun plot')"
+                 "\n",
+            bullet);
+}
+
+int sr_sweep_summary_exit_code(const json_t *s)
+{
+    int rc = SR_EXIT_OK;
+    const json_t *rows = json_object_get(s, "workloads");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        const char *status = str_or(json_array_get(rows, i), "status", "error");
+        if (strcmp(status, "ok") == 0)
+            continue;
+        if (strcmp(status, "not-byte-exact") == 0)
+            rc = rc == SR_EXIT_OK ? SR_EXIT_NOT_BYTE_EXACT : rc;
+        else
+            rc = SR_EXIT_ERROR;
+    }
+    return rc;
+}
+
+static bool write_json_cb(FILE *f, const void *user)
+{
+    return json_dumpf(user, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) == 0 &&
+           fputc('\n', f) != EOF;
+}
+
+static bool write_md_cb(FILE *f, const void *user)
+{
+    sr_sweep_summary_print(user, f, true);
+    return !ferror(f);
+}
+
+sagerun_status sr_sweep_summary_write(const char *dir, const json_t *summary, sagerun_error *err)
+{
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, SR_SWEEP_SUMMARY_JSON) < 0)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    sagerun_status st = sr_write_file_atomic(path, write_json_cb, summary, err);
+    free(path);
+    if (st != SAGERUN_OK)
+        return st;
+    if (asprintf(&path, "%s/%s", dir, SR_SWEEP_SUMMARY_MD) < 0)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    st = sr_write_file_atomic(path, write_md_cb, summary, err);
+    free(path);
+    return st;
+}
