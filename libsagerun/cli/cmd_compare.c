@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compare_options.h"
 #include "engine.h"
 #include "inputs.h"
 #include "isolate.h"
@@ -36,56 +37,15 @@ static void compare_usage(FILE *out)
             "interval; the verdict comes from that interval: faster / slower beyond the\n"
             "threshold, same (holds 0), differs below the threshold, or ambiguous.\n"
             "\n"
-            "variants:\n"
-            "  --baseline NAME        the reference variant (default: baseline; on the host\n"
-            "                         backend: reference)\n"
-            "  --variant NAME         a variant to compare (repeatable; default: every other\n"
-            "                         variant found for the backend). Naming the baseline again\n"
-            "                         is an A/A run, which must say \"same\".\n"
-            "  --plugin PATH          also load this plugin file (.so), Python variant file\n"
-            "                         (.py, declaring its variants; README: Python variants)\n"
-            "                         or folder of them (repeatable)\n"
-            SR_CLI_PLUGIN_POLICY_HELP
+            SR_CLI_COMPARE_VARIANTS_HELP
             SR_CLI_WORKLOAD_HELP
-            "schedule (default: timed):\n"
-            "  --schedule S           timed: warm-up for --warmup-time and until stable, then\n"
-            "                         rounds of one sample per variant (A,B then B,A) until the\n"
-            "                         interval's half-width reaches --target-precision or\n"
-            "                         --max-time is spent (never because of the verdict);\n"
-            "                         fixed: --warmup calls, --rounds x --iterations samples;\n"
-            "                         seed: the seed's 3 warm-up + 5 rounds x 10, rotating.\n"
-            "                         --warmup/--rounds/--iterations alone imply fixed\n"
-            "  --target-precision PCT timed: stop at this half-width, percent points (0.05)\n"
-            "  --max-time SECONDS     timed: budget of the timed rounds (8)\n"
-            "  --min-rounds N         timed: rounds before the precision target may end the run\n"
-            "                         (20; the budget may end it sooner, on a whole period)\n"
-            "  --max-rounds N         timed: rounds at most (2000)\n"
-            "  --warmup-time SECONDS  timed: warm-up at least this long per variant (0.25)\n"
-            "  --warmup N             fixed: untimed calls per variant first (3)\n"
-            "  --rounds N             fixed: rounds (5; >= 2 for a verdict)\n"
-            "  --iterations N         fixed: samples per variant and round (10)\n"
-            "  --order O              interleave (default): A,B,A,B.., the first variant\n"
-            "                         alternating per round (a balanced Latin square for more);\n"
-            "                         rotate: each variant's samples back to back (the seed's)\n"
-            "  --noise-threshold PCT  verdict threshold on the speedup in percent (default 1)\n"
-            "timing:\n"
-            "  --timer T              auto (default): event for calls >= 1 ms, batch below;\n"
-            "                         event: one call per sample; batch: K back-to-back calls;\n"
-            "                         graph: K calls captured once into a CUDA graph (only for\n"
-            "                         variants whose run may be captured)\n"
-            "  --batch K              calls per sample for batch and graph (default: a sample\n"
-            "                         of >= 1 ms)\n"
-            "  --cache C              hot (default), or cold: L2 flushed before each sample\n"
-            "                         (one call per sample)\n"
+            SR_CLI_COMPARE_SCHEDULE_HELP
             "  The notes under the table give each variant's host time to queue one timed call\n"
             "  (not in its timing: a C plugin's launch cost, a Python variant's interpreter\n"
             "  overhead) beside the launch floor (an empty kernel's).\n"
             "checks:\n"
             "  --expect-sha256 HEX    pin the reference output hash instead of the baseline's\n"
-            "  --accuracy-rows N      query rows checked against exact attention (default: all\n"
-            "                         up to 4096, else 1024 on a GPU, 256 on the host)\n"
-            "  --no-accuracy          skip the accuracy check\n"
-            "  --no-clocks            do not read clocks and temperature through NVML\n"
+            SR_CLI_COMPARE_CHECKS_HELP
             SR_CLI_TOLERANCE_HELP
             "reports:\n"
             "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
@@ -93,18 +53,13 @@ static void compare_usage(FILE *out)
             "  --csv FILE             write the table as CSV: one row per variant, times in\n"
             "                         seconds, percentages in percent points\n"
             "  --quiet                no progress line on stderr (shown only on a terminal)\n"
-            "device:\n"
-            "  --backend B            auto (default), host or cuda\n"
-            "  --device K             CUDA device ordinal (default 0)\n"
+            SR_CLI_COMPARE_DEVICE_HELP
             "fault containment:\n"
             "  The measurement runs in a child process. A variant that crashes (signal, abort,\n"
             "  sanitizer report), hangs, or faults on the GPU (which poisons the CUDA context)\n"
             "  is reported failed with its phase and reason, and the comparison runs again\n"
             "  without it: the other variants keep their results.\n"
-            "  --timeout SECONDS      watchdog per call into a variant (create, prepare, each\n"
-            "                         warm-up and timed call): a call still running after it is\n"
-            "                         a hang. Default: 120 s until a variant's first warm-up call\n"
-            "                         returned, then max(10 s, 20 x its slowest call so far)\n"
+            SR_CLI_COMPARE_TIMEOUT_HELP
             "  --in-process           measure in this process: no containment and no watchdog\n"
             "                         (for debuggers and compute-sanitizer)\n"
             "  SIGINT/SIGTERM/SIGHUP stop the comparison at the next call: the reports are written with\n"
@@ -140,56 +95,6 @@ static void compare_usage(FILE *out)
             "     its tolerance\n"
             "  130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP)  interrupted: the reports hold the\n"
             "     rounds finished\n");
-}
-
-static bool parse_percent(const char *opt, const char *text, double *out)
-{
-    return sr_cli_parse_decimal("compare", opt, text, 0, true, 1e6, out);
-}
-
-static bool parse_seconds(const char *opt, const char *text, bool zero_ok, double *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (!*text || *end || !isfinite(v) || v < 0 || (!zero_ok && v == 0)) {
-        sr_cli_error("compare: %s '%s': expected a number of seconds %s 0", opt, text,
-                     zero_ok ? ">=" : ">");
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static int schedule_parse(const char *name)
-{
-    return !strcmp(name, "timed") ? (int)SAGERUN_SCHEDULE_TIMED
-         : !strcmp(name, "fixed") ? (int)SAGERUN_SCHEDULE_FIXED
-         : !strcmp(name, "seed")  ? (int)SAGERUN_SCHEDULE_SEED
-                                  : -1;
-}
-
-/* --schedule, --order, --timer, --cache: one word of a short list each (the library's names). */
-static bool parse_word_option(int opt, const char *text, sagerun_compare_options *o)
-{
-    int v;
-    switch (opt) {
-    case 'S': v = schedule_parse(text); break;
-    case 'O': v = sr_order_parse(text); break;
-    case 'T': v = sr_timer_mode_parse(text); break;
-    default: v = sr_cache_mode_parse(text); break;
-    }
-    if (v < 0) {
-        sr_cli_error("compare: --%s '%s': expected %s",
-                     opt == 'S' ? "schedule" : opt == 'O' ? "order" : opt == 'T' ? "timer" : "cache",
-                     text,
-                     opt == 'S' ? "timed, fixed or seed" : opt == 'O' ? "interleave or rotate"
-                     : opt == 'T' ? "auto, event, batch or graph" : "hot or cold");
-        return false;
-    }
-    uint32_t *field = opt == 'S' ? &o->schedule : opt == 'O' ? &o->order
-                    : opt == 'T' ? &o->timer : &o->cache;
-    *field = (uint32_t)v;
-    return true;
 }
 
 /* The progress line: only on a terminal, overwritten in place, erased at the end. */
@@ -314,43 +219,18 @@ static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
 int sr_cmd_compare(int argc, char **argv)
 {
     enum {
-        O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD, O_EXPECT, O_ACC_ROWS,
-        O_NO_ACC, O_NO_CLOCKS, O_JSON, O_MARKDOWN, O_QUIET, O_BACKEND, O_DEVICE, O_TIMEOUT,
-        O_IN_PROCESS, O_ISO_CHILD, O_ISO_REPORT, O_ISO_SKIP, O_SCHEDULE, O_ORDER, O_TIMER,
-        O_CACHE, O_BATCH, O_MIN_ROUNDS, O_MAX_ROUNDS, O_MAX_TIME, O_TARGET, O_WARMUP_TIME, O_CSV
+        O_EXPECT = 256, O_JSON, O_MARKDOWN, O_CSV, O_QUIET, O_IN_PROCESS, O_ISO_CHILD,
+        O_ISO_REPORT, O_ISO_SKIP
     };
     static const struct option longopts[] = {
-        {"baseline", required_argument, 0, O_BASELINE},
-        {"variant", required_argument, 0, O_VARIANT},
-        {"plugin", required_argument, 0, O_PLUGIN},
-        SR_CLI_PLUGIN_POLICY_OPTIONS,
+        SR_CLI_COMPARE_OPTIONS,
         SR_CLI_WORKLOAD_OPTIONS,
         SR_CLI_TOLERANCE_OPTIONS,
-        {"warmup", required_argument, 0, O_WARMUP},
-        {"rounds", required_argument, 0, O_ROUNDS},
-        {"iterations", required_argument, 0, O_ITER},
-        {"noise-threshold", required_argument, 0, O_THRESHOLD},
-        {"schedule", required_argument, 0, O_SCHEDULE},
-        {"order", required_argument, 0, O_ORDER},
-        {"timer", required_argument, 0, O_TIMER},
-        {"cache", required_argument, 0, O_CACHE},
-        {"batch", required_argument, 0, O_BATCH},
-        {"min-rounds", required_argument, 0, O_MIN_ROUNDS},
-        {"max-rounds", required_argument, 0, O_MAX_ROUNDS},
-        {"max-time", required_argument, 0, O_MAX_TIME},
-        {"target-precision", required_argument, 0, O_TARGET},
-        {"warmup-time", required_argument, 0, O_WARMUP_TIME},
         {"expect-sha256", required_argument, 0, O_EXPECT},
-        {"accuracy-rows", required_argument, 0, O_ACC_ROWS},
-        {"no-accuracy", no_argument, 0, O_NO_ACC},
-        {"no-clocks", no_argument, 0, O_NO_CLOCKS},
         {"json", required_argument, 0, O_JSON},
         {"markdown", required_argument, 0, O_MARKDOWN},
         {"csv", required_argument, 0, O_CSV},
         {"quiet", no_argument, 0, O_QUIET},
-        {"backend", required_argument, 0, O_BACKEND},
-        {"device", required_argument, 0, O_DEVICE},
-        {"timeout", required_argument, 0, O_TIMEOUT},
         {"in-process", no_argument, 0, O_IN_PROCESS},
         {SR_ISOLATE_OPT_CHILD, required_argument, 0, O_ISO_CHILD},
         {SR_ISOLATE_OPT_REPORT, required_argument, 0, O_ISO_REPORT},
@@ -358,18 +238,14 @@ int sr_cmd_compare(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
 
-    sagerun_compare_options opts;
-    sr_cli_plugin_policy policy = {0};
-    sagerun_compare_options_init(&opts);
-    const char **variants = calloc((size_t)argc + 1, sizeof(*variants));
-    char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
-    size_t n_variants = 0;
-    int n_plugins = 0;
-    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL, *backend = "auto";
-    bool quiet = false, baseline_given = false, counts_given = false, schedule_given = false;
+    sr_cli_compare_settings set;
+    if (!sr_cli_compare_settings_init(&set, "compare", argc))
+        return SR_EXIT_ERROR;
+    sagerun_compare_options *const o = &set.opts;
+    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL;
+    bool quiet = false;
     sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
     static sr_tolerance_set tol; /* large; one compare per process */
-    uint32_t device = 0;
     int rc = SR_EXIT_USAGE, c;
     sagerun_context *ctx = NULL, *host_ctx = NULL;
     sagerun_registry *reg = NULL;
@@ -382,7 +258,6 @@ int sr_cmd_compare(int argc, char **argv)
     char *metadata = NULL;
     sagerun_status st;
     /* fault containment: the parent's view, or the child's (isolate.c) */
-    double timeout_s = 0;
     bool in_process = false;
     int child_fd = -1;
     const char *child_report = NULL;
@@ -395,7 +270,7 @@ int sr_cmd_compare(int argc, char **argv)
     memset(&hooks, 0, sizeof hooks);
     sr_report iso_report;
     memset(&iso_report, 0, sizeof iso_report);
-    if (!variants || !plugins || !skips || !skip_l || !skip_p || !skip_r) {
+    if (!skips || !skip_l || !skip_p || !skip_r) {
         sr_cli_error("compare: out of memory");
         rc = SR_EXIT_ERROR;
         goto out;
@@ -404,60 +279,20 @@ int sr_cmd_compare(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case O_BASELINE: opts.baseline = optarg; baseline_given = true; break;
-        case O_VARIANT: variants[n_variants++] = optarg; break;
-        case O_PLUGIN: plugins[n_plugins++] = optarg; break;
-        case SR_OPT_ALLOW_UNSAFE:
-        case SR_OPT_PLUGIN_PIN:
-            if (!sr_cli_plugin_policy_option(&policy, c, optarg))
-                goto out;
-            break;
-        case O_WARMUP: if (!sr_cli_parse_u32("compare", "--warmup", optarg, 0, &opts.warmup)) goto out; counts_given = true; break;
-        case O_ROUNDS: if (!sr_cli_parse_u32("compare", "--rounds", optarg, 1, &opts.rounds)) goto out; counts_given = true; break;
-        case O_ITER: if (!sr_cli_parse_u32("compare", "--iterations", optarg, 1, &opts.iterations)) goto out; counts_given = true; break;
-        case O_SCHEDULE: case O_ORDER: case O_TIMER: case O_CACHE:
-            if (!parse_word_option(c == O_SCHEDULE ? 'S' : c == O_ORDER ? 'O' : c == O_TIMER ? 'T' : 'C', optarg, &opts))
-                goto out;
-            schedule_given = schedule_given || c == O_SCHEDULE;
-            break;
-        case O_BATCH: if (!sr_cli_parse_u32("compare", "--batch", optarg, 1, &opts.batch)) goto out; break;
-        case O_MIN_ROUNDS: if (!sr_cli_parse_u32("compare", "--min-rounds", optarg, 2, &opts.min_rounds)) goto out; break;
-        case O_MAX_ROUNDS: if (!sr_cli_parse_u32("compare", "--max-rounds", optarg, 2, &opts.max_rounds)) goto out; break;
-        case O_MAX_TIME: if (!parse_seconds("--max-time", optarg, false, &opts.max_time_s)) goto out; break;
-        case O_WARMUP_TIME: if (!parse_seconds("--warmup-time", optarg, true, &opts.warmup_s)) goto out; break;
-        case O_TARGET:
-            if (!parse_percent("--target-precision", optarg, &opts.target_precision_percent))
-                goto out;
-            break;
-        case O_THRESHOLD:
-            if (!parse_percent("--noise-threshold", optarg, &opts.noise_threshold_percent))
-                goto out;
-            break;
-        case O_EXPECT: opts.expect_sha256 = optarg; break;
-        case O_ACC_ROWS:
-            if (!sr_cli_parse_u32("compare", "--accuracy-rows", optarg, 1, &opts.accuracy_rows)) goto out;
-            break;
-        case O_NO_ACC: opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY; break;
-        case O_NO_CLOCKS: opts.flags |= SAGERUN_COMPARE_NO_CLOCKS; break;
+        case O_EXPECT: o->expect_sha256 = optarg; break;
         case O_JSON: json_path = optarg; break;
         case O_MARKDOWN: md_path = optarg; break;
         case O_CSV: csv_path = optarg; break;
         case O_QUIET: quiet = true; break;
-        case O_BACKEND: backend = optarg; break;
-        case O_DEVICE: if (!sr_cli_parse_u32("compare", "--device", optarg, 0, &device)) goto out; break;
-        case O_TIMEOUT:
-            if (!sr_cli_parse_decimal("compare", "--timeout", optarg, 0, false, 86400, &timeout_s))
-                goto out;
-            break;
         case O_IN_PROCESS: in_process = true; break;
         case O_ISO_CHILD: child_fd = atoi(optarg); break;
         case O_ISO_REPORT: child_report = optarg; break;
         case O_ISO_SKIP: skips[n_skips++] = optarg; break;
         case 'h': compare_usage(stdout); rc = SR_EXIT_OK; goto out;
         default: {
-            int taken = sr_cli_tolerance_option(&tol, c, optarg);
-            if (taken < 0)
-                goto out;
+            int taken = sr_cli_compare_option("compare", &set, c, optarg);
+            if (!taken)
+                taken = sr_cli_tolerance_option(&tol, c, optarg);
             if (!taken)
                 taken = sr_cli_workload_option("compare", &wo, c, optarg);
             if (taken < 0)
@@ -474,33 +309,23 @@ int sr_cmd_compare(int argc, char **argv)
                      argv[optind]);
         goto out;
     }
+    if (!sr_cli_compare_settings_finish("compare", &set))
+        goto out;
     if ((tol.n[SR_TOL_MIN_COS] || tol.n[SR_TOL_MAX_REL_L1]) &&
-        (opts.flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
+        (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
         sr_cli_error("compare: --min-cos and --max-rel-l1 judge the accuracy check, which "
                      "--no-accuracy turns off");
-        goto out;
-    }
-    if (counts_given && !schedule_given)
-        opts.schedule = SAGERUN_SCHEDULE_FIXED; /* --rounds and friends ask for a fixed schedule */
-    if (opts.min_rounds > opts.max_rounds) {
-        sr_cli_error("compare: --min-rounds %u is above --max-rounds %u", opts.min_rounds,
-                     opts.max_rounds);
         goto out;
     }
     if ((wo.workload_file != NULL) + (wo.inputs_file != NULL) + (wo.shape != NULL) > 1) {
         sr_cli_error("compare: --workload, --inputs and --shape exclude each other");
         goto out;
     }
-    if (strcmp(backend, "auto") != 0 && strcmp(backend, "host") != 0 &&
-        strcmp(backend, "cuda") != 0) {
-        sr_cli_error("compare: --backend '%s': expected auto, host or cuda", backend);
+    if (o->expect_sha256 && strlen(o->expect_sha256) != 64) {
+        sr_cli_error("compare: --expect-sha256 '%s': expected 64 hex digits", o->expect_sha256);
         goto out;
     }
-    if (opts.expect_sha256 && strlen(opts.expect_sha256) != 64) {
-        sr_cli_error("compare: --expect-sha256 '%s': expected 64 hex digits", opts.expect_sha256);
-        goto out;
-    }
-    for (const char *h = opts.expect_sha256; h && *h; h++)
+    for (const char *h = o->expect_sha256; h && *h; h++)
         if (!strchr("0123456789abcdefABCDEF", *h)) {
             sr_cli_error("compare: --expect-sha256: '%c' is not a hex digit", *h);
             goto out;
@@ -512,14 +337,14 @@ int sr_cmd_compare(int argc, char **argv)
         rc = SR_EXIT_ERROR;
         goto out;
     }
-    if (n_variants) {
-        opts.variants = variants;
-        opts.variant_count = n_variants;
-    }
+    sagerun_compare_options opts = set.opts;
+    const char *const backend = set.backend;
+    const char **const variants = set.variants;
+    const size_t n_variants = set.n_variants;
 
     if (child_fd < 0 && !in_process) {
         /* The parent: the measurement runs in child processes (isolate.c). */
-        sr_isolate_options io = {.argc = argc, .argv = argv, .timeout_s = timeout_s,
+        sr_isolate_options io = {.argc = argc, .argv = argv, .timeout_s = set.timeout_s,
                                  .quiet = quiet, .show_progress = !quiet && isatty(STDERR_FILENO)};
         int sig = 0;
         rc = sr_isolate_run(&io, &iso_report, &sig);
@@ -544,8 +369,8 @@ int sr_cmd_compare(int argc, char **argv)
     }
 
     rc = SR_EXIT_ERROR;
-    if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK ||
+    if (sr_cli_context(backend, (int)set.device, quiet, &ctx, &err) != SAGERUN_OK ||
+        sr_cli_registry(ctx, set.plugins, set.n_plugins, &set.policy, &reg, &err) != SAGERUN_OK ||
         sr_cli_bind_specs(reg, &opts.baseline, 1, &err) != SAGERUN_OK ||
         sr_cli_bind_specs(reg, (const char *const *)variants, (size_t)n_variants, &err) !=
             SAGERUN_OK) {
@@ -566,7 +391,7 @@ int sr_cmd_compare(int argc, char **argv)
             fprintf(stderr, "sagerun: every variant named runs on the host: host backend\n");
     }
     bool on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
-    if (on_host && !baseline_given) {
+    if (on_host && !sr_cli_compare_given(&set, SR_OPT_BASELINE)) {
         /* No GPU: the host pair, the single-threaded oracle against its multi-threaded twin. */
         opts.baseline = "reference";
         if (!quiet)
@@ -629,7 +454,6 @@ out:
     sagerun_registry_destroy(reg);
     sagerun_context_destroy(host_ctx);
     sagerun_context_destroy(ctx);
-    free(variants);
-    free(plugins);
+    sr_cli_compare_settings_free(&set);
     return rc;
 }

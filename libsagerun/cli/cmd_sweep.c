@@ -18,6 +18,7 @@
 extern char **environ;
 
 #include "cli.h"
+#include "compare_options.h"
 #include "report.h"
 #include "sagerun/compare.h"
 #include "sweep.h"
@@ -55,22 +56,27 @@ static void sweep_usage(FILE *out)
             "its own; every value is checked against the variant's declaration before anything\n"
             "runs. The summary gives each workload's \"axes\"; the CSV a column per axis.\n"
             "An inline workload without a name is named by its shape (1x1024x56x128).\n"
+            "The file's warmup, rounds or iterations ask for compare's fixed schedule as the\n"
+            "options do (unless --schedule says otherwise); without any, each workload gets\n"
+            "compare's timed schedule.\n"
             "\n"
-            "sharding (one process per GPU or node; then 'sagerun merge DIR...'):\n"
+            "sharding (one process per GPU or node, each with its --device or\n"
+            "CUDA_VISIBLE_DEVICES; then 'sagerun merge DIR...'):\n"
             "  --shard I/N            run the workloads whose index is I modulo N (0 <= I < N)\n"
-            "  --device K             CUDA device ordinal (default 0; or CUDA_VISIBLE_DEVICES)\n"
-            "  --backend B            auto (default), host or cuda\n"
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
             "  --csv FILE             also write every workload's table as CSV: compare's\n"
             "                         columns after a 'workload' column (see 'compare --help')\n"
             "  --quiet                no progress lines on stderr\n"
-            "compare options (override the sweep file's):\n"
-            SR_CLI_PLUGIN_POLICY_HELP
-            "  --baseline NAME, --variant NAME (repeatable), --plugin PATH (repeatable),\n"
-            "  --warmup N, --rounds N, --iterations N (any of them, here or in the file: compare's\n"
-            "  fixed schedule; none: its timed one), --noise-threshold PCT,\n"
-            "  --accuracy-rows N, --no-accuracy, --no-clocks     (see 'sagerun compare --help')\n"
+            "compare options (over the sweep file's; passed on to each workload's compare, see\n"
+            "'sagerun compare --help'):\n"
+            SR_CLI_COMPARE_VARIANTS_HELP
+            SR_CLI_COMPARE_SCHEDULE_HELP
+            "checks:\n"
+            SR_CLI_COMPARE_CHECKS_HELP
+            SR_CLI_COMPARE_DEVICE_HELP
+            "fault containment (each workload's compare):\n"
+            SR_CLI_COMPARE_TIMEOUT_HELP
             "\n"
             "exit status:\n"
             "  0  every workload ran, every variant byte-exact with its reference\n"
@@ -442,36 +448,69 @@ static void args_free(arg_list *a)
     memset(a, 0, sizeof(*a));
 }
 
-/* The compare command line every workload shares (argv[0] is this program). */
-static bool compare_args(arg_list *a, const sagerun_compare_options *o, const char *backend,
-                         uint32_t device, char **plugins, int n_plugins,
-                         const sr_cli_plugin_policy *policy)
+/* The compare command line every workload shares (argv[0] is this program): the sweep file's
+ * options first, where the command line does not give them, then the command line's compare
+ * options as given (a later value wins in compare). With variant-parameter axes each point names
+ * its own variants (run_one): none are shared. */
+static bool compare_args(arg_list *a, const sweep *s, const sr_cli_compare_settings *set)
 {
-    bool fixed = o->schedule == SAGERUN_SCHEDULE_FIXED;
+    const sagerun_compare_options *o = &set->opts;
+    bool per_point = s->specs != NULL;
     bool ok = args_add(a, "sagerun") && args_add(a, "compare") && args_add(a, "--quiet") &&
-              args_add(a, "--baseline") && args_add(a, "%s", o->baseline) &&
-              args_add(a, "--schedule") && args_add(a, "%s", fixed ? "fixed" : "timed") &&
-              (!fixed || (args_add(a, "--warmup") && args_add(a, "%u", o->warmup) &&
-                          args_add(a, "--rounds") && args_add(a, "%u", o->rounds) &&
-                          args_add(a, "--iterations") && args_add(a, "%u", o->iterations))) &&
-              args_add(a, "--noise-threshold") && args_add(a, "%.17g", o->noise_threshold_percent) &&
-              args_add(a, "--backend") && args_add(a, "%s", backend) && args_add(a, "--device") &&
-              args_add(a, "%u", device);
-    for (size_t i = 0; ok && o->variants && i < o->variant_count; i++)
-        ok = args_add(a, "--variant") && args_add(a, "%s", o->variants[i]);
-    if (ok && o->accuracy_rows)
-        ok = args_add(a, "--accuracy-rows") && args_add(a, "%u", o->accuracy_rows);
-    if (ok && (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY))
+              args_add(a, "--baseline") && args_add(a, "%s", o->baseline);
+    for (size_t i = 0; ok && !per_point && !set->n_variants && s->has_variants &&
+                       i < s->variant_count;
+         i++)
+        ok = args_add(a, "--variant") && args_add(a, "%s", s->variants[i]);
+    if (ok && s->warmup >= 0)
+        ok = args_add(a, "--warmup") && args_add(a, "%lld", s->warmup);
+    if (ok && s->rounds >= 0)
+        ok = args_add(a, "--rounds") && args_add(a, "%lld", s->rounds);
+    if (ok && s->iterations >= 0)
+        ok = args_add(a, "--iterations") && args_add(a, "%lld", s->iterations);
+    if (ok && isfinite(s->threshold))
+        ok = args_add(a, "--noise-threshold") && args_add(a, "%.17g", s->threshold);
+    if (ok && s->accuracy_rows >= 0)
+        ok = args_add(a, "--accuracy-rows") && args_add(a, "%lld", s->accuracy_rows);
+    if (ok && s->accuracy == 0)
         ok = args_add(a, "--no-accuracy");
-    if (ok && (o->flags & SAGERUN_COMPARE_NO_CLOCKS))
+    if (ok && s->clocks == 0)
         ok = args_add(a, "--no-clocks");
-    for (int i = 0; ok && i < n_plugins; i++)
-        ok = args_add(a, "--plugin") && args_add(a, "%s", plugins[i]);
-    if (ok && policy->allow_unsafe)
-        ok = args_add(a, "--allow-unsafe-plugins");
-    for (int i = 0; ok && i < policy->n_pins; i++)
-        ok = args_add(a, "--expect-plugin-sha256") && args_add(a, "%s", policy->pins[i]);
+    for (size_t i = 0; ok && i < set->n_given; i++)
+        if (!per_point || set->given_opts[i]->val != SR_OPT_VARIANT)
+            ok = args_add(a, "--%s", set->given_opts[i]->name) &&
+                 (!set->given_args[i] || args_add(a, "%s", set->given_args[i]));
     return ok;
+}
+
+/* The effective compare options: the command line over the sweep file over compare's defaults
+ * (the baseline: the host's "reference" when neither names one). */
+static void apply_sweep_file(const sweep *s, sr_cli_compare_settings *set, bool on_host)
+{
+    sagerun_compare_options *o = &set->opts;
+    if (s->warmup >= 0 && !sr_cli_compare_given(set, SR_OPT_WARMUP))
+        o->warmup = (uint32_t)s->warmup;
+    if (s->rounds >= 0 && !sr_cli_compare_given(set, SR_OPT_ROUNDS))
+        o->rounds = (uint32_t)s->rounds;
+    if (s->iterations >= 0 && !sr_cli_compare_given(set, SR_OPT_ITERATIONS))
+        o->iterations = (uint32_t)s->iterations;
+    if (s->accuracy_rows >= 0 && !sr_cli_compare_given(set, SR_OPT_ACC_ROWS))
+        o->accuracy_rows = (uint32_t)s->accuracy_rows;
+    if (isfinite(s->threshold) && !sr_cli_compare_given(set, SR_OPT_THRESHOLD))
+        o->noise_threshold_percent = s->threshold;
+    if (s->accuracy == 0)
+        o->flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
+    if (s->clocks == 0)
+        o->flags |= SAGERUN_COMPARE_NO_CLOCKS;
+    if ((s->warmup >= 0 || s->rounds >= 0 || s->iterations >= 0) &&
+        !sr_cli_compare_given(set, SR_OPT_SCHEDULE))
+        o->schedule = SAGERUN_SCHEDULE_FIXED;
+    if (!set->n_variants && s->has_variants) {
+        o->variants = s->variants;
+        o->variant_count = s->variant_count;
+    }
+    if (!sr_cli_compare_given(set, SR_OPT_BASELINE))
+        o->baseline = s->baseline ? s->baseline : on_host ? "reference" : o->baseline;
 }
 
 /* Runs `argv` as this program with stdout discarded and stderr into the file `log`; returns its
@@ -673,41 +712,22 @@ static bool parse_shard(const char *text, long *index, long *count)
 
 int sr_cmd_sweep(int argc, char **argv)
 {
-    enum {
-        O_BASELINE = 256, O_VARIANT, O_PLUGIN, O_WARMUP, O_ROUNDS, O_ITER, O_THRESHOLD,
-        O_ACC_ROWS, O_NO_ACC, O_NO_CLOCKS, O_OUT_DIR, O_SHARD, O_QUIET, O_BACKEND, O_DEVICE, O_CSV
-    };
+    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV };
     static const struct option longopts[] = {
-        {"baseline", required_argument, 0, O_BASELINE},
-        {"variant", required_argument, 0, O_VARIANT},
-        {"plugin", required_argument, 0, O_PLUGIN},
-        SR_CLI_PLUGIN_POLICY_OPTIONS,
-        {"warmup", required_argument, 0, O_WARMUP},
-        {"rounds", required_argument, 0, O_ROUNDS},
-        {"iterations", required_argument, 0, O_ITER},
-        {"noise-threshold", required_argument, 0, O_THRESHOLD},
-        {"accuracy-rows", required_argument, 0, O_ACC_ROWS},
-        {"no-accuracy", no_argument, 0, O_NO_ACC},
-        {"no-clocks", no_argument, 0, O_NO_CLOCKS},
+        SR_CLI_COMPARE_OPTIONS,
         {"out-dir", required_argument, 0, O_OUT_DIR},
         {"csv", required_argument, 0, O_CSV},
         {"shard", required_argument, 0, O_SHARD},
         {"quiet", no_argument, 0, O_QUIET},
-        {"backend", required_argument, 0, O_BACKEND},
-        {"device", required_argument, 0, O_DEVICE},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char **cli_variants = calloc((size_t)argc + 1, sizeof(*cli_variants));
-    char **plugins = calloc((size_t)argc + 1, sizeof(*plugins));
-    size_t n_cli_variants = 0;
-    int n_plugins = 0, c, rc = SR_EXIT_USAGE;
-    sr_cli_plugin_policy policy = {0};
+    sr_cli_compare_settings set;
+    if (!sr_cli_compare_settings_init(&set, "sweep", argc))
+        return SR_EXIT_ERROR;
+    int c, rc = SR_EXIT_USAGE;
     arg_list shared = {0};
-    const char *baseline = NULL, *out_dir = NULL, *backend = "auto", *csv_path = NULL;
-    uint32_t warmup = 0, rounds = 0, iterations = 0, acc_rows = 0, device = 0;
-    bool warmup_given = false, rounds_given = false, iter_given = false, acc_rows_given = false,
-         no_acc = false, no_clocks = false, quiet = false;
-    double threshold = NAN;
+    const char *out_dir = NULL, *csv_path = NULL;
+    bool quiet = false;
     long shard_index = 0, shard_count = 0;
     sweep s = {0};
     bool loaded = false;
@@ -716,33 +736,9 @@ int sr_cmd_sweep(int argc, char **argv)
     sagerun_registry *reg = NULL;
     json_t *summary = NULL;
     sagerun_error err = {0};
-    if (!cli_variants || !plugins) {
-        sr_cli_error("sweep: out of memory");
-        rc = SR_EXIT_ERROR;
-        goto out;
-    }
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case O_BASELINE: baseline = optarg; break;
-        case O_VARIANT: cli_variants[n_cli_variants++] = optarg; break;
-        case O_PLUGIN: plugins[n_plugins++] = optarg; break;
-        case SR_OPT_ALLOW_UNSAFE:
-        case SR_OPT_PLUGIN_PIN:
-            if (!sr_cli_plugin_policy_option(&policy, c, optarg))
-                goto out;
-            break;
-        case O_WARMUP: if (!sr_cli_parse_u32("sweep", "--warmup", optarg, 0, &warmup)) goto out; warmup_given = true; break;
-        case O_ROUNDS: if (!sr_cli_parse_u32("sweep", "--rounds", optarg, 1, &rounds)) goto out; rounds_given = true; break;
-        case O_ITER: if (!sr_cli_parse_u32("sweep", "--iterations", optarg, 1, &iterations)) goto out; iter_given = true; break;
-        case O_ACC_ROWS: if (!sr_cli_parse_u32("sweep", "--accuracy-rows", optarg, 1, &acc_rows)) goto out; acc_rows_given = true; break;
-        case O_THRESHOLD:
-            if (!sr_cli_parse_decimal("sweep", "--noise-threshold", optarg, 0, true, 1e6,
-                                      &threshold))
-                goto out;
-            break;
-        case O_NO_ACC: no_acc = true; break;
-        case O_NO_CLOCKS: no_clocks = true; break;
         case O_OUT_DIR: out_dir = optarg; break;
         case O_CSV: csv_path = optarg; break;
         case O_SHARD:
@@ -753,21 +749,24 @@ int sr_cmd_sweep(int argc, char **argv)
             }
             break;
         case O_QUIET: quiet = true; break;
-        case O_BACKEND: backend = optarg; break;
-        case O_DEVICE: if (!sr_cli_parse_u32("sweep", "--device", optarg, 0, &device)) goto out; break;
         case 'h': sweep_usage(stdout); rc = SR_EXIT_OK; goto out;
-        default: rc = sr_cli_bad_option("sweep", c, argv); goto out;
+        default: {
+            int taken = sr_cli_compare_option("sweep", &set, c, optarg);
+            if (taken < 0)
+                goto out;
+            if (!taken) {
+                rc = sr_cli_bad_option("sweep", c, argv);
+                goto out;
+            }
+        }
         }
     }
     if (argc - optind != 1) {
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
         goto out;
     }
-    if (strcmp(backend, "auto") != 0 && strcmp(backend, "host") != 0 &&
-        strcmp(backend, "cuda") != 0) {
-        sr_cli_error("sweep: --backend '%s': expected auto, host or cuda", backend);
+    if (!sr_cli_compare_settings_finish("sweep", &set))
         goto out;
-    }
     const char *sweep_path = argv[optind];
     const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {sweep_path};
     if (csv_path && !sr_cli_check_outputs("sweep", csv_opt, &csv_path, 1, csv_in, 1)) {
@@ -781,54 +780,22 @@ int sr_cmd_sweep(int argc, char **argv)
         sr_cli_error("sweep: %s", err.message);
         goto out;
     }
-    /* the effective options: the command line over the file over compare's defaults */
-    sagerun_compare_options opts;
-    sagerun_compare_options_init(&opts);
-    if (s.warmup >= 0) opts.warmup = (uint32_t)s.warmup;
-    if (s.rounds >= 0) opts.rounds = (uint32_t)s.rounds;
-    if (s.iterations >= 0) opts.iterations = (uint32_t)s.iterations;
-    if (s.accuracy_rows >= 0) opts.accuracy_rows = (uint32_t)s.accuracy_rows;
-    if (isfinite(s.threshold)) opts.noise_threshold_percent = s.threshold;
-    if (s.accuracy == 0) opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
-    if (s.clocks == 0) opts.flags |= SAGERUN_COMPARE_NO_CLOCKS;
-    if (warmup_given) opts.warmup = warmup;
-    if (rounds_given) opts.rounds = rounds;
-    if (iter_given) opts.iterations = iterations;
-    if (acc_rows_given) opts.accuracy_rows = acc_rows;
-    if (isfinite(threshold)) opts.noise_threshold_percent = threshold;
-    if (no_acc) opts.flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
-    if (no_clocks) opts.flags |= SAGERUN_COMPARE_NO_CLOCKS;
-    /* counts from the file or the command line ask for compare's fixed schedule; without them
-     * each workload gets compare's timed one */
-    if (s.warmup >= 0 || s.rounds >= 0 || s.iterations >= 0 || warmup_given || rounds_given ||
-        iter_given)
-        opts.schedule = SAGERUN_SCHEDULE_FIXED;
-    if (n_cli_variants) {
-        opts.variants = cli_variants;
-        opts.variant_count = n_cli_variants;
-    } else if (s.has_variants) {
-        opts.variants = s.variants;
-        opts.variant_count = s.variant_count;
-    }
-
-    if (sr_cli_context(backend, (int)device, quiet, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
+    if (sr_cli_context(set.backend, (int)set.device, quiet, &ctx, &err) != SAGERUN_OK ||
+        sr_cli_registry(ctx, set.plugins, set.n_plugins, &set.policy, &reg, &err) !=
+            SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
         goto out;
     }
     bool on_host = sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST;
-    opts.baseline = baseline ? baseline : s.baseline ? s.baseline : on_host ? "reference"
-                                                                            : opts.baseline;
-    if (on_host && !baseline && !s.baseline && !quiet)
+    apply_sweep_file(&s, &set, on_host);
+    const sagerun_compare_options opts = set.opts;
+    if (on_host && !sr_cli_compare_given(&set, SR_OPT_BASELINE) && !s.baseline && !quiet)
         fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a GPU)\n");
     if (point_specs(&s, sweep_path, &opts, reg, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
         goto out;
     }
-    sagerun_compare_options shared_opts = opts; /* each point names its own variants */
-    if (s.specs)
-        shared_opts.variants = NULL;
-    if (!compare_args(&shared, &shared_opts, backend, device, plugins, n_plugins, &policy)) {
+    if (!compare_args(&shared, &s, &set)) {
         sr_cli_error("sweep: out of memory");
         goto out;
     }
@@ -870,7 +837,10 @@ int sr_cmd_sweep(int argc, char **argv)
         "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s.name, "file",
         sweep_path, "sha256", s.sha256, "workload_count", (json_int_t)s.count, "workloads", names,
         "options", "baseline", opts.baseline, "variants", variants, "schedule",
-        opts.schedule == SAGERUN_SCHEDULE_FIXED ? "fixed" : "timed", "warmup",
+        opts.schedule == SAGERUN_SCHEDULE_FIXED  ? "fixed"
+        : opts.schedule == SAGERUN_SCHEDULE_SEED ? "seed"
+                                                 : "timed",
+        "warmup",
         (json_int_t)opts.warmup, "rounds", (json_int_t)opts.rounds, "iterations",
         (json_int_t)opts.iterations, "noise_threshold_percent", opts.noise_threshold_percent,
         "accuracy_rows", (json_int_t)opts.accuracy_rows, "accuracy",
@@ -945,7 +915,6 @@ out:
     free(dir_buf);
     sagerun_registry_destroy(reg);
     sagerun_context_destroy(ctx);
-    free(cli_variants);
-    free(plugins);
+    sr_cli_compare_settings_free(&set);
     return rc;
 }

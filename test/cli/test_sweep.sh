@@ -37,6 +37,40 @@ py "merged: all 3 workloads once, by index, reports copied" "$(cat "$ROOT/test/c
 check "a merged report shows" 0 "$S" show "$TMP/m/n96.json" && contains "workload metadata kept" "1, 96, 2, 64"
 check "a merged report plots" 0 "$S" plot "$TMP/m/n32.json" -o "$TMP/n32.svg"
 
+# ---- sweep takes compare's options (one table) and passes them on to each workload's compare ----
+for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
+    case $opt in --workload|--inputs|--shape|--layout|--dtype|--causal|--seed|--expect-sha256|\
+                 --json|--markdown|--csv|--quiet|--in-process|--max-ulp|--min-cos|--max-rel-l1)
+                 continue ;; esac # compare's own
+    "$S" sweep --help | grep -q -- "^  $opt " || fail "sweep --help documents compare's $opt"
+done
+echo "ok   sweep --help documents compare's options"
+check "sweep: compare's options on the command line win over the file's" 0 "$S" sweep "$SWEEP" \
+    "${H[@]}" --shard 0/2 --order rotate --timer event --rounds 3 --out-dir "$TMP/opts"
+py "each workload's compare got them" '
+import json, os, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert s["options"]["rounds"] == 3 and s["options"]["iterations"] == 2, s["options"]
+for w in s["workloads"]:
+    r = json.load(open(os.path.join(sys.argv[1], w["report"])))
+    assert r["rounds"] == 3 and r["iterations_per_round"] == 2, (r["rounds"], r["iterations_per_round"])
+    assert r["measurement"]["order"] == "rotate", r["measurement"]
+    assert all(v["measurement"]["timer"] == "event" for v in r["variants"]), r["variants"]
+' "$TMP/opts"
+check "sweep --schedule seed over the file's counts" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 \
+    --schedule seed --out-dir "$TMP/seed"
+py "the seed schedule ran" '
+import json, os, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert s["options"]["schedule"] == "seed", s["options"]
+r = json.load(open(os.path.join(sys.argv[1], s["workloads"][0]["report"])))
+assert r["measurement"]["schedule"] == "seed" and r["rounds"] == 5, (r["measurement"], r["rounds"])
+' "$TMP/seed"
+check "sweep: a bad compare option value" 2 "$S" sweep "$SWEEP" "${H[@]}" --order zigzag \
+    && contains "named as compare names it" "sweep: --order 'zigzag': expected interleave or rotate"
+check "sweep: --min-rounds above --max-rounds" 2 "$S" sweep "$SWEEP" "${H[@]}" --min-rounds 9 \
+    --max-rounds 4 && contains "says so" "sweep: --min-rounds 9 is above --max-rounds 4"
+
 # ---- merge refuses ----
 check "the same shard twice" 1 "$S" merge "$TMP/a" "$TMP/a/summary.json" "$TMP/b" --out-dir "$TMP/x" \
     && contains "says so" "given twice"
