@@ -123,7 +123,6 @@ static void show_progress(void *user, const char *phase, const char *variant, ui
     ps->shown = true;
 }
 
-/* The parent's end of an isolated comparison: the table, the report files, the exit code. */
 /* The report files asked for (- is stdout); false after saying which failed. */
 static bool write_reports(const sr_report *r, const char *json_path, const char *md_path,
                           const char *csv_path)
@@ -145,15 +144,31 @@ static bool write_reports(const sr_report *r, const char *json_path, const char 
     return written;
 }
 
-static int finish_report(sr_report *r, const sr_tolerance_set *tol, const char *json_path,
-                         const char *md_path, const char *csv_path)
+/* What compare's command line says. */
+typedef struct compare_cmd {
+    sr_cli_compare_settings set;
+    sr_cli_workload_options wo;
+    const char *json_path, *md_path, *csv_path;
+    sr_tolerance_set tol; /* --max-ulp, --min-cos, --max-rel-l1 */
+    bool quiet;
+    bool in_process;
+    /* the isolated child's side (isolate.h): the pipe, the report, the entries to leave out */
+    int child_fd;
+    const char *child_report;
+    char **skips;
+    size_t n_skips;
+} compare_cmd;
+
+/* The end of a comparison, in the parent or in-process: the tolerance judged, the table
+ * (control characters of plugins' failure reasons escaped), the report files, the exit code. */
+static int finish_report(const compare_cmd *c, sr_report *r)
 {
-    sr_tolerance_apply(r, tol);
-    FILE *out = sr_cli_escaping_stream(stdout); /* failure reasons come from plugins */
+    sr_tolerance_apply(r, &c->tol);
+    FILE *out = sr_cli_escaping_stream(stdout);
     sr_report_print_table(r, out);
     sr_cli_escaping_close(out, stdout);
     fflush(stdout);
-    bool written = write_reports(r, json_path, md_path, csv_path);
+    bool written = write_reports(r, c->json_path, c->md_path, c->csv_path);
     bool all_ran = !r->incomplete, all_exact = true;
     for (size_t i = 0; i < r->variant_count; i++) {
         all_ran = all_ran && !r->variants[i].failure && r->variants[i].timing.count > 0;
@@ -162,6 +177,12 @@ static int finish_report(sr_report *r, const sr_tolerance_set *tol, const char *
     if (!written || !all_ran)
         return SR_EXIT_ERROR;
     return all_exact ? SR_EXIT_OK : SR_EXIT_NOT_BYTE_EXACT;
+}
+
+/* The exit code of a stop signal, as shells report it. */
+static int signal_exit_code(int sig)
+{
+    return sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
 }
 
 /* Refuses a workload that cannot fit in free device memory before the inputs are allocated: the
@@ -216,7 +237,174 @@ static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
     return true;
 }
 
-int sr_cmd_compare(int argc, char **argv)
+/* The context and registry to measure in, the variant specs bound, and the baseline for the
+ * backend: host-only variants named on a GPU machine with --backend auto run on the host (*host
+ * is that context), and without a GPU the baseline is the host's 'reference' unless named. */
+static sagerun_status open_backend(const compare_cmd *c, sagerun_compare_options *opts,
+                                   sagerun_context **ctx, sagerun_context **host,
+                                   sagerun_registry **reg, sagerun_error *err)
+{
+    const sr_cli_compare_settings *s = &c->set;
+    sagerun_status st;
+    if ((st = sr_cli_context(s->backend, (int)s->device, c->quiet, ctx, err)) != SAGERUN_OK ||
+        (st = sr_cli_registry(*ctx, s->plugins, s->n_plugins, &s->policy, reg, err)) !=
+            SAGERUN_OK ||
+        (st = sr_cli_bind_specs(*reg, &opts->baseline, 1, err)) != SAGERUN_OK ||
+        (st = sr_cli_bind_specs(*reg, s->variants, s->n_variants, err)) != SAGERUN_OK)
+        return st;
+    if (strcmp(s->backend, "auto") == 0 && s->n_variants &&
+        sagerun_context_backend(*ctx) == SAGERUN_BACKEND_CUDA &&
+        variants_all_on_host(*reg, opts->baseline, s->variants, s->n_variants)) {
+        if ((st = sagerun_context_create(SAGERUN_BACKEND_HOST, 0, host, err)) != SAGERUN_OK)
+            return st;
+        if (!c->quiet)
+            fprintf(stderr, "sagerun: every variant named runs on the host: host backend\n");
+    }
+    bool on_host = sagerun_context_backend(*host ? *host : *ctx) == SAGERUN_BACKEND_HOST;
+    if (on_host && !sr_cli_compare_given(s, SR_OPT_BASELINE)) {
+        /* No GPU: the host pair, the single-threaded oracle against its multi-threaded twin. */
+        opts->baseline = "reference";
+        if (!c->quiet)
+            fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a "
+                            "GPU)\n");
+    }
+    return SAGERUN_OK;
+}
+
+/* The measurement, in the child or in-process: the workload's inputs and one comparison of
+ * them, the workload's metadata in the result. Errors are printed; false then. */
+static bool measure(const compare_cmd *c, sagerun_compare_options *opts,
+                    sagerun_compare_result **res)
+{
+    sagerun_context *ctx = NULL, *host = NULL;
+    sagerun_registry *reg = NULL;
+    sagerun_inputs *in = NULL;
+    sagerun_error err = {0};
+    sr_workload w;
+    bool have_workload = false, ok = false;
+    char *metadata = NULL;
+    sr_cli_workload_options wo = c->wo;
+    if (open_backend(c, opts, &ctx, &host, &reg, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        goto out;
+    }
+    sagerun_context *run_ctx = host ? host : ctx;
+    wo.on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
+    wo.quiet = c->quiet;
+    if (sr_cli_workload(&wo, &w, &err) != SAGERUN_OK)
+        goto failed;
+    have_workload = true;
+    if (check_device_memory(reg, run_ctx, &w.problem, opts, &err) != SAGERUN_OK ||
+        sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK ||
+        sagerun_compare_run(reg, run_ctx, in, opts, res, &err) != SAGERUN_OK)
+        goto failed;
+    metadata = json_dumps(w.metadata, JSON_COMPACT);
+    if (sagerun_compare_result_set_metadata(*res, metadata, &err) != SAGERUN_OK)
+        goto failed;
+    ok = true;
+    goto out;
+failed:
+    sr_cli_error("compare: %s", err.message);
+out:
+    if (!ok) {
+        sagerun_compare_result_destroy(*res);
+        *res = NULL;
+    }
+    free(metadata);
+    if (have_workload)
+        sr_workload_free(&w);
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+    sagerun_context_destroy(host);
+    sagerun_context_destroy(ctx);
+    return ok;
+}
+
+/* The parent: the measurement runs in child processes (isolate.c), which survive a variant's
+ * crash or hang; the parent prints and writes the report of the child that finished. */
+static int compare_parent(const compare_cmd *c, int argc, char **argv)
+{
+    sr_isolate_options io = {.argc = argc, .argv = argv, .timeout_s = c->set.timeout_s,
+                             .quiet = c->quiet,
+                             .show_progress = !c->quiet && isatty(STDERR_FILENO)};
+    sr_report report;
+    memset(&report, 0, sizeof report);
+    int sig = 0;
+    int rc = sr_isolate_run(&io, &report, &sig);
+    if (rc == SR_EXIT_OK)
+        rc = finish_report(c, &report);
+    if (sig)
+        rc = signal_exit_code(sig);
+    sr_report_clear(&report);
+    return rc;
+}
+
+/* The isolated child: measures with every call into a variant announced to the parent through
+ * the pipe, and writes the report where the parent reads it. */
+static int compare_child(const compare_cmd *c)
+{
+    if (!c->child_report) {
+        sr_cli_error("compare: --%s needs --%s", SR_ISOLATE_OPT_CHILD, SR_ISOLATE_OPT_REPORT);
+        return SR_EXIT_USAGE;
+    }
+    size_t n = c->n_skips ? c->n_skips : 1;
+    const char **labels = calloc(n, sizeof(*labels)), **phases = calloc(n, sizeof(*phases)),
+               **reasons = calloc(n, sizeof(*reasons));
+    sagerun_compare_options opts = c->set.opts;
+    sagerun_compare_hooks hooks;
+    sagerun_compare_result *res = NULL;
+    sagerun_error err = {0};
+    int rc = SR_EXIT_ERROR;
+    if (!labels || !phases || !reasons) {
+        sr_cli_error("compare: out of memory");
+        goto out;
+    }
+    memset(&hooks, 0, sizeof hooks);
+    sr_isolate_child_setup(c->child_fd, &opts, &hooks, c->skips, c->n_skips, labels, phases,
+                           reasons);
+    if (!measure(c, &opts, &res))
+        goto out;
+    if (sagerun_compare_result_write_json(res, c->child_report, NULL, &err) != SAGERUN_OK)
+        sr_cli_error("compare: %s", err.message);
+    else
+        rc = SR_EXIT_OK;
+out:
+    sagerun_compare_result_destroy(res);
+    free(labels);
+    free(phases);
+    free(reasons);
+    return rc;
+}
+
+/* --in-process: no containment and no watchdog (for debuggers and compute-sanitizer); SIGINT and
+ * SIGTERM still end with a report of the rounds finished. */
+static int compare_in_process(const compare_cmd *c)
+{
+    sagerun_compare_options opts = c->set.opts;
+    sagerun_compare_hooks hooks;
+    memset(&hooks, 0, sizeof hooks);
+    sr_stop_signals_install();
+    hooks.struct_size = sizeof hooks;
+    hooks.interrupted = sr_stop_interrupted;
+    opts.hooks = &hooks;
+    progress_state ps = {0};
+    if (!c->quiet && isatty(STDERR_FILENO)) {
+        opts.progress = show_progress;
+        opts.progress_user = &ps;
+    }
+    sagerun_compare_result *res = NULL;
+    bool measured = measure(c, &opts, &res);
+    if (ps.shown)
+        fprintf(stderr, "\r\033[K");
+    if (!measured)
+        return SR_EXIT_ERROR;
+    int rc = finish_report(c, &res->report);
+    sagerun_compare_result_destroy(res);
+    return sr_stop_signal() ? signal_exit_code(sr_stop_signal()) : rc;
+}
+
+/* The command line's values, checked one by one; -1 when they are good, else the exit code. */
+static int parse_options(compare_cmd *c, int argc, char **argv)
 {
     enum {
         O_EXPECT = 256, O_JSON, O_MARKDOWN, O_CSV, O_QUIET, O_IN_PROCESS, O_ISO_CHILD,
@@ -237,223 +425,90 @@ int sr_cmd_compare(int argc, char **argv)
         {SR_ISOLATE_OPT_SKIP, required_argument, 0, O_ISO_SKIP},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-
-    sr_cli_compare_settings set;
-    if (!sr_cli_compare_settings_init(&set, "compare", argc))
-        return SR_EXIT_ERROR;
-    sagerun_compare_options *const o = &set.opts;
-    const char *json_path = NULL, *md_path = NULL, *csv_path = NULL;
-    bool quiet = false;
-    sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
-    static sr_tolerance_set tol; /* large; one compare per process */
-    int rc = SR_EXIT_USAGE, c;
-    sagerun_context *ctx = NULL, *host_ctx = NULL;
-    sagerun_registry *reg = NULL;
-    sagerun_inputs *in = NULL;
-    sagerun_compare_result *res = NULL;
-    sagerun_error err = {0};
-    progress_state ps = {0};
-    sr_workload w;
-    bool have_workload = false;
-    char *metadata = NULL;
-    sagerun_status st;
-    /* fault containment: the parent's view, or the child's (isolate.c) */
-    bool in_process = false;
-    int child_fd = -1;
-    const char *child_report = NULL;
-    char **skips = calloc((size_t)argc + 1, sizeof(*skips));
-    const char **skip_l = calloc((size_t)argc + 1, sizeof(*skip_l)),
-               **skip_p = calloc((size_t)argc + 1, sizeof(*skip_p)),
-               **skip_r = calloc((size_t)argc + 1, sizeof(*skip_r));
-    size_t n_skips = 0;
-    sagerun_compare_hooks hooks;
-    memset(&hooks, 0, sizeof hooks);
-    sr_report iso_report;
-    memset(&iso_report, 0, sizeof iso_report);
-    if (!skips || !skip_l || !skip_p || !skip_r) {
-        sr_cli_error("compare: out of memory");
-        rc = SR_EXIT_ERROR;
-        goto out;
-    }
-
+    int opt;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_EXPECT: o->expect_sha256 = optarg; break;
-        case O_JSON: json_path = optarg; break;
-        case O_MARKDOWN: md_path = optarg; break;
-        case O_CSV: csv_path = optarg; break;
-        case O_QUIET: quiet = true; break;
-        case O_IN_PROCESS: in_process = true; break;
-        case O_ISO_CHILD: child_fd = atoi(optarg); break;
-        case O_ISO_REPORT: child_report = optarg; break;
-        case O_ISO_SKIP: skips[n_skips++] = optarg; break;
-        case 'h': compare_usage(stdout); rc = SR_EXIT_OK; goto out;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case O_EXPECT: c->set.opts.expect_sha256 = optarg; break;
+        case O_JSON: c->json_path = optarg; break;
+        case O_MARKDOWN: c->md_path = optarg; break;
+        case O_CSV: c->csv_path = optarg; break;
+        case O_QUIET: c->quiet = true; break;
+        case O_IN_PROCESS: c->in_process = true; break;
+        case O_ISO_CHILD: c->child_fd = atoi(optarg); break;
+        case O_ISO_REPORT: c->child_report = optarg; break;
+        case O_ISO_SKIP: c->skips[c->n_skips++] = optarg; break;
+        case 'h': compare_usage(stdout); return SR_EXIT_OK;
         default: {
-            int taken = sr_cli_compare_option("compare", &set, c, optarg);
+            int taken = sr_cli_compare_option("compare", &c->set, opt, optarg);
             if (!taken)
-                taken = sr_cli_tolerance_option(&tol, c, optarg);
+                taken = sr_cli_tolerance_option(&c->tol, opt, optarg);
             if (!taken)
-                taken = sr_cli_workload_option("compare", &wo, c, optarg);
+                taken = sr_cli_workload_option("compare", &c->wo, opt, optarg);
             if (taken < 0)
-                goto out;
-            if (!taken) {
-                rc = sr_cli_bad_option("compare", c, argv);
-                goto out;
-            }
+                return SR_EXIT_USAGE;
+            if (!taken)
+                return sr_cli_bad_option("compare", opt, argv);
         }
         }
     }
     if (optind < argc) {
         sr_cli_error("compare: unexpected argument '%s' (see 'sagerun compare --help')",
                      argv[optind]);
-        goto out;
+        return SR_EXIT_USAGE;
     }
-    if (!sr_cli_compare_settings_finish("compare", &set))
-        goto out;
-    if ((tol.n[SR_TOL_MIN_COS] || tol.n[SR_TOL_MAX_REL_L1]) &&
-        (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
+    return -1;
+}
+
+/* What the options say together; -1 when they make sense, else the exit code. */
+static int check_options(compare_cmd *c)
+{
+    const char *hex = c->set.opts.expect_sha256;
+    if (!sr_cli_compare_settings_finish("compare", &c->set))
+        return SR_EXIT_USAGE;
+    if ((c->tol.n[SR_TOL_MIN_COS] || c->tol.n[SR_TOL_MAX_REL_L1]) &&
+        (c->set.opts.flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
         sr_cli_error("compare: --min-cos and --max-rel-l1 judge the accuracy check, which "
                      "--no-accuracy turns off");
-        goto out;
+        return SR_EXIT_USAGE;
     }
-    if ((wo.workload_file != NULL) + (wo.inputs_file != NULL) + (wo.shape != NULL) > 1) {
+    if ((c->wo.workload_file != NULL) + (c->wo.inputs_file != NULL) + (c->wo.shape != NULL) > 1) {
         sr_cli_error("compare: --workload, --inputs and --shape exclude each other");
-        goto out;
+        return SR_EXIT_USAGE;
     }
-    if (o->expect_sha256 && strlen(o->expect_sha256) != 64) {
-        sr_cli_error("compare: --expect-sha256 '%s': expected 64 hex digits", o->expect_sha256);
-        goto out;
+    if (hex && strlen(hex) != 64) {
+        sr_cli_error("compare: --expect-sha256 '%s': expected 64 hex digits", hex);
+        return SR_EXIT_USAGE;
     }
-    for (const char *h = o->expect_sha256; h && *h; h++)
+    for (const char *h = hex; h && *h; h++)
         if (!strchr("0123456789abcdefABCDEF", *h)) {
             sr_cli_error("compare: --expect-sha256: '%c' is not a hex digit", *h);
-            goto out;
+            return SR_EXIT_USAGE;
         }
     const char *const out_opts[] = {"--json", "--markdown", "--csv"},
-                      *const outs[] = {json_path, md_path, csv_path};
-    const char *const ins[] = {wo.workload_file, wo.inputs_file};
-    if (child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 3, ins, 2)) {
-        rc = SR_EXIT_ERROR;
-        goto out;
-    }
-    sagerun_compare_options opts = set.opts;
-    const char *const backend = set.backend;
-    const char **const variants = set.variants;
-    const size_t n_variants = set.n_variants;
+                      *const outs[] = {c->json_path, c->md_path, c->csv_path};
+    const char *const ins[] = {c->wo.workload_file, c->wo.inputs_file};
+    if (c->child_fd < 0 && !sr_cli_check_outputs("compare", out_opts, outs, 3, ins, 2))
+        return SR_EXIT_ERROR;
+    return -1;
+}
 
-    if (child_fd < 0 && !in_process) {
-        /* The parent: the measurement runs in child processes (isolate.c). */
-        sr_isolate_options io = {.argc = argc, .argv = argv, .timeout_s = set.timeout_s,
-                                 .quiet = quiet, .show_progress = !quiet && isatty(STDERR_FILENO)};
-        int sig = 0;
-        rc = sr_isolate_run(&io, &iso_report, &sig);
-        if (rc == SR_EXIT_OK)
-            rc = finish_report(&iso_report, &tol, json_path, md_path, csv_path);
-        if (sig)
-            rc = sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
-        goto out;
-    }
-    if (child_fd >= 0) {
-        if (!child_report) {
-            sr_cli_error("compare: --%s needs --%s", SR_ISOLATE_OPT_CHILD, SR_ISOLATE_OPT_REPORT);
-            goto out;
-        }
-        sr_isolate_child_setup(child_fd, &opts, &hooks, skips, n_skips, skip_l, skip_p, skip_r);
-    } else {
-        /* in-process: SIGINT/SIGTERM still end with a report of the rounds finished */
-        sr_stop_signals_install();
-        hooks.struct_size = sizeof hooks;
-        hooks.interrupted = sr_stop_interrupted;
-        opts.hooks = &hooks;
-    }
-
-    rc = SR_EXIT_ERROR;
-    if (sr_cli_context(backend, (int)set.device, quiet, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, set.plugins, set.n_plugins, &set.policy, &reg, &err) != SAGERUN_OK ||
-        sr_cli_bind_specs(reg, &opts.baseline, 1, &err) != SAGERUN_OK ||
-        sr_cli_bind_specs(reg, (const char *const *)variants, (size_t)n_variants, &err) !=
-            SAGERUN_OK) {
-        sr_cli_error("%s", err.message);
-        goto out;
-    }
-    /* Host-only variants named on a GPU machine with --backend auto: run them on the host. */
-    sagerun_context *run_ctx = ctx;
-    if (strcmp(backend, "auto") == 0 && n_variants &&
-        sagerun_context_backend(ctx) == SAGERUN_BACKEND_CUDA &&
-        variants_all_on_host(reg, opts.baseline, variants, n_variants)) {
-        if (sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &host_ctx, &err) != SAGERUN_OK) {
-            sr_cli_error("%s", err.message);
-            goto out;
-        }
-        run_ctx = host_ctx;
-        if (!quiet)
-            fprintf(stderr, "sagerun: every variant named runs on the host: host backend\n");
-    }
-    bool on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
-    if (on_host && !sr_cli_compare_given(&set, SR_OPT_BASELINE)) {
-        /* No GPU: the host pair, the single-threaded oracle against its multi-threaded twin. */
-        opts.baseline = "reference";
-        if (!quiet)
-            fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a "
-                            "GPU)\n");
-    }
-
-    wo.on_host = on_host;
-    wo.quiet = quiet;
-    if ((st = sr_cli_workload(&wo, &w, &err)) != SAGERUN_OK) {
-        sr_cli_error("compare: %s", err.message);
-        goto out;
-    }
-    have_workload = true;
-    if (check_device_memory(reg, run_ctx, &w.problem, &opts, &err) != SAGERUN_OK ||
-        sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK) {
-        sr_cli_error("compare: %s", err.message);
-        goto out;
-    }
-
-    if (!quiet && isatty(STDERR_FILENO) && child_fd < 0) {
-        opts.progress = show_progress;
-        opts.progress_user = &ps;
-    }
-    st = sagerun_compare_run(reg, run_ctx, in, &opts, &res, &err);
-    if (ps.shown)
-        fprintf(stderr, "\r\033[K");
-    if (st != SAGERUN_OK) {
-        sr_cli_error("compare: %s", err.message);
-        goto out;
-    }
-    metadata = json_dumps(w.metadata, JSON_COMPACT);
-    if (sagerun_compare_result_set_metadata(res, metadata, &err) != SAGERUN_OK) {
-        sr_cli_error("compare: %s", err.message);
-        goto out;
-    }
-    if (child_fd >= 0) {
-        /* the child: the report goes to the parent, which prints and writes it */
-        if (sagerun_compare_result_write_json(res, child_report, NULL, &err) != SAGERUN_OK)
-            sr_cli_error("compare: %s", err.message);
-        else
-            rc = SR_EXIT_OK;
-        goto out;
-    }
-    rc = finish_report(&res->report, &tol, json_path, md_path, csv_path);
-    if (sr_stop_signal())
-        rc = 128 + sr_stop_signal();
-
-out:
-    sr_report_clear(&iso_report);
-    free(skips);
-    free(skip_l);
-    free(skip_p);
-    free(skip_r);
-    free(metadata);
-    if (have_workload)
-        sr_workload_free(&w);
-    sagerun_compare_result_destroy(res);
-    sagerun_inputs_destroy(in);
-    sagerun_registry_destroy(reg);
-    sagerun_context_destroy(host_ctx);
-    sagerun_context_destroy(ctx);
-    sr_cli_compare_settings_free(&set);
+int sr_cmd_compare(int argc, char **argv)
+{
+    compare_cmd c;
+    memset(&c, 0, sizeof c);
+    c.wo.seed = SR_WORKLOAD_DEFAULT_SEED;
+    c.child_fd = -1;
+    if (!sr_cli_compare_settings_init(&c.set, "compare", argc))
+        return SR_EXIT_ERROR;
+    int rc = SR_EXIT_ERROR;
+    if (!(c.skips = calloc((size_t)argc + 1, sizeof(*c.skips))))
+        sr_cli_error("compare: out of memory");
+    else if ((rc = parse_options(&c, argc, argv)) < 0 && (rc = check_options(&c)) < 0)
+        rc = c.child_fd >= 0 ? compare_child(&c)
+           : c.in_process    ? compare_in_process(&c)
+                             : compare_parent(&c, argc, argv);
+    free(c.skips);
+    sr_cli_compare_settings_free(&c.set);
     return rc;
 }
