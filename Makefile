@@ -175,13 +175,22 @@ $(LIB_INTERNAL): $(LIB_OBJ) $(KERNEL_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+# The CLI is a client of libsagerun.so like any other program: the public headers only (no
+# -Ilibsagerun: an internal header does not compile), linked against the .so alone, found next to
+# the binary ($ORIGIN/../lib: build/lib in the tree, $(PREFIX)/lib installed) or on the loader's
+# path. test/cli/test_cli_links_library.sh fails if it ever links the internals again.
+CLI_CFLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) -Iinclude -MMD -MP \
+                 $(if $(HAVE_NVCC),,-DSAGERUN_NO_CUDA) -DSAGERUN_GIT_COMMIT='"$(GIT_COMMIT)"'
+CLI_RPATH     := '$$ORIGIN/../lib'$(if $(filter $(PREFIX)/lib,$(LIBDIR)),,:$(LIBDIR))
+
 $(B)/obj/libsagerun/cli/%.o: libsagerun/cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) $(CAIRO_CFLAGS) -c $< -o $@
+	$(CC) $(CLI_CFLAGS) $(CAIRO_CFLAGS) -c $< -o $@
 
-$(CLI): $(CLI_OBJ) $(LIB_INTERNAL)
+$(CLI): $(CLI_OBJ) $(B)/lib/libsagerun.so
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIB_INTERNAL) $(LDLIBS) $(CAIRO_LIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_OBJ) -L$(B)/lib -lsagerun -ljansson -lm $(CAIRO_LIBS) \
+	    -Wl,--no-undefined -Wl,-rpath,$(CLI_RPATH)
 
 # Without cairo the CLI cannot be built, and make says why (make lib plugins still build).
 ifeq ($(CAIRO_LIBS),)
@@ -246,6 +255,15 @@ $(B)/test/%: test/unit/%.c $(LIB_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -DSAGERUN_SOURCE_DIR='"$(CURDIR)"' -rdynamic -o $@ $< $(LIB_INTERNAL) -lcmocka $(LDLIBS)
 
+# test_api_*: the public API as a program that uses it sees it: public headers, libsagerun.so.
+API_TEST_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) -Iinclude -MMD -MP \
+                   -Wno-unused-parameter -DSAGERUN_TEST_PLUGINS='"$(CURDIR)/$(PLUGIN_OUT)"' \
+                   -DSAGERUN_SOURCE_DIR='"$(CURDIR)"'
+$(B)/test/test_api_%: test/unit/test_api_%.c $(B)/lib/libsagerun.so
+	@mkdir -p $(@D)
+	$(CC) $(API_TEST_CFLAGS) -o $@ $< -L$(B)/lib -lsagerun -lcmocka -lm \
+	    -Wl,-rpath,'$$ORIGIN/../lib'
+
 $(B)/test/gpu/%: test/gpu/%.c $(LIB_INTERNAL)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -DSAGERUN_SOURCE_DIR='"$(CURDIR)"' -rdynamic -o $@ $< $(LIB_INTERNAL) -lcmocka $(LDLIBS)
@@ -302,6 +320,9 @@ check-install: lib cli plugins
 	    $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs sagerun) \
 	    -Wl,-rpath,$(STAGE)/lib -o $(B)/run_variant
 	readelf -d $(STAGE)/lib/libsagerun.so | grep -q 'SONAME.*libsagerun.so.$(SOVERSION)'
+	@# the installed CLI runs on the installed library (README "Library")
+	test "$$(ldd $(STAGE)/bin/sagerun | awk '$$1 == "$(LIB_SONAME)" { print $$3 }' | xargs -r readlink -f)" = \
+	     "$$(readlink -f $(STAGE)/lib/$(LIB_SONAME))"
 	SAGERUN_PLUGIN_PATH= $(B)/run_variant reference 1,64,2,64 | tee $(B)/run_variant.out
 	grep -q "from $(STAGE)/lib/sagerun/plugins/reference.so" $(B)/run_variant.out
 	test "$$(grep 'output sha256' $(B)/run_variant.out | cut -d' ' -f3)" = \
@@ -324,10 +345,10 @@ ifeq ($(HAVE_NVCC),1)
 	grep -q "runtime-api .*<<<>>> on sagerun's stream" $(B)/dropin.out
 	grep -q "param block int = 128 \[32, 1024\]" $(B)/dropin.out
 	! grep -A3 "^rejected" $(B)/dropin.out | grep -q dropin
-	@echo "check-install: installed library, headers, pkg-config, plugins and the out-of-tree variants (my-variant, runtime-api, tuned-variant) work"
+	@echo "check-install: installed library (the installed CLI's too), headers, pkg-config, plugins and the out-of-tree variants (my-variant, runtime-api, tuned-variant) work"
 else
 	@echo "check-install: SKIP the out-of-tree variants (examples/my-variant, runtime-api, tuned-variant have CUDA code; no nvcc)"
-	@echo "check-install: installed library, headers, pkg-config and plugins work"
+	@echo "check-install: installed library (the installed CLI's too), headers, pkg-config and plugins work"
 endif
 
 # ---- ABI -----------------------------------------------------------------------------------------

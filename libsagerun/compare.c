@@ -3,11 +3,13 @@
  * rounds: schedule.c and timer.c), verify.c (checked calls, hashes, byte differences, accuracy),
  * assemble.c (the report, judged by judge.c). */
 #include <math.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+#include "inputs.h"
 #include "nvtx.h"
 
 const char *sagerun_verdict_name(int verdict)
@@ -35,6 +37,36 @@ void sagerun_compare_options_init(sagerun_compare_options *opts)
     opts->warmup_s = 0.25;
     opts->max_time_s = SR_SCHEDULE_MAX_TIME_S;
     opts->target_precision_percent = SR_SCHEDULE_TARGET_HW;
+}
+
+/* The option fields' words (compare.h): each field's own table (schedule.c, timer.c). */
+static const struct option_field {
+    const char *field;
+    int (*parse)(const char *word);
+    const char *(*word)(int value);
+} option_fields[] = {{"schedule", sr_schedule_parse, sr_schedule_name},
+                     {"order", sr_order_parse, sr_order_name},
+                     {"timer", sr_timer_mode_parse, sr_timer_mode_name},
+                     {"cache", sr_cache_mode_parse, sr_cache_mode_name}};
+
+static const struct option_field *option_field(const char *field)
+{
+    for (size_t i = 0; field && i < SR_ARRAY_LEN(option_fields); i++)
+        if (strcmp(field, option_fields[i].field) == 0)
+            return &option_fields[i];
+    return NULL;
+}
+
+int sagerun_compare_option_parse(const char *field, const char *word)
+{
+    const struct option_field *f = option_field(field);
+    return f && word ? f->parse(word) : -1;
+}
+
+const char *sagerun_compare_option_word(const char *field, uint32_t value)
+{
+    const struct option_field *f = option_field(field);
+    return f && value <= INT32_MAX ? f->word((int)value) : NULL;
 }
 
 static bool is_hex64(const char *s)
@@ -121,12 +153,9 @@ static sagerun_status run_stages(sagerun_registry *reg, sagerun_context *ctx,
                                  sagerun_error *err)
 {
     const sagerun_compare_hooks *h = &eo->hooks;
-    sagerun_status st = sr_entries_skip(h, es, n, err);
-    if (st == SAGERUN_OK) {
-        sr_nvtx_push("create and prepare");
-        st = sr_entries_prepare(reg, ctx, in, h, &eo->o, es, n, stop, err);
-        sr_nvtx_pop();
-    }
+    sr_nvtx_push("create and prepare");
+    sagerun_status st = sr_entries_prepare(reg, ctx, in, h, &eo->o, es, n, stop, err);
+    sr_nvtx_pop();
     if (st == SAGERUN_OK && !*stop) {
         sr_nvtx_push("warm-up");
         st = sr_measure_warmup(ctx, eo, es, n, m, stop, err);
@@ -152,18 +181,74 @@ static sagerun_status run_stages(sagerun_registry *reg, sagerun_context *ctx,
     return st;
 }
 
-sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
-                                   sagerun_inputs *inputs, const sagerun_compare_options *opts,
-                                   sagerun_compare_result **out, sagerun_error *err)
+/* The entries (the baseline first, on the context's backend), those left out, and the one memory
+ * check: of the inputs too when they do not exist yet (w). */
+static sagerun_status choose_entries(sagerun_registry *reg, sagerun_context *ctx,
+                                     const sagerun_inputs *in, const sr_workload *w,
+                                     const sr_engine_options *eo, sr_report *rep, sr_entry **es,
+                                     size_t *n, sagerun_error *err)
 {
-    if (!reg || !ctx || !inputs || !out)
+    sagerun_status st = sr_entries_select(reg, ctx, &eo->o, rep, es, n, err);
+    if (st == SAGERUN_OK && (*es)[0].info.backend != sagerun_context_backend(ctx))
+        st = sr_error_set(err, SAGERUN_UNSUPPORTED,
+                          "baseline %s runs on the %s backend, the context is %s (--backend)",
+                          (*es)[0].info.name, sagerun_backend_name((*es)[0].info.backend),
+                          sagerun_backend_name(sagerun_context_backend(ctx)));
+    if (st == SAGERUN_OK)
+        st = sr_entries_skip(&eo->hooks, *es, *n, err);
+    if (st == SAGERUN_OK)
+        st = sr_entries_check_memory(reg, ctx, in ? &in->problem : &w->problem, !in, *es, *n,
+                                     &eo->o, err);
+    return st;
+}
+
+/* One comparison on inputs, or (inputs NULL) on the workload's, made after the memory check and
+ * released at the end; the report carries the workload's metadata. */
+static sagerun_status compare(sagerun_registry *reg, sagerun_context *ctx, sagerun_inputs *inputs,
+                              const sr_workload *w, const sr_engine_options *eo,
+                              sagerun_compare_result *res, sagerun_error *err)
+{
+    sr_entry *es = NULL;
+    size_t n = 0;
+    sr_measurement m;
+    memset(&m, 0, sizeof(m));
+    bool stop = false;
+    sagerun_inputs *own = NULL;
+    sagerun_status st = choose_entries(reg, ctx, inputs, w, eo, &res->report, &es, &n, err);
+    sr_nvtx_push("sagerun compare");
+    if (st == SAGERUN_OK && !inputs && (st = sr_inputs_create_for_workload(ctx, w, &own, err)) ==
+                                           SAGERUN_OK)
+        inputs = own;
+    if (st == SAGERUN_OK)
+        st = run_stages(reg, ctx, inputs, eo, es, n, &m, &stop, &res->report, err);
+    if (st == SAGERUN_OK)
+        st = sr_assemble_report(&res->report, ctx, inputs, eo, es, n, &m, stop, err);
+    if (st == SAGERUN_OK && w && w->metadata) {
+        json_decref(res->report.metadata);
+        if (!(res->report.metadata = json_deep_copy(w->metadata)))
+            st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    }
+    sr_measurement_free(&m, es, n);
+    if (es)
+        sr_entries_destroy(ctx, &eo->hooks, es, n);
+    sr_nvtx_pop();
+    sagerun_inputs_destroy(own);
+    return st;
+}
+
+static sagerun_status compare_entry(sagerun_registry *reg, sagerun_context *ctx,
+                                    sagerun_inputs *inputs, const sr_workload *w,
+                                    const sagerun_compare_options *opts,
+                                    sagerun_compare_result **out, sagerun_error *err)
+{
+    if (!reg || !ctx || !(inputs || w) || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "compare_run: NULL argument");
     *out = NULL;
     sr_engine_options eo;
     sagerun_status st = complete_options(opts, &eo, err);
     if (st == SAGERUN_OK)
         st = check_options(&eo.o, err);
-    if (st == SAGERUN_OK && inputs->ctx != ctx)
+    if (st == SAGERUN_OK && inputs && inputs->ctx != ctx)
         st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                           "compare: the inputs belong to another context");
     if (st != SAGERUN_OK)
@@ -171,30 +256,25 @@ sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
     sagerun_compare_result *res = calloc(1, sizeof(*res));
     if (!res)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    sr_entry *es = NULL;
-    size_t n = 0;
-    sr_measurement m;
-    memset(&m, 0, sizeof(m));
-    bool stop = false;
-    st = sr_entries_select(reg, ctx, &eo.o, &res->report, &es, &n, err);
-    if (st == SAGERUN_OK && es[0].info.backend != sagerun_context_backend(ctx))
-        st = sr_error_set(err, SAGERUN_UNSUPPORTED,
-                          "baseline %s runs on the %s backend, the context is %s (--backend)",
-                          es[0].info.name, sagerun_backend_name(es[0].info.backend),
-                          sagerun_backend_name(sagerun_context_backend(ctx)));
-    sr_nvtx_push("sagerun compare");
-    if (st == SAGERUN_OK)
-        st = run_stages(reg, ctx, inputs, &eo, es, n, &m, &stop, &res->report, err);
-    if (st == SAGERUN_OK)
-        st = sr_assemble_report(&res->report, ctx, inputs, &eo, es, n, &m, stop, err);
-    sr_measurement_free(&m, es, n);
-    if (es)
-        sr_entries_destroy(ctx, &eo.hooks, es, n);
-    sr_nvtx_pop();
-    if (st != SAGERUN_OK) {
+    if ((st = compare(reg, ctx, inputs, w, &eo, res, err)) != SAGERUN_OK) {
         sagerun_compare_result_destroy(res);
         return st;
     }
     *out = res;
     return SAGERUN_OK;
+}
+
+sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
+                                   sagerun_inputs *inputs, const sagerun_compare_options *opts,
+                                   sagerun_compare_result **out, sagerun_error *err)
+{
+    return compare_entry(reg, ctx, inputs, NULL, opts, out, err);
+}
+
+sagerun_status sagerun_compare_run_workload(sagerun_registry *reg, sagerun_context *ctx,
+                                            const sagerun_workload *workload,
+                                            const sagerun_compare_options *opts,
+                                            sagerun_compare_result **out, sagerun_error *err)
+{
+    return compare_entry(reg, ctx, NULL, workload ? &workload->w : NULL, opts, out, err);
 }

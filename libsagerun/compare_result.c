@@ -1,5 +1,5 @@
 /* The results of a comparison (compare.h): read access to the report, its files, and reports
- * read back (show, diff). */
+ * read back (read, show). Diffs are diff.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,8 @@
 
 #include "engine.h"
 #include "judge.h"
+#include "tolerance.h"
+#include "workload.h"
 
 /* ---- results ---------------------------------------------------------------------------------- */
 
@@ -85,6 +87,10 @@ sagerun_status sagerun_compare_result_variant(const sagerun_compare_result *res,
     full.first_diff_index = v->byte_diff.first_index;
     full.max_abs_diff = v->byte_diff.present ? v->byte_diff.max_abs : NAN;
     full.max_ulp_diff = v->byte_diff.max_ulp;
+    full.speedup_estimate_percent = v->interval.valid ? v->interval.estimate : NAN;
+    full.sample_rounds = v->samples ? (uint32_t)v->sample_rounds : 0;
+    full.samples_per_round = v->samples ? (uint32_t)v->samples_per_round : 0;
+    full.accepted = sr_report_variant_accepted(v);
     /* Only the bytes the caller's struct has (it may be an older, shorter one). */
     memcpy(out, &full, out->struct_size < sizeof(full) ? out->struct_size : sizeof(full));
     return SAGERUN_OK;
@@ -163,6 +169,23 @@ int sagerun_compare_result_all_ran(const sagerun_compare_result *res)
     return 1;
 }
 
+void sagerun_compare_result_apply_tolerance(sagerun_compare_result *res,
+                                            const sagerun_tolerance *t)
+{
+    if (res && t)
+        sr_tolerance_apply(&res->report, sr_tolerance_limits(t));
+}
+
+int sagerun_compare_result_all_accepted(const sagerun_compare_result *res)
+{
+    if (!res)
+        return 0;
+    for (size_t i = 0; i < res->report.variant_count; i++)
+        if (!sr_report_variant_accepted(&res->report.variants[i]))
+            return 0;
+    return 1;
+}
+
 int sagerun_compare_result_all_byte_exact(const sagerun_compare_result *res)
 {
     if (!res)
@@ -179,17 +202,9 @@ sagerun_status sagerun_compare_result_set_metadata(sagerun_compare_result *res,
     if (!res)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "set_metadata: NULL result");
     json_t *meta = NULL;
-    if (metadata_json) {
-        json_error_t jerr;
-        meta = json_loads(metadata_json, JSON_REJECT_DUPLICATES, &jerr);
-        if (!meta)
-            return sr_error_set(err, SAGERUN_FORMAT, "metadata: not valid JSON: %s (column %d)",
-                                jerr.text, jerr.column);
-        if (!json_is_object(meta)) {
-            json_decref(meta);
-            return sr_error_set(err, SAGERUN_FORMAT, "metadata: expected a JSON object");
-        }
-    }
+    sagerun_status st = metadata_json ? sr_metadata_parse(metadata_json, &meta, err) : SAGERUN_OK;
+    if (st != SAGERUN_OK)
+        return st;
     json_decref(res->report.metadata);
     res->report.metadata = meta;
     return SAGERUN_OK;
@@ -227,6 +242,27 @@ void sagerun_compare_result_print(const sagerun_compare_result *res, FILE *out)
         sr_report_print_table(&res->report, out);
 }
 
+sagerun_status sagerun_compare_result_write_csv(const sagerun_compare_result *res,
+                                                const char *path, sagerun_error *err)
+{
+    if (!res || !path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "write_csv: NULL argument");
+    return sr_report_write_csv(&res->report, path, err);
+}
+
+void sagerun_compare_csv_header(FILE *out, const char *const *lead, size_t n_lead)
+{
+    if (out)
+        sr_report_csv_header(out, lead, lead ? n_lead : 0);
+}
+
+void sagerun_compare_result_csv_rows(const sagerun_compare_result *res, FILE *out,
+                                     const char *const *lead, size_t n_lead)
+{
+    if (res && out)
+        sr_report_csv_rows(out, &res->report, lead, lead ? n_lead : 0);
+}
+
 /* ---- reports read back ------------------------------------------------------------------------ */
 
 /* A report in the seed's format has no interval, verdict or TOPS, but its per-round p50s and
@@ -247,6 +283,61 @@ static void derive_missing(sr_report *r)
                               outside);
 }
 
+sagerun_status sagerun_compare_result_read(const char *path, sagerun_compare_result **out,
+                                           sagerun_error *err)
+{
+    if (!path || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "compare_result_read: NULL argument");
+    *out = NULL;
+    sagerun_compare_result *res = calloc(1, sizeof(*res));
+    if (!res)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    sagerun_status st = sr_report_read(path, &res->report, err);
+    if (st != SAGERUN_OK) {
+        free(res); /* the reader leaves the report cleared */
+        return st;
+    }
+    *out = res;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_compare_result_info(const sagerun_compare_result *res,
+                                           sagerun_compare_info *out, sagerun_error *err)
+{
+    if (!res || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "compare_result_info: NULL argument");
+    if (out->struct_size < offsetof(sagerun_compare_info, q_shape))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "compare_result_info: struct_size %u is too small", out->struct_size);
+    const sr_report *r = &res->report;
+    sagerun_compare_info full;
+    memset(&full, 0, sizeof(full));
+    full.struct_size = out->struct_size;
+    full.schema_version = r->has_ext ? (int)r->schema_version : 0;
+    full.q_shape_len = (uint32_t)(r->q_shape_len < 8 ? r->q_shape_len : 8);
+    memcpy(full.q_shape, r->q_shape, full.q_shape_len * sizeof(full.q_shape[0]));
+    full.complete = !r->incomplete;
+    full.warmup = r->warmup;
+    full.rounds = r->rounds;
+    full.iterations = r->iterations;
+    full.noise_threshold_percent = r->noise_threshold_percent;
+    full.source_commit = r->source_commit;
+    full.device_name = r->device_name;
+    full.backend = r->backend;
+    full.compute_capability = r->compute_capability;
+    full.has_problem = r->has_problem;
+    if (r->has_problem)
+        full.problem = r->problem;
+    memcpy(out, &full, out->struct_size < sizeof(full) ? out->struct_size : sizeof(full));
+    return SAGERUN_OK;
+}
+
+void sagerun_compare_result_derive(sagerun_compare_result *res)
+{
+    if (res)
+        derive_missing(&res->report);
+}
+
 sagerun_status sagerun_report_show(const char *path, int markdown, FILE *out, sagerun_error *err)
 {
     if (!path || !out)
@@ -262,37 +353,4 @@ sagerun_status sagerun_report_show(const char *path, int markdown, FILE *out, sa
         sr_report_print_table(&r, out);
     sr_report_clear(&r);
     return SAGERUN_OK;
-}
-
-void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
-{
-    if (!opts)
-        return;
-    memset(opts, 0, sizeof(*opts));
-    opts->struct_size = sizeof(*opts);
-    opts->threshold_percent = 1.0; /* compare's noise threshold */
-}
-
-sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
-                                   const sagerun_report_diff_options *opts, FILE *out,
-                                   unsigned *findings, sagerun_error *err)
-{
-    if (!old_path || !new_path || !out || !findings)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "report_diff: NULL argument");
-    sagerun_report_diff_options o;
-    sagerun_report_diff_options_init(&o);
-    if (opts)
-        memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
-    sr_report a, b;
-    sagerun_status st = sr_report_read(old_path, &a, err);
-    if (st != SAGERUN_OK)
-        return st;
-    if ((st = sr_report_read(new_path, &b, err)) != SAGERUN_OK) {
-        sr_report_clear(&a);
-        return st;
-    }
-    st = sr_report_diff(&a, &b, o.threshold_percent, out, findings, err);
-    sr_report_clear(&a);
-    sr_report_clear(&b);
-    return st;
 }

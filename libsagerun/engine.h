@@ -86,6 +86,13 @@ sagerun_status sr_entries_select(sagerun_registry *reg, sagerun_context *ctx,
 /* Entries the caller leaves out (hooks); leaving out the baseline is an error. */
 sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, size_t n,
                                sagerun_error *err);
+/* The device memory of the comparison of the entries not failed on problem p (with_inputs: Q, K,
+ * V counted too, for inputs not allocated yet) against the memory free: SAGERUN_OUT_OF_MEMORY
+ * with the numbers when it cannot fit. The driver checks once, before anything is allocated. */
+sagerun_status sr_entries_check_memory(sagerun_registry *reg, sagerun_context *ctx,
+                                       const sagerun_problem *p, bool with_inputs,
+                                       const sr_entry *es, size_t n,
+                                       const sagerun_compare_options *o, sagerun_error *err);
 /* create and prepare every entry: the baseline must succeed, the others are recorded when they
  * fail. *stop is set when interrupted. */
 sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,

@@ -194,10 +194,10 @@ sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, siz
 
 /* ---- instances --------------------------------------------------------------------------- */
 
-/* Device memory: refuse what cannot fit before allocating outputs and quantized tensors. */
-static sagerun_status check_memory(sagerun_registry *reg, sagerun_context *ctx,
-                                   const sagerun_inputs *in, const sr_entry *es, size_t n,
-                                   const sagerun_compare_options *o, sagerun_error *err)
+sagerun_status sr_entries_check_memory(sagerun_registry *reg, sagerun_context *ctx,
+                                       const sagerun_problem *p, bool with_inputs,
+                                       const sr_entry *es, size_t n,
+                                       const sagerun_compare_options *o, sagerun_error *err)
 {
     sagerun_device_info di = {.struct_size = sizeof di};
     if (sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA ||
@@ -210,10 +210,10 @@ static sagerun_status check_memory(sagerun_registry *reg, sagerun_context *ctx,
         d[i] = es[i].failed ? NULL : sr_registry_descriptor(reg, es[i].index);
     uint32_t rows = o->flags & SAGERUN_COMPARE_SKIP_ACCURACY
                         ? 0
-                        : sr_verify_accuracy_rows(&in->problem, o->accuracy_rows,
+                        : sr_verify_accuracy_rows(p, o->accuracy_rows,
                                                   sagerun_context_backend(ctx));
     sr_memory_estimate est;
-    sr_memory_estimate_compare(&in->problem, d, n, false, rows, &est);
+    sr_memory_estimate_compare(p, d, n, with_inputs, rows, &est);
     free(d);
     return sr_memory_check(&est, di.free_memory, err);
 }
@@ -248,8 +248,7 @@ sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
                                   const sagerun_compare_options *o, sr_entry *es, size_t n,
                                   bool *stop, sagerun_error *err)
 {
-    sagerun_status st = check_memory(reg, ctx, in, es, n, o, err);
-    for (size_t i = 0; i < n && st == SAGERUN_OK; i++) {
+    for (size_t i = 0; i < n; i++) {
         sagerun_error e_err = {0};
         if (es[i].failed)
             continue;
@@ -267,7 +266,7 @@ sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
             return sr_error_prefix(err, "baseline %s", es[i].label);
         }
     }
-    return st;
+    return SAGERUN_OK;
 }
 
 void sr_entries_destroy(sagerun_context *ctx, const sagerun_compare_hooks *h, sr_entry *es,

@@ -154,7 +154,7 @@ sagerun_status sr_hash_job_finish(sr_hash_job *job, char hex[65], sagerun_error 
 }
 
 
-sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err)
+sagerun_status sagerun_file_sha256(const char *path, char hex[65], sagerun_error *err)
 {
     FILE *f = sr_fopen_input(path, err); /* a FIFO must not block, a device not be read */
     if (!f)

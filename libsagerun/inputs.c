@@ -125,9 +125,9 @@ sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_work
                               "input file %s holds [B=%u, N=%u, Hq=%u, D=%u] Hkv=%u %s (read as "
                               "%s)",
                               w->name ? w->name : "?", d->batch, d->seq_len, d->heads_q,
-                              d->head_dim, d->heads_kv, sr_dtype_word((int)d->dtype),
+                              d->head_dim, d->heads_kv, sagerun_dtype_word((int)d->dtype),
                               w->input_path, f->batch, f->seq_len, f->heads_q, f->head_dim,
-                              f->heads_kv, sr_dtype_word((int)f->dtype),
+                              f->heads_kv, sagerun_dtype_word((int)f->dtype),
                               f->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD");
             sagerun_inputs_destroy(*out);
             *out = NULL;

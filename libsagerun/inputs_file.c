@@ -185,3 +185,42 @@ bool sr_inputs_has_file_quantization(const sagerun_inputs *in)
 {
     return in && in->has_sage2 && !in->sage2_derived;
 }
+
+/* ---- writing: the tensors of a problem, as the reader above takes them back ---------------------- */
+
+sagerun_status sr_inputs_write_tensors(const sagerun_inputs *in, const char *path,
+                                       const char *const *names, const uint64_t *addrs,
+                                       const uint32_t *heads, size_t count, sagerun_error *err)
+{
+    const sagerun_problem *p = &in->problem;
+    const bool hnd = p->layout == SAGERUN_LAYOUT_HND;
+    sr_st_write_tensor t[3];
+    memset(t, 0, sizeof t);
+    for (size_t i = 0; i < count && i < SR_ARRAY_LEN(t); i++) {
+        t[i].name = names[i];
+        t[i].dtype = (int)p->dtype;
+        t[i].rank = 4;
+        t[i].shape[0] = p->batch;
+        t[i].shape[1] = hnd ? heads[i] : p->seq_len;
+        t[i].shape[2] = hnd ? p->seq_len : heads[i];
+        t[i].shape[3] = p->head_dim;
+        t[i].ctx = in->ctx;
+        t[i].addr = addrs[i];
+    }
+    json_t *meta = json_pack("{s:s}", "layout", hnd ? "HND" : "NHD");
+    sagerun_status st = meta ? sr_safetensors_write(path, t, count < 3 ? count : 3, meta, err)
+                             : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    json_decref(meta);
+    return st;
+}
+
+sagerun_status sagerun_inputs_write_safetensors(const sagerun_inputs *in, const char *path,
+                                                sagerun_error *err)
+{
+    if (!in || !path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_write_safetensors: NULL argument");
+    static const char *const names[3] = {"q", "k", "v"};
+    const uint64_t addrs[3] = {in->q, in->k, in->v};
+    const uint32_t heads[3] = {in->problem.heads_q, in->problem.heads_kv, in->problem.heads_kv};
+    return sr_inputs_write_tensors(in, path, names, addrs, heads, 3, err);
+}

@@ -223,6 +223,16 @@ uint64_t sagerun_instance_output(const sagerun_instance *inst, uint64_t *bytes)
     return inst->o;
 }
 
+sagerun_status sagerun_instance_write_output(sagerun_instance *inst, const char *path,
+                                             sagerun_error *err)
+{
+    if (!inst || !path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance_write_output: NULL argument");
+    static const char *const name[1] = {"o"};
+    return sr_inputs_write_tensors(inst->in, path, name, &inst->o, &inst->in->problem.heads_q, 1,
+                                   err);
+}
+
 sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
                                               sagerun_error *err)
 {

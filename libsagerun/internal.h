@@ -27,15 +27,7 @@ sagerun_status sr_error_prefix(sagerun_error *err, const char *fmt, ...)
 int sr_errbuf_set(char *buf, size_t len, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- dtypes of Q/K/V (problem.c) ---- */
-/* The dtype a word names: fp16, f16, float16, half -> F16; bf16, bfloat16 -> BF16 (any case);
- * -1 for anything else. The CLI, workload files and the report reader all use it. */
-int sr_dtype_parse(const char *word);
-/* The one word reports and workload files write for a Q/K/V dtype ("fp16", "bf16"); NULL for
- * others. */
-const char *sr_dtype_word(int dtype);
-/* What sr_dtype_parse takes, for help texts and errors. */
-#define SR_DTYPE_WORDS "fp16 (or f16, float16, half) or bf16 (or bfloat16)"
+/* ---- dtypes of Q/K/V (problem.c): sagerun_dtype_parse and sagerun_dtype_word (sagerun.h) ---- */
 
 /* Checked size arithmetic: false on overflow. */
 bool sr_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
@@ -98,8 +90,6 @@ sagerun_status sr_hash_job_finish(sr_hash_job *job, char hex[65], sagerun_error 
 /* Copies bytes within the context's memory, in order on its stream. */
 sagerun_status sr_mem_copy(sagerun_context *ctx, uint64_t dst, uint64_t src, uint64_t bytes,
                            sagerun_error *err);
-/* SHA-256 of a file. */
-sagerun_status sr_sha256_file(const char *path, char hex[65], sagerun_error *err);
 
 /* ---- inputs (inputs.c) ---- */
 struct sagerun_inputs {
@@ -121,6 +111,11 @@ struct sagerun_inputs {
 /* Allocates inputs (Q, K, V uninitialised) for a problem, after checking it. */
 sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
                                sagerun_inputs **out, sagerun_error *err);
+/* Writes count (<= 3) tensors of the inputs' problem from its context as a safetensors file:
+ * names[i] of heads[i] heads at addrs[i], the problem's dtype and layout (inputs_file.c). */
+sagerun_status sr_inputs_write_tensors(const sagerun_inputs *in, const char *path,
+                                       const char *const *names, const uint64_t *addrs,
+                                       const uint32_t *heads, size_t count, sagerun_error *err);
 /* True when the inputs came with sage2-quantized tensors (e.g. a golden file's). */
 bool sr_inputs_has_file_quantization(const sagerun_inputs *in);
 
@@ -159,11 +154,8 @@ int sr_instance_call(void *instance, sagerun_error *err);
 /* ---- variant parameters (params.c) ---- */
 #define SR_STR_(x) #x
 #define SR_STR(x) SR_STR_(x)
-const char *sr_param_type_name(int type);
 /* 0 when v is a valid value of p, else a negative status and "key=v is outside [a, b]". */
 int sr_param_check(const sagerun_param_decl *p, double v, char *buf, size_t len);
-/* A value as the label and `list` show it: 64, 0.5, true. */
-void sr_param_format(const sagerun_param_decl *p, double v, char *buf, size_t len);
 /* The values of d's parameters: defaults, then "key=value,..." of args (NULL: none) over them.
  * Unknown keys, repeated keys, values of the wrong type or out of range are errors naming them. */
 sagerun_status sr_params_parse(const sagerun_variant_descriptor *d, const char *args,
@@ -186,14 +178,5 @@ const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry 
 const double *sr_registry_values(const sagerun_registry *reg, size_t index);
 /* The longest label name[k=v,...] (16 parameters of 31-character keys and their values). */
 #define SR_LABEL_MAX 1024
-
-/* ---- the registry's internals (registry.c) ---- */
-/* Pins variant `name` to a file of SHA-256 hex before plugins are added: a file of another hash
- * claiming that name is refused before any of its code runs in this process (by its file name
- * NAME.so or a cached verdict, before the scanner; otherwise before this process loads it). */
-sagerun_status sr_registry_pin(sagerun_registry *reg, const char *name, const char *hex,
-                               sagerun_error *err);
-/* Where the plugin scanner's cache lives, NULL when there is none (or nothing was scanned). */
-const char *sr_registry_cache_path(const sagerun_registry *reg);
 
 #endif

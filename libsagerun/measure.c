@@ -272,17 +272,12 @@ static void open_clocks(measurer *ms)
     m->max_sm_clock_mhz = sr_nvml_max_sm_clock(ms->nvml);
 }
 
-static const char *schedule_name(uint32_t s)
-{
-    return s == SAGERUN_SCHEDULE_SEED ? "seed" : s == SAGERUN_SCHEDULE_FIXED ? "fixed" : "timed";
-}
-
 sagerun_status sr_measure_warmup(sagerun_context *ctx, const sr_engine_options *eo,
                                  sr_entry *es, size_t n, sr_measurement *m, bool *stop,
                                  sagerun_error *err)
 {
     measurer ms = {.ctx = ctx, .eo = eo, .es = es, .n = n, .m = m, .err = err};
-    m->schedule_name = schedule_name(eo->o.schedule);
+    m->schedule_name = sr_schedule_name((int)eo->o.schedule);
     m->warmup_calls = eo->o.schedule == SAGERUN_SCHEDULE_TIMED ? 0 : eo->o.warmup;
     sagerun_status st = sr_sample_timer_create(ctx, (int)eo->o.cache, &ms.timer, err);
     if (st != SAGERUN_OK)

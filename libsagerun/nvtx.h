@@ -1,8 +1,9 @@
 /* NVTX ranges for Nsight Systems (nsys) and Nsight Compute (ncu): sagerun's phases and every call
  * into a variant, as push/pop ranges of the default domain on the calling thread.
  *
- * Header only, with NVIDIA's nvtx3 (header-only as well, in the CUDA toolkit's include folder), so
- * that the library and the CLI each carry their own copy and neither needs the other's internals.
+ * Header only, with NVIDIA's nvtx3 (header-only as well, in the CUDA toolkit's include folder).
+ * Callers outside the library (the CLI's `profile`) push ranges through the public
+ * sagerun_range_push / sagerun_range_pop (ranges.c), which are these.
  * A tool attaches by setting NVTX_INJECTION64_PATH (nsys and ncu do; on Linux nvtx3 loads a tool
  * from nowhere else but a statically linked one, which sagerun has none of): without it nothing is
  * called at all — the first range reads the variable once, and every range after that costs one

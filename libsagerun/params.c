@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-const char *sr_param_type_name(int type)
+const char *sagerun_param_type_name(int type)
 {
     switch (type) {
     case SAGERUN_PARAM_INT:
@@ -38,11 +38,13 @@ int sr_param_check(const sagerun_param_decl *p, double v, char *buf, size_t len)
     return 0;
 }
 
-void sr_param_format(const sagerun_param_decl *p, double v, char *buf, size_t len)
+void sagerun_param_format(int type, double v, char *buf, size_t len)
 {
-    if (p->type == SAGERUN_PARAM_BOOL)
+    if (!buf || !len)
+        return;
+    if (type == SAGERUN_PARAM_BOOL)
         snprintf(buf, len, "%s", v != 0 ? "true" : "false");
-    else if (p->type == SAGERUN_PARAM_INT)
+    else if (type == SAGERUN_PARAM_INT)
         snprintf(buf, len, "%.0f", v);
     else
         snprintf(buf, len, "%.9g", v);
@@ -109,7 +111,7 @@ static sagerun_status apply_one(const sagerun_variant_descriptor *d, char *item,
     if (!parse_value(p, eq + 1, &v))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "variant %s: parameter %s: '%s' is not a %s", d->name, p->key, eq + 1,
-                            sr_param_type_name(p->type));
+                            sagerun_param_type_name(p->type));
     char why[160];
     if (sr_param_check(p, v, why, sizeof why) != 0)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "variant %s: parameter %s", d->name,
@@ -150,7 +152,7 @@ void sr_params_label(const sagerun_variant_descriptor *d, const double *values, 
     size_t at = (size_t)snprintf(buf, len, "%s", d->name);
     for (uint32_t k = 0; k < n && at < len; k++) {
         char v[64];
-        sr_param_format(&d->params[k], values[k], v, sizeof v);
+        sagerun_param_format(d->params[k].type, values[k], v, sizeof v);
         at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", k ? "," : "[", d->params[k].key, v);
     }
     if (n && at < len)

@@ -72,7 +72,7 @@ static const char *param_problem(const sagerun_variant_descriptor *d, uint32_t k
                  d->name, key, p->default_value, p->min_value, p->max_value);
     else if (sr_param_check(p, p->default_value, NULL, 0) != 0)
         snprintf(buf, len, "variant %s: parameter %s: default %g is not a valid %s", d->name, key,
-                 p->default_value, sr_param_type_name(p->type));
+                 p->default_value, sagerun_param_type_name(p->type));
     else {
         for (uint32_t j = 0; j < k; j++)
             if (strcmp(d->params[j].key, key) == 0) {

@@ -48,7 +48,7 @@ static const struct {
     {SAGERUN_DTYPE_BF16, {"bf16", "bfloat16", NULL}},
 };
 
-int sr_dtype_parse(const char *word)
+int sagerun_dtype_parse(const char *word)
 {
     for (size_t i = 0; word && i < SR_ARRAY_LEN(sr_dtype_words); i++)
         for (const char *const *w = sr_dtype_words[i].words; *w; w++)
@@ -57,7 +57,7 @@ int sr_dtype_parse(const char *word)
     return -1;
 }
 
-const char *sr_dtype_word(int dtype)
+const char *sagerun_dtype_word(int dtype)
 {
     for (size_t i = 0; i < SR_ARRAY_LEN(sr_dtype_words); i++)
         if (sr_dtype_words[i].dtype == dtype)

@@ -281,7 +281,7 @@ static sagerun_status load_script_variant(sagerun_registry *reg, const char *pat
 {
     char ext_sha[65] = "";
     sagerun_error e = {0};
-    if (sv->extension && sr_sha256_file(sv->extension, ext_sha, &e) != SAGERUN_OK)
+    if (sv->extension && sagerun_file_sha256(sv->extension, ext_sha, &e) != SAGERUN_OK)
         return reject(reg, path, err, "variant %s: its extension module: %s", sv->desc->name,
                       e.message);
     const sr_origin from = {.path = path, .sha256 = sha256, .extension = sv->extension,
@@ -331,7 +331,7 @@ static sagerun_status load_file(sagerun_registry *reg, const char *path, bool in
         return reject(reg, path, err, "%s", buf);
     if (!realpath(path, real))
         return reject(reg, path, err, "cannot resolve the path: %s", strerror(errno));
-    if (sr_sha256_file(path, sha256, &e) != SAGERUN_OK)
+    if (sagerun_file_sha256(path, sha256, &e) != SAGERUN_OK)
         return reject(reg, path, err, "cannot hash the file: %s", e.message);
     if (pin_violated_before_running(reg, path, sha256, buf, sizeof buf))
         return reject(reg, path, err, "%s", buf);
@@ -485,12 +485,21 @@ void sagerun_registry_allow_unsafe(sagerun_registry *reg, int allow)
         reg->allow_unsafe = allow != 0;
 }
 
-sagerun_status sr_registry_pin(sagerun_registry *reg, const char *name, const char *hex,
+sagerun_status sagerun_registry_pin(sagerun_registry *reg, const char *name, const char *hex,
                                sagerun_error *err)
 {
-    if (strlen(name) > 63 || strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
+    if (!reg || !name || !hex)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_pin: NULL argument");
+    if (!*name || strlen(name) > 63 || strlen(hex) != 64 ||
+        strspn(hex, "0123456789abcdefABCDEF") != 64)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "pinned plugin %s: '%s' is not a SHA-256 (64 hex digits)", name, hex);
+    const sr_pin *old = pin_of(reg, name);
+    if (old && strcasecmp(old->sha256, hex) == 0)
+        return SAGERUN_OK;
+    if (old)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "pinned plugin %s: pinned already, to %s", name, old->sha256);
     sr_pin *grown = realloc(reg->pins, (reg->n_pins + 1) * sizeof *grown);
     if (!grown)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
@@ -501,7 +510,7 @@ sagerun_status sr_registry_pin(sagerun_registry *reg, const char *name, const ch
     return SAGERUN_OK;
 }
 
-const char *sr_registry_cache_path(const sagerun_registry *reg)
+const char *sagerun_registry_cache_path(const sagerun_registry *reg)
 {
     return reg ? sr_plugin_cache_path(reg->cache) : NULL;
 }

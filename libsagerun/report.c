@@ -336,7 +336,7 @@ static json_t *problem_json(builder *b, const sr_report *r)
     put(b, pj, "heads_kv", json_integer(p->heads_kv));
     put(b, pj, "head_dim", json_integer(p->head_dim));
     put(b, pj, "layout", string_or_null(layout_name(p->layout)));
-    put(b, pj, "dtype", string_or_null(sr_dtype_word((int)p->dtype)));
+    put(b, pj, "dtype", string_or_null(sagerun_dtype_word((int)p->dtype)));
     put(b, pj, "causal", json_boolean(p->causal));
     put(b, pj, "sm_scale", json_real(p->sm_scale));
     put(b, pj, "operations", json_real(sagerun_problem_operations(p)));
@@ -884,7 +884,7 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
         p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
         free(layout);
         char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
-        p->dtype = sr_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
+        p->dtype = sagerun_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
                                                                 : SAGERUN_DTYPE_F16;
         free(dtype);
         p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
@@ -1035,15 +1035,18 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
 sagerun_status sr_report_read(const char *path, sr_report *out, sagerun_error *err)
 {
     memset(out, 0, sizeof(*out));
+    char *text;
+    size_t len;
+    sagerun_status st = sagerun_file_read(path, (size_t)1 << 30, &text, &len, err);
+    if (st != SAGERUN_OK)
+        return st; /* the message names the path */
     json_error_t jerr;
-    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        if (jerr.line <= 0 && jerr.position == 0) /* could not open: the text names the path */
-            return sr_error_set(err, SAGERUN_IO, "%s", jerr.text);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
+    if (!root)
         return sr_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
                             jerr.column, jerr.text);
-    }
-    sagerun_status st = sr_report_from_json(root, path, out, err);
+    st = sr_report_from_json(root, path, out, err);
     json_decref(root);
     return st;
 }
@@ -1152,7 +1155,7 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
     fprintf(out, "%sq_shape %s", bullet, shape);
     if (r->has_problem)
         fprintf(out, " (%s %s, Hkv %u%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
-                sr_dtype_word((int)r->problem.dtype) ? sr_dtype_word((int)r->problem.dtype) : "?",
+                sagerun_dtype_word((int)r->problem.dtype) ? sagerun_dtype_word((int)r->problem.dtype) : "?",
                 r->problem.heads_kv, r->problem.causal ? ", causal" : "");
     fprintf(out, "\n");
     if (r->device_name) {

@@ -212,10 +212,11 @@ json_t *sr_diff_to_json(const sr_diff *d);
 sagerun_status sr_diff_write_json(const sr_diff *d, const char *path, sagerun_error *err);
 sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sagerun_error *err);
 sagerun_status sr_diff_write_csv(const sr_diff *d, const char *path, sagerun_error *err);
-/* The diff of two reports printed as text; *findings: SAGERUN_DIFF_* bits. */
+/* The diff of two reports printed as text (relative: as sr_diff_init's); *findings:
+ * SAGERUN_DIFF_* bits. */
 sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
-                              double threshold_percent, FILE *out, unsigned *findings,
-                              sagerun_error *err);
+                              double threshold_percent, bool relative, FILE *out,
+                              unsigned *findings, sagerun_error *err);
 
 /* Output files are written with sr_write_file_atomic (safe_io.h). */
 

@@ -70,7 +70,7 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
     csv_uint(f, p->heads_kv, hp);
     csv_uint(f, p->head_dim, hp);
     sr_csv_field(f, hp ? (p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD") : NULL, false);
-    sr_csv_field(f, hp ? sr_dtype_word((int)p->dtype) : NULL, false);
+    sr_csv_field(f, hp ? sagerun_dtype_word((int)p->dtype) : NULL, false);
     sr_csv_field(f, hp ? (p->causal ? "true" : "false") : NULL, false);
     csv_uint(f, v->timing.count, true);
     bool timed = v->timing.count > 0;

@@ -454,10 +454,10 @@ sagerun_status sr_diff_write_csv(const sr_diff *d, const char *path, sagerun_err
 }
 
 sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double threshold_percent,
-                              FILE *out, unsigned *findings, sagerun_error *err)
+                              bool relative, FILE *out, unsigned *findings, sagerun_error *err)
 {
     sr_diff d;
-    sr_diff_init(&d, threshold_percent, false);
+    sr_diff_init(&d, threshold_percent, relative);
     sagerun_status st = sr_diff_reports(&d, NULL, o, n, err);
     *findings = st == SAGERUN_OK ? d.findings : 0;
     if (st == SAGERUN_OK)

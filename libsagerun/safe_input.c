@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,26 +70,57 @@ FILE *sr_fopen_input(const char *path, sagerun_error *err)
     return f;
 }
 
-bool sr_same_file(const char *a, const char *b)
+sagerun_status sagerun_file_read(const char *path, size_t max_bytes, char **data, size_t *size,
+                                 sagerun_error *err)
 {
-    struct stat sa, sb;
-    if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0)
-        return false;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-json_t *sr_json_load_input(const char *path, size_t flags, json_error_t *jerr)
-{
-    sagerun_error err = {0};
-    FILE *f = sr_fopen_input(path, &err);
-    if (!f) {
-        memset(jerr, 0, sizeof *jerr);
-        jerr->line = jerr->column = -1;
-        snprintf(jerr->text, sizeof jerr->text, "%s", err.message);
-        snprintf(jerr->source, sizeof jerr->source, "%s", path);
-        return NULL;
+    if (!path || !data || !size)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "file_read: NULL argument");
+    *data = NULL;
+    *size = 0;
+    int fd = sr_open_input(path, err);
+    if (fd < 0)
+        return err ? (sagerun_status)err->status : SAGERUN_IO;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    sagerun_status st = SAGERUN_OK;
+    for (;;) {
+        if (len == cap) {
+            size_t grown = cap ? 2 * cap : 8192;
+            char *b = len > max_bytes ? NULL : realloc(buf, grown + 1);
+            if (!b) {
+                st = len > max_bytes ? sr_error_set(err, SAGERUN_FORMAT,
+                                                    "%s: too large (more than %zu bytes)", path,
+                                                    max_bytes)
+                                     : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory",
+                                                    path);
+                break;
+            }
+            buf = b;
+            cap = grown;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            st = sr_error_set(err, SAGERUN_IO, "%s: read error: %s", path, strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
     }
-    json_t *root = json_loadf(f, flags, jerr);
-    fclose(f);
-    return root;
+    close(fd);
+    if (st == SAGERUN_OK && len > max_bytes)
+        st = sr_error_set(err, SAGERUN_FORMAT, "%s: too large (more than %zu bytes)", path,
+                          max_bytes);
+    if (st != SAGERUN_OK) {
+        free(buf);
+        return st;
+    }
+    if (!buf && !(buf = malloc(1)))
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "%s: out of memory", path);
+    buf[len] = '\0';
+    *data = buf;
+    *size = len;
+    return SAGERUN_OK;
 }

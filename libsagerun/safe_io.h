@@ -17,28 +17,13 @@ const char *sr_file_kind(mode_t mode);
  * tape device), then anything but a regular file is refused with its name and kind. Returns the
  * descriptor (blocking, close-on-exec), or -1 with err set (NOT_FOUND, IO). */
 int sr_open_input(const char *path, sagerun_error *err);
-/* The same as a stdio stream ("rb"); NULL with err set. */
+/* The same as a stdio stream ("rb"); NULL with err set. sagerun_file_read (sagerun.h) reads a
+ * whole input file. */
 FILE *sr_fopen_input(const char *path, sagerun_error *err);
-/* json_load_file through sr_fopen_input: a file that cannot be opened, or is not a regular file,
- * gives NULL with jerr->line = -1, jerr->position = 0 and the reason in jerr->text. */
-json_t *sr_json_load_input(const char *path, size_t flags, json_error_t *jerr);
-/* True when both paths name one existing file (same device and inode, links followed). */
-bool sr_same_file(const char *a, const char *b);
 
-/* ---- outputs (safe_output.c) ----
- * "-" is standard output. Otherwise the output replaces a regular file atomically (a temporary
- * file in the same folder, fsync, rename), keeping an existing file's mode; a new file gets the
- * mode the umask gives. A symlink is written through, never replaced, and only when it leads to
- * a regular file (the target is replaced atomically). Anything else (a device, a FIFO, a folder,
- * a socket, a dangling symlink) is refused. */
+/* ---- outputs (safe_output.c): the rules are sagerun.h's ("Files"); sagerun_output_check and
+ * sagerun_file_write are the public face of what follows. ---- */
 bool sr_output_is_stdout(const char *path);
-/* Checks that path could be written now: what it names (see above), and that its folder exists
- * and is writable. For checking every output before a long measurement. */
-sagerun_status sr_output_check(const char *path, sagerun_error *err);
-/* sr_output_check for an output, plus: not the same file as `input` (NULL: none). what names the
- * option in the message ("--json"). */
-sagerun_status sr_output_check_against(const char *what, const char *path, const char *input,
-                                       sagerun_error *err);
 
 typedef struct sr_output {
     int fd;       /* write here */

@@ -78,8 +78,10 @@ static sagerun_status output_target(const char *path, char **target, mode_t *mod
     return st;
 }
 
-sagerun_status sr_output_check(const char *path, sagerun_error *err)
+sagerun_status sagerun_output_check(const char *path, sagerun_error *err)
 {
+    if (!path || !*path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "output_check: no path");
     if (sr_output_is_stdout(path))
         return SAGERUN_OK;
     char *target;
@@ -87,19 +89,6 @@ sagerun_status sr_output_check(const char *path, sagerun_error *err)
     sagerun_status st = output_target(path, &target, &mode, err);
     free(target);
     return st;
-}
-
-sagerun_status sr_output_check_against(const char *what, const char *path, const char *input,
-                                       sagerun_error *err)
-{
-    sagerun_status st = sr_output_check(path, err);
-    if (st != SAGERUN_OK)
-        return sr_error_prefix(err, "%s", what);
-    if (!sr_output_is_stdout(path) && sr_same_file(path, input))
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "%s %s: the same file as the input %s: refusing to overwrite it",
-                            what, path, input);
-    return SAGERUN_OK;
 }
 
 /* A new file beside target, created with mode 0666 so that the umask applies. */
@@ -225,6 +214,26 @@ sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, con
                             saved ? strerror(saved) : "write failed");
     }
     return sr_output_commit(&o, path, err);
+}
+
+typedef struct bytes {
+    const void *data;
+    size_t size;
+} bytes;
+
+static bool write_bytes(FILE *f, const void *user)
+{
+    const bytes *b = user;
+    return fwrite(b->data, 1, b->size, f) == b->size;
+}
+
+sagerun_status sagerun_file_write(const char *path, const void *data, size_t size,
+                                  sagerun_error *err)
+{
+    if (!path || (!data && size))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "file_write: NULL argument");
+    bytes b = {data, size};
+    return sr_write_file_atomic(path, write_bytes, &b, err);
 }
 
 int sr_stdout_divert(void)

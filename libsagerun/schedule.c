@@ -9,6 +9,22 @@
 #include "nvtx.h"
 #include "stats.h"
 
+static const char *const schedule_names[] = {"timed", "fixed", "seed"}; /* SAGERUN_SCHEDULE_* */
+
+const char *sr_schedule_name(int schedule)
+{
+    return schedule >= 0 && schedule < (int)(sizeof schedule_names / sizeof *schedule_names) ? schedule_names[schedule]
+                                                                          : NULL;
+}
+
+int sr_schedule_parse(const char *name)
+{
+    for (int i = 0; name && i < (int)(sizeof schedule_names / sizeof *schedule_names); i++)
+        if (strcmp(name, schedule_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 const char *sr_order_name(int order)
 {
     return order == SR_ORDER_INTERLEAVE ? "interleave" : order == SR_ORDER_ROTATE ? "rotate" : NULL;

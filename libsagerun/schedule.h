@@ -28,6 +28,9 @@ typedef enum sr_order { SR_ORDER_INTERLEAVE = 0, SR_ORDER_ROTATE = 1 } sr_order;
 /* "interleave", "rotate"; NULL for an unknown value. And back (-1 for an unknown name). */
 const char *sr_order_name(int order);
 int sr_order_parse(const char *name);
+/* The same for SAGERUN_SCHEDULE_*: "timed", "fixed", "seed". */
+const char *sr_schedule_name(int schedule);
+int sr_schedule_parse(const char *name);
 
 /* Rounds in one balanced period of the order for n entries (interleave: n, or 2n for odd n > 1;
  * rotate: 1). */

@@ -213,3 +213,47 @@ const char *sr_tolerance_from_json(json_t *o, sr_tolerance *t)
                                                     ? json_string_value(detail) : "");
     return NULL;
 }
+
+/* ---- the public face (compare.h) ------------------------------------------------------------ */
+
+struct sagerun_tolerance {
+    sr_tolerance_set set;
+};
+
+sagerun_status sagerun_tolerance_create(sagerun_tolerance **out, sagerun_error *err)
+{
+    if (!out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "tolerance_create: NULL argument");
+    if (!(*out = calloc(1, sizeof(**out))))
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    return SAGERUN_OK;
+}
+
+void sagerun_tolerance_destroy(sagerun_tolerance *t)
+{
+    free(t);
+}
+
+sagerun_status sagerun_tolerance_add(sagerun_tolerance *t, int metric, const char *spec,
+                                     sagerun_error *err)
+{
+    if (!t || !spec)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "tolerance_add: NULL argument");
+    if (metric < 0 || metric >= SR_TOL_METRICS)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "tolerance: unknown metric %d", metric);
+    char why[SAGERUN_ERROR_MESSAGE_SIZE];
+    if (!sr_tolerance_add(&t->set, metric, spec, why, sizeof why))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "%s", why);
+    return SAGERUN_OK;
+}
+
+const sr_tolerance_set *sr_tolerance_limits(const sagerun_tolerance *t)
+{
+    return &t->set;
+}
+
+size_t sagerun_tolerance_count(const sagerun_tolerance *t, int metric)
+{
+    return t && metric >= 0 && metric < SR_TOL_METRICS ? t->set.n[metric] : 0;
+}
+

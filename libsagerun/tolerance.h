@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "report.h"
+#include "sagerun/compare.h"
 
 enum { SR_TOL_MAX_ULP = 0, SR_TOL_MIN_COS = 1, SR_TOL_MAX_REL_L1 = 2, SR_TOL_METRICS = 3 };
 #define SR_TOL_MAX_LIMITS 32 /* per metric */
@@ -38,6 +39,8 @@ bool sr_tolerance_empty(const sr_tolerance_set *t);
 /* Judges every variant of r that is not byte-exact; limits naming no variant of r become
  * warnings of r. */
 void sr_tolerance_apply(sr_report *r, const sr_tolerance_set *t);
+/* The limits of the public handle (compare.h's sagerun_tolerance). */
+const sr_tolerance_set *sr_tolerance_limits(const sagerun_tolerance *t);
 /* Whether the variant's output is acceptable: byte-exact, or within its tolerance. */
 bool sr_report_variant_accepted(const sr_report_variant *v);
 

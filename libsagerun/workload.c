@@ -33,12 +33,27 @@ void sr_workload_free(sr_workload *w)
     memset(w, 0, sizeof *w);
 }
 
+sagerun_status sr_metadata_parse(const char *text, json_t **out, sagerun_error *err)
+{
+    json_error_t jerr;
+    json_t *meta = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (!meta)
+        return sr_error_set(err, SAGERUN_FORMAT, "metadata: not valid JSON: %s (column %d)",
+                            jerr.text, jerr.column);
+    if (!json_is_object(meta)) {
+        json_decref(meta);
+        return sr_error_set(err, SAGERUN_FORMAT, "metadata: expected a JSON object");
+    }
+    *out = meta;
+    return SAGERUN_OK;
+}
+
 static void workload_init(sr_workload *w)
 {
     memset(w, 0, sizeof *w);
     w->problem = sagerun_problem_make(1, 37810, 56, 56, 128);
     w->source = SR_WORKLOAD_SYNTHETIC;
-    sr_synthetic_default(&w->synthetic, SR_WORKLOAD_DEFAULT_SEED);
+    sr_synthetic_default(&w->synthetic, SAGERUN_WORKLOAD_DEFAULT_SEED);
 }
 
 sagerun_status sr_workload_default(sr_workload *w, sagerun_error *err)
@@ -221,12 +236,12 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
     if ((j = json_object_get(root, "dtype"))) {
         const char *s = json_string_value(j);
         if (!s)
-            return wrong_type(origin, "dtype", "a string: " SR_DTYPE_WORDS, err);
-        int dtype = sr_dtype_parse(s);
+            return wrong_type(origin, "dtype", "a string: " SAGERUN_DTYPE_WORDS, err);
+        int dtype = sagerun_dtype_parse(s);
         if (dtype < 0)
             return sr_error_set(err, SAGERUN_FORMAT,
                                 "%s: key 'dtype': unsupported dtype '%s' (expected "
-                                SR_DTYPE_WORDS ")",
+                                SAGERUN_DTYPE_WORDS ")",
                                 origin, s);
         p->dtype = (uint32_t)dtype;
     }
@@ -292,35 +307,11 @@ sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error 
     if (ends_with(path, ".safetensors"))
         return sr_workload_from_safetensors(path, -1, w, err);
     workload_init(w);
-    FILE *f = sr_fopen_input(path, err);
-    if (!f)
-        return err ? err->status : SAGERUN_IO;
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *t = cap > (16u << 20) ? NULL : realloc(text, cap);
-            if (!t) {
-                free(text);
-                fclose(f);
-                return sr_error_set(err, SAGERUN_FORMAT, "%s: too large for a workload file",
-                                    path);
-            }
-            text = t;
-        }
-        size_t got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(text);
-        return sr_error_set(err, SAGERUN_IO, "%s: read error", path);
-    }
-    text[len] = '\0';
+    char *text;
+    size_t len;
+    sagerun_status st = sagerun_file_read(path, 16u << 20, &text, &len, err);
+    if (st != SAGERUN_OK)
+        return st;
     if (memchr(text, '\0', len)) {
         free(text);
         return sr_error_set(err, SAGERUN_FORMAT, "%s: not valid JSON: contains a NUL byte", path);
@@ -329,7 +320,7 @@ sagerun_status sr_workload_load(const char *path, sr_workload *w, sagerun_error 
     const char *slash = strrchr(path, '/');
     if (slash)
         dir = strndup(path, (size_t)(slash - path) ? (size_t)(slash - path) : 1);
-    sagerun_status st = sr_workload_parse(text, path, dir, w, err);
+    st = sr_workload_parse(text, path, dir, w, err);
     free(dir);
     free(text);
     return st;
@@ -433,7 +424,7 @@ json_t *sr_workload_to_json(const sr_workload *w)
                      (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
                      "heads_kv", (json_int_t)p->heads_kv, "layout",
                      p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", "dtype",
-                     sr_dtype_word((int)p->dtype), "causal", (int)p->causal,
+                     sagerun_dtype_word((int)p->dtype), "causal", (int)p->causal,
                      "sm_scale", (double)sm, "input", input, "metadata",
                      w->metadata ? json_incref(w->metadata) : json_object());
 }

@@ -1,28 +1,15 @@
 /* Workloads: the problem of one attention call, where its inputs come from, and free-form
  * metadata copied verbatim into reports.
  *
- * A workload file is a JSON object; every key is optional except "shape":
- *   {
- *     "name": "seed",                       default: the file name without extension
- *     "shape": [B, N, Hq, D],               positive integers
- *     "heads_kv": Hkv,                      default Hq; Hq must be a multiple of it
- *     "layout": "NHD" | "HND",              default "NHD"
- *     "dtype": "fp16" | "bf16",             default "fp16" (sr_dtype_parse's spellings)
- *     "causal": false,                      true: causal (q_len = kv_len, SageAttention's is_causal)
- *     "sm_scale": 0.088388,                 default D^-0.5
- *     "input": {"source": "synthetic", "seed": 440420, "q_std": 1, "k_std": 1, "v_std": 1,
- *               "k_bias": 2, "outlier_channels": 0, "outlier_scale": 8}
- *            | {"source": "safetensors", "path": "qkv.safetensors"},  relative to the file
- *     "metadata": { ... }                   any JSON object, copied into reports
- *   }
- * Unknown keys and wrong types are errors naming the file and the key. */
-#ifndef SAGERUN_WORKLOAD_H
-#define SAGERUN_WORKLOAD_H
+ * The file format, and the public handle over these, are sagerun/workload.h's. */
+#ifndef SAGERUN_INTERNAL_WORKLOAD_H
+#define SAGERUN_INTERNAL_WORKLOAD_H
 
 #include <jansson.h>
 
 #include "generate.h"
 #include "internal.h"
+#include "sagerun/workload.h"
 
 typedef enum sr_workload_source {
     SR_WORKLOAD_SYNTHETIC = 0,
@@ -39,7 +26,10 @@ typedef struct sr_workload {
     json_t *metadata;       /* a JSON object, owned (empty when none was given) */
 } sr_workload;
 
-#define SR_WORKLOAD_DEFAULT_SEED 440420u
+/* The public handle (sagerun/workload.h, workload_handle.c) is one of these. */
+struct sagerun_workload {
+    sr_workload w;
+};
 
 /* The seed's call: [1, 37810, 56, 128], Hkv 56, NHD, fp16, non-causal, synthetic inputs with
  * seed 440420, the seed report's metadata. */
@@ -66,6 +56,10 @@ sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, s
 json_t *sr_workload_to_json(const sr_workload *w);
 
 void sr_workload_free(sr_workload *w);
+
+/* Metadata (of a workload, of a report) from JSON text: a new object reference in *out, or
+ * SAGERUN_FORMAT ("metadata: not valid JSON: ...", "metadata: expected a JSON object"). */
+sagerun_status sr_metadata_parse(const char *text, json_t **out, sagerun_error *err);
 
 /* Fills Q, K, V (allocated in ctx for w->problem) from the workload's source: the generator, or
  * the safetensors file (shapes and dtypes checked against the problem). Asynchronous on CUDA for

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "sagerun.h"
+#include "workload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +118,14 @@ typedef struct sagerun_compare_options {
 #define SAGERUN_COMPARE_SKIP_ACCURACY 0x1u /* no reference computation */
 #define SAGERUN_COMPARE_NO_CLOCKS 0x2u     /* do not load NVML */
 
+/* The words of the schedule, order, timer and cache fields, as `sagerun compare` takes them and
+ * the JSON report's "measurement" writes them. field "schedule": timed, fixed, seed; "order":
+ * interleave, rotate; "timer": auto, event, batch, graph; "cache": hot, cold. parse returns the
+ * SAGERUN_SCHEDULE_* / _ORDER_ / _TIMER_ / _CACHE_ value of the word, -1 for an unknown field or
+ * word (NULL included); word returns NULL for an unknown field or value. */
+SAGERUN_API int sagerun_compare_option_parse(const char *field, const char *word);
+SAGERUN_API const char *sagerun_compare_option_word(const char *field, uint32_t value);
+
 /* Fills the defaults: the TIMED schedule (see above), interleaved order, AUTO timer, hot cache,
  * threshold 1%, baseline "baseline", every other variant; warmup/rounds/iterations keep the seed's
  * numbers (3, 5, 10) for SAGERUN_SCHEDULE_FIXED. Sets struct_size. */
@@ -127,11 +136,27 @@ typedef struct sagerun_compare_result sagerun_compare_result;
 /* Runs one comparison of variants of reg on inputs (which belong to ctx). A variant that fails
  * (create, prepare or run) is recorded with its reason and the others go on; the call then still
  * returns SAGERUN_OK with a result. Errors: SAGERUN_INVALID_ARGUMENT (options), SAGERUN_NOT_FOUND
- * (a variant name), or the baseline's own failure. opts may be NULL (defaults). */
+ * (a variant name), SAGERUN_OUT_OF_MEMORY (below), or the baseline's own failure. opts may be
+ * NULL (defaults). On CUDA the device memory the comparison needs beyond the inputs (an output
+ * per variant, the quantized tensors of sage2 variants, scratch for the quantizer, the accuracy
+ * reference and library kernels) is checked against the memory free before any of it is
+ * allocated: SAGERUN_OUT_OF_MEMORY, "the workload does not fit in device memory: needed about
+ * ... (... bytes: inputs ..., N outputs ..., ...), free ...: refused before allocating". */
 SAGERUN_API sagerun_status sagerun_compare_run(sagerun_registry *reg, sagerun_context *ctx,
                                                sagerun_inputs *inputs,
                                                const sagerun_compare_options *opts,
                                                sagerun_compare_result **out, sagerun_error *err);
+/* The same comparison on a workload (workload.h): the memory check above counts the inputs too
+ * and comes before they exist, so a workload that cannot fit is refused before anything is
+ * allocated or generated; then the workload's inputs are created in ctx
+ * (sagerun_workload_create_inputs), compared, and released. The report's metadata is the
+ * workload's. */
+SAGERUN_API sagerun_status sagerun_compare_run_workload(sagerun_registry *reg,
+                                                        sagerun_context *ctx,
+                                                        const sagerun_workload *workload,
+                                                        const sagerun_compare_options *opts,
+                                                        sagerun_compare_result **out,
+                                                        sagerun_error *err);
 SAGERUN_API void sagerun_compare_result_destroy(sagerun_compare_result *result);
 
 /* The seed report's "timing" object, in seconds. */
@@ -172,6 +197,12 @@ typedef struct sagerun_compare_variant {
     uint64_t first_diff_index; /* element index in the output (problem layout) */
     double max_abs_diff;
     uint64_t max_ulp_diff;
+    /* ---- added after the first release: written only when struct_size covers them ---- */
+    double speedup_estimate_percent; /* the paired per-round estimate at the interval's centre
+                                      * (what the table shows); NaN without an interval */
+    uint32_t sample_rounds;          /* sagerun_compare_result_samples: sample_rounds rounds of */
+    uint32_t samples_per_round;      /* samples_per_round seconds each (0, 0: no samples) */
+    int accepted;                    /* byte-exact, or within its tolerance (below) */
 } sagerun_compare_variant;
 
 SAGERUN_API size_t sagerun_compare_result_variant_count(const sagerun_compare_result *result);
@@ -216,7 +247,57 @@ SAGERUN_API sagerun_status sagerun_compare_result_write_markdown(
  * accuracy) and the warnings. */
 SAGERUN_API void sagerun_compare_result_print(const sagerun_compare_result *result, FILE *out);
 
+/* CSV (RFC 4180), one row per variant for spreadsheets and pandas: variant, is_baseline,
+ * backend, the problem (batch, seq_len, heads_q, heads_kv, head_dim, layout, dtype, causal),
+ * count, p50_s, min_s, p90_s, mean_s, tops, speedup_percent, speedup_low_percent,
+ * speedup_high_percent, verdict, byte_exact, output_sha256, cosine_similarity, relative_l1,
+ * failure; empty where the report has no value. write_csv writes the header and the rows as a
+ * file (as sagerun_file_write writes). header and rows print them to a stream after leading
+ * columns of the caller's (e.g. a sweep's "workload"): lead names the columns in the header,
+ * the values in the rows (n_lead of each; NULL, 0 for none). */
+SAGERUN_API sagerun_status sagerun_compare_result_write_csv(const sagerun_compare_result *result,
+                                                            const char *path, sagerun_error *err);
+SAGERUN_API void sagerun_compare_csv_header(FILE *out, const char *const *lead, size_t n_lead);
+SAGERUN_API void sagerun_compare_result_csv_rows(const sagerun_compare_result *result, FILE *out,
+                                                 const char *const *lead, size_t n_lead);
+
 /* ---- Reports read back (any report: ours or the seed's) ---------------------------------------*/
+/* Reads and validates a JSON report as a result: every accessor and writer above works on it
+ * (the round summaries and samples are the file's). A report in the seed's format reads as it is
+ * (no interval, verdict or TOPS: see sagerun_compare_result_derive). Errors name the file and
+ * the key ("r.json: variants[1].timing.p50_s: expected a number"); the file is read as
+ * sagerun_file_read reads. */
+SAGERUN_API sagerun_status sagerun_compare_result_read(const char *path,
+                                                       sagerun_compare_result **out,
+                                                       sagerun_error *err);
+/* What a report says about the whole comparison. Strings are owned by the result. */
+typedef struct sagerun_compare_info {
+    uint32_t struct_size;        /* sizeof(sagerun_compare_info) of the caller: only that much
+                                  * is written */
+    int schema_version;          /* SAGERUN_REPORT_SCHEMA_VERSION (or the one a file says) for a
+                                  * report of ours; 0 for one in the seed's format */
+    uint64_t q_shape[8];         /* the seed's q_shape ([B, N, Hq, D]) */
+    uint32_t q_shape_len;
+    int complete;                /* sagerun_compare_result_complete */
+    uint64_t warmup, rounds, iterations; /* the seed's "warmup", "rounds",
+                                          * "iterations_per_round" */
+    double noise_threshold_percent; /* of the verdicts; NaN when absent (the seed's format) */
+    const char *source_commit;   /* NULL when absent */
+    const char *device_name;     /* NULL when absent */
+    const char *backend;         /* "cuda", "host"; NULL when absent */
+    int compute_capability;      /* major*10 + minor; -1 when absent (the host's) */
+    int has_problem;             /* problem is filled (our reports) */
+    sagerun_problem problem;
+} sagerun_compare_info;
+SAGERUN_API sagerun_status sagerun_compare_result_info(const sagerun_compare_result *result,
+                                                       sagerun_compare_info *out,
+                                                       sagerun_error *err);
+/* For a report in the seed's format: the interval, verdict (at the 1% default threshold) and TOPS
+ * of every variant derived from its per-round p50s and q_shape by the engine's own judgement, and
+ * a warning saying so, as `sagerun show` shows such a report. A report of ours is left as it
+ * is. */
+SAGERUN_API void sagerun_compare_result_derive(sagerun_compare_result *result);
+
 /* Reads and validates a JSON report and prints it as the table (markdown != 0: as markdown).
  * Errors name the file and the key ("r.json: variants[1].timing.p50_s: expected a number"). */
 SAGERUN_API sagerun_status sagerun_report_show(const char *path, int markdown, FILE *out,
@@ -225,6 +306,12 @@ SAGERUN_API sagerun_status sagerun_report_show(const char *path, int markdown, F
 typedef struct sagerun_report_diff_options {
     uint32_t struct_size;
     double threshold_percent; /* noise threshold: slower beyond it is a regression (1.0) */
+    /* ---- added after the first release: read only when struct_size covers it ---- */
+    int relative; /* nonzero: judge each variant by its time over its own run's baseline's,
+                   * round by round (both ran interleaved in each round), so that what slowed a
+                   * whole run alike cancels; the baseline (the same label in both) is not
+                   * judged, and without one the variants are judged by time (a note says so).
+                   * 0 (default): by time. `sagerun diff --relative` */
 } sagerun_report_diff_options;
 
 SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *opts);
@@ -239,6 +326,76 @@ SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *o
 SAGERUN_API sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
                                                const sagerun_report_diff_options *opts, FILE *out,
                                                unsigned *findings, sagerun_error *err);
+
+/* ---- Tolerance ---------------------------------------------------------------------------------
+ * A variant whose output is not byte-exact (a torch SDPA against a sage2 kernel, a float32
+ * rewrite) is accepted when it stays within limits the caller sets, instead of failing:
+ *   SAGERUN_TOLERANCE_MAX_ULP     the largest difference from the baseline's output in units in
+ *                                 the last place of the output dtype (a NaN against a number
+ *                                 fails);
+ *   SAGERUN_TOLERANCE_MIN_COS     the least cosine similarity with exact attention;
+ *   SAGERUN_TOLERANCE_MAX_REL_L1  the largest relative L1 error against exact attention.
+ * A limit holds for every variant, or for one: a spec "[LABEL=]VALUE", LABEL a variant's label
+ * or name (the limit given for a variant wins over the general one). Byte-exact variants need no
+ * tolerance; a variant that did not run is not judged. The report then says per variant which
+ * limits applied and how it came out (JSON "tolerance", "accepted_by"; the table's "tol. ok" /
+ * "tol. FAIL"). `sagerun compare --max-ulp/--min-cos/--max-rel-l1` are these. */
+#define SAGERUN_TOLERANCE_MAX_ULP 0
+#define SAGERUN_TOLERANCE_MIN_COS 1
+#define SAGERUN_TOLERANCE_MAX_REL_L1 2
+typedef struct sagerun_tolerance sagerun_tolerance;
+SAGERUN_API sagerun_status sagerun_tolerance_create(sagerun_tolerance **out, sagerun_error *err);
+SAGERUN_API void sagerun_tolerance_destroy(sagerun_tolerance *tolerance);
+/* Adds a spec for a metric: SAGERUN_INVALID_ARGUMENT naming the option ("--max-ulp 'x': ...")
+ * for a bad value, an unknown metric, or more than 32 limits of one metric. */
+SAGERUN_API sagerun_status sagerun_tolerance_add(sagerun_tolerance *tolerance, int metric,
+                                                 const char *spec, sagerun_error *err);
+/* How many limits of a metric were added (0 for an unknown metric). */
+SAGERUN_API size_t sagerun_tolerance_count(const sagerun_tolerance *tolerance, int metric);
+/* Judges every variant of the result that is not byte-exact by the limits (NULL: none); limits
+ * that name no variant of the result become warnings of it. */
+SAGERUN_API void sagerun_compare_result_apply_tolerance(sagerun_compare_result *result,
+                                                        const sagerun_tolerance *tolerance);
+/* 1 when every entry's output is acceptable: byte-exact, or within its tolerance. */
+SAGERUN_API int sagerun_compare_result_all_accepted(const sagerun_compare_result *result);
+
+/* ---- Diffs of many reports: two sweeps, point by point ------------------------------------------
+ * A diff holds rows of old against new, one per variant of old and point (a sweep's workload, or
+ * none for one pair of reports), judged as sagerun_report_diff judges them: from the per-round
+ * p50s both reports carry (slower only when the whole 95% interval lies beyond the threshold; the
+ * ratio of the p50s when either has fewer than two rounds, and the row says so). */
+typedef struct sagerun_diff sagerun_diff;
+/* opts: NULL for the defaults (threshold 1%). */
+SAGERUN_API sagerun_status sagerun_diff_create(const sagerun_report_diff_options *opts,
+                                               sagerun_diff **out, sagerun_error *err);
+SAGERUN_API void sagerun_diff_destroy(sagerun_diff *diff);
+/* Adds the rows of one point: every variant of old_result, matched by label in new_result
+ * (absent: a MISSING row; no longer running or no longer byte-exact: its finding). point: the
+ * sweep's workload, or NULL. SAGERUN_INVALID_ARGUMENT, adding nothing, when the two are not
+ * reports of the same workload (q_shape, problem and metadata). */
+SAGERUN_API sagerun_status sagerun_diff_add(sagerun_diff *diff, const char *point,
+                                            const sagerun_compare_result *old_result,
+                                            const sagerun_compare_result *new_result,
+                                            sagerun_error *err);
+/* A point of old that new lacks or could not read: one MISSING row saying why. */
+SAGERUN_API sagerun_status sagerun_diff_add_missing(sagerun_diff *diff, const char *point,
+                                                    const char *why, sagerun_error *err);
+/* SAGERUN_DIFF_* bits of every row. */
+SAGERUN_API unsigned sagerun_diff_findings(const sagerun_diff *diff);
+/* The rows as the table `sagerun diff` prints (markdown != 0: a markdown table), then notes
+ * (a changed reference output, incomplete reports). */
+SAGERUN_API void sagerun_diff_print(const sagerun_diff *diff, FILE *out, int markdown);
+/* Files, as sagerun_file_write writes: JSON ({"sagerun_diff": 1, "threshold_percent",
+ * "method", "regression", "rows": [{"point", "variant", "old_p50_s", "new_p50_s",
+ * "p50_change_percent", "speedup_interval_percent", "verdict", "old_byte_exact",
+ * "new_byte_exact", "regression", "lost_byte_exact", "missing", "finding"}], "notes"}), the
+ * markdown table, or CSV (one row per point and variant). */
+SAGERUN_API sagerun_status sagerun_diff_write_json(const sagerun_diff *diff, const char *path,
+                                                   sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_diff_write_markdown(const sagerun_diff *diff, const char *path,
+                                                       sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_diff_write_csv(const sagerun_diff *diff, const char *path,
+                                                  sagerun_error *err);
 
 /* ---- Reliability hooks (added after the first release) ----------------------------------------
  * What a caller needs to contain faulty variants and to keep partial results: every call into a

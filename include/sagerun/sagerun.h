@@ -91,6 +91,14 @@ typedef enum sagerun_dtype {
 SAGERUN_API size_t sagerun_dtype_size(int dtype);
 /* The safetensors name of a dtype ("F16", "BF16", ...); NULL for an unknown one. */
 SAGERUN_API const char *sagerun_dtype_name(int dtype);
+/* The dtype of Q, K, V a word names, in any case: fp16, f16, float16, half -> SAGERUN_DTYPE_F16;
+ * bf16, bfloat16 -> SAGERUN_DTYPE_BF16; -1 for anything else (NULL included). The command line,
+ * workload files and the report reader all take these words (SAGERUN_DTYPE_WORDS for messages). */
+SAGERUN_API int sagerun_dtype_parse(const char *word);
+#define SAGERUN_DTYPE_WORDS "fp16 (or f16, float16, half) or bf16 (or bfloat16)"
+/* The one word workload files and reports write for a dtype of Q, K, V: "fp16", "bf16"; NULL
+ * for other dtypes. */
+SAGERUN_API const char *sagerun_dtype_word(int dtype);
 
 typedef struct sagerun_problem {
     uint32_t struct_size; /* sizeof(sagerun_problem) of the caller */
@@ -202,6 +210,19 @@ SAGERUN_API void sagerun_registry_allow_unsafe(sagerun_registry *reg, int allow)
 SAGERUN_API sagerun_status sagerun_registry_expect_sha256(const sagerun_registry *reg,
                                                           const char *name, const char *hex,
                                                           sagerun_error *err);
+/* Pins variant `name` to a plugin file whose SHA-256 is hex (64 hex digits), before paths are
+ * added (a pin applies to the files added after it): a file of another hash that claims the
+ * name is rejected ("pinned plugin NAME: ...") before any of its code runs in this process — by
+ * its file name NAME.so or the scanner's cached verdict before it is scanned, otherwise before
+ * this process loads it. Pinning a name again to the same hash changes nothing; to another is an
+ * error (SAGERUN_INVALID_ARGUMENT). Whether the variant was loaded at all is
+ * sagerun_registry_expect_sha256's to check. */
+SAGERUN_API sagerun_status sagerun_registry_pin(sagerun_registry *reg, const char *name,
+                                                const char *hex, sagerun_error *err);
+/* The file where the plugin scanner caches its verdicts for this registry (in SAGERUN_CACHE_DIR,
+ * else $XDG_CACHE_HOME/sagerun, else ~/.cache/sagerun), or NULL: before the first plugin file is
+ * scanned, or when there is none (SAGERUN_CACHE_DIR is empty, or the folder is unsafe). */
+SAGERUN_API const char *sagerun_registry_cache_path(const sagerun_registry *reg);
 
 typedef struct sagerun_variant_info {
     uint32_t struct_size;
@@ -263,6 +284,11 @@ SAGERUN_API sagerun_status sagerun_registry_variant_param(const sagerun_registry
                                                           size_t index, uint32_t k,
                                                           sagerun_variant_param *out,
                                                           sagerun_error *err);
+/* "int", "float", "bool" for a sagerun_param_type (plugin.h); "unknown" for other values. */
+SAGERUN_API const char *sagerun_param_type_name(int type);
+/* A parameter value as labels write it (buf of len bytes, always NUL-terminated): an integer for
+ * int ("64"), the shortest of %.9g for float ("0.5"), "true"/"false" for bool. */
+SAGERUN_API void sagerun_param_format(int type, double value, char *buf, size_t len);
 SAGERUN_API size_t sagerun_registry_rejection_count(const sagerun_registry *reg);
 SAGERUN_API sagerun_status sagerun_registry_rejection(const sagerun_registry *reg, size_t index,
                                                       sagerun_rejection *out,
@@ -297,6 +323,12 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_safetensors(sagerun_contex
                                                                   sagerun_error *err);
 SAGERUN_API void sagerun_inputs_destroy(sagerun_inputs *in);
 SAGERUN_API const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in);
+/* Writes Q, K, V as the tensors "q", "k", "v" of a safetensors file (the problem's dtype and
+ * layout, __metadata__ {"layout": "NHD" or "HND"}): what sagerun_inputs_create_from_safetensors
+ * reads back into the same bytes. The file is written as sagerun_file_write writes. */
+SAGERUN_API sagerun_status sagerun_inputs_write_safetensors(const sagerun_inputs *in,
+                                                            const char *path,
+                                                            sagerun_error *err);
 
 /* One variant instantiated for one set of inputs: create → prepare → run* → destroy. */
 typedef struct sagerun_instance sagerun_instance;
@@ -317,6 +349,10 @@ SAGERUN_API uint64_t sagerun_instance_output(const sagerun_instance *inst, uint6
 /* SHA-256 of the output, streamed from the context's memory; hex is 65 bytes. */
 SAGERUN_API sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
                                                           sagerun_error *err);
+/* Writes the output O as the tensor "o" of a safetensors file (shape and __metadata__ as
+ * sagerun_inputs_write_safetensors writes q), as sagerun_file_write writes. */
+SAGERUN_API sagerun_status sagerun_instance_write_output(sagerun_instance *inst, const char *path,
+                                                        sagerun_error *err);
 
 /* The sage2 quantizer (SAGE2.md section 1) on the inputs' context: K mean, INT8 Q and K, FP8
  * e4m3 V (transposed, padded, permuted), with the granularities and R of params (a
@@ -339,6 +375,50 @@ struct sagerun_launch_geometry;
 SAGERUN_API sagerun_status sagerun_instance_geometry(const sagerun_instance *inst,
                                                      struct sagerun_launch_geometry *out,
                                                      sagerun_error *err);
+
+/* ---- Profiler ranges ----------------------------------------------------------------------------
+ * NVTX push/pop ranges of the default domain on the calling thread, for Nsight Systems (nsys) and
+ * Nsight Compute (ncu): the library marks its phases and every call into a variant with them
+ * (create and prepare, warm-up, checked calls, rounds, "LABEL sample (round R)", "run NAME", ...);
+ * a caller marks its own the same way. No NVTX call is made at all unless a tool is attached
+ * (NVTX_INJECTION64_PATH, which nsys and ncu set, read once); a library built without CUDA has no
+ * ranges (the calls below do nothing). */
+#define SAGERUN_RANGES_COMPILED_OUT 0 /* built without CUDA */
+#define SAGERUN_RANGES_NO_TOOL 1      /* no tool attached: no NVTX calls */
+#define SAGERUN_RANGES_TOOL 2         /* a tool receives the ranges */
+SAGERUN_API int sagerun_ranges_state(void);
+/* Pushes a range named name (cut at 159 bytes). registered != 0 registers the name first: `nsys
+ * --capture-range=nvtx` starts a capture only on a registered name (registering costs a lookup:
+ * for ranges pushed rarely). Every push is popped by sagerun_range_pop on the same thread. */
+SAGERUN_API void sagerun_range_push(const char *name, int registered);
+SAGERUN_API void sagerun_range_pop(void);
+
+/* ---- Files ------------------------------------------------------------------------------------
+ * How sagerun reads its inputs and writes its outputs (reports, workloads, tensors), for callers
+ * that write files beside them the same way. A hostile path cannot hang, crash or make sagerun
+ * destroy what is not its own output:
+ * - An input is opened without blocking (a FIFO without a writer, a tape device) and must be a
+ *   regular file: a folder, FIFO, device or socket is an error naming the path and what it is.
+ * - An output "-" is standard output. Any other replaces a regular file atomically (a temporary
+ *   file in the same folder, fsync, rename), keeping an existing file's mode (a new file gets the
+ *   umask's); a symbolic link is written through (its target replaced atomically), never
+ *   replaced, and only when it leads to a regular file. A device, FIFO, folder, socket or
+ *   dangling link is refused before anything is written. */
+
+/* Reads a whole input file into a malloc'd buffer (released with free()) with a NUL byte after
+ * its *size bytes. More than max_bytes is an error (SAGERUN_FORMAT, "too large"). */
+SAGERUN_API sagerun_status sagerun_file_read(const char *path, size_t max_bytes, char **data,
+                                             size_t *size, sagerun_error *err);
+/* Writes size bytes as an output (above). */
+SAGERUN_API sagerun_status sagerun_file_write(const char *path, const void *data, size_t size,
+                                              sagerun_error *err);
+/* Whether path could be written as an output now: what it names (above), and that its folder
+ * exists and is writable. For checking every output before a long measurement; nothing is
+ * created. */
+SAGERUN_API sagerun_status sagerun_output_check(const char *path, sagerun_error *err);
+/* SHA-256 of an input file's bytes as 64 lower-case hex digits (hex: 65 bytes). */
+SAGERUN_API sagerun_status sagerun_file_sha256(const char *path, char hex[65],
+                                               sagerun_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,20 @@
-/* The sagerun command-line tool: shared pieces of its commands. */
+/* The sagerun command-line tool: shared pieces of its commands. The CLI is a client of
+ * libsagerun.so like any other program: it includes the public headers only (the Makefile does
+ * not put libsagerun/ on its include path) and links nothing of the library but the .so. */
 #ifndef SAGERUN_CLI_H
 #define SAGERUN_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "sagerun/compare.h"
+#include "sagerun/plugin.h"
+#include "sagerun/sagerun.h"
+#include "sagerun/workload.h"
+
+#define SR_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Exit codes of every command (documented in `sagerun --help` and README). */
 enum {
@@ -35,6 +44,12 @@ int sr_cmd_profile(int argc, char **argv);
 
 /* "sagerun: <message>" on stderr. */
 void sr_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Sets err (when not NULL) to status and a formatted message; returns status. */
+sagerun_status sr_cli_error_set(sagerun_error *err, sagerun_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefixes err->message with "PREFIX: " (a file, an option); returns err->status. */
+sagerun_status sr_cli_error_prefix(sagerun_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* What getopt_long returned for a bad option (main sets opterr = 0; every optstring starts with
  * ':'), said in one line: "sagerun: CMD: unknown option '--x' (see 'sagerun help CMD')" or
@@ -68,24 +83,6 @@ typedef struct sr_cli_plugin_policy {
 /* Takes one of the policy options; false (after printing why) on a bad argument. */
 bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg);
 
-/* Tolerance mode (tolerance.h): a variant that is not byte-exact passes or fails by limits. */
-enum { SR_OPT_MAX_ULP = 940, SR_OPT_MIN_COS, SR_OPT_MAX_REL_L1 };
-#define SR_CLI_TOLERANCE_OPTIONS                                                                   \
-    {"max-ulp", required_argument, 0, SR_OPT_MAX_ULP},                                             \
-        {"min-cos", required_argument, 0, SR_OPT_MIN_COS},                                         \
-        {"max-rel-l1", required_argument, 0, SR_OPT_MAX_REL_L1}
-#define SR_CLI_TOLERANCE_HELP                                                                      \
-    "tolerance (a variant that is not byte-exact then passes or fails by these; each\n"           \
-    "option is [LABEL=]VALUE, for one variant's label or name or, without LABEL, for all;\n"      \
-    "repeatable):\n"                                                                              \
-    "  --max-ulp N            at most N ulp (of the output dtype) from the baseline's output\n"   \
-    "  --min-cos X            cosine similarity with exact attention at least X\n"               \
-    "  --max-rel-l1 X         relative L1 error against exact attention at most X\n"             \
-    "                         (both over the accuracy rows; --no-accuracy excludes them)\n"
-struct sr_tolerance_set;
-/* Takes one tolerance option: 1 taken, 0 not one of them, -1 a bad argument (said). */
-int sr_cli_tolerance_option(struct sr_tolerance_set *t, int opt, const char *arg);
-
 /* A registry with the explicit --plugin files/folders, then the default search path, under the
  * policy (NULL: the defaults); pinned hashes are checked once everything is loaded. */
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
@@ -96,12 +93,29 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
 sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names, size_t n,
                                  sagerun_error *err);
 
-/* Checks every output before any work is done: each can be written now (safe_io.h: "-" is
- * stdout, never a device, FIFO or folder, the folder exists), none is one of the inputs, no two
- * are the same file. opts[i] names outs[i] in messages; NULL entries are skipped. false after
- * printing why. */
+/* Checks every output before any work is done: each can be written now (sagerun_output_check:
+ * "-" is stdout, never a device, FIFO or folder, the folder exists), none is one of the inputs,
+ * no two are the same file. opts[i] names outs[i] in messages; NULL entries are skipped. false
+ * after printing why. */
 bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
                           size_t n_out, const char *const *inputs, size_t n_in);
+/* While a variant's code runs its prints go to stderr: stdout is the results'. Returns the saved
+ * stdout for sr_cli_stdout_back, -1 when nothing was diverted (then back does nothing). */
+int sr_cli_stdout_to_stderr(void);
+void sr_cli_stdout_back(int saved);
+
+/* True when both paths name one existing file or folder (links followed). */
+bool sr_cli_same_file(const char *a, const char *b);
+
+/* An output written through stdio: write fills f (false on failure), the bytes go to path as
+ * sagerun_file_write writes them (- is stdout; otherwise replaced atomically). */
+sagerun_status sr_cli_write_file(const char *path, bool (*write)(FILE *f, const void *user),
+                                 const void *user, sagerun_error *err);
+
+/* A JSON input file (read as sagerun_file_read reads: never blocking, regular files only, at most
+ * 64 MiB), parsed with jansson's flags. NULL when it cannot be read (jerr->line -1, position 0,
+ * the reason in jerr->text) or is not JSON (jerr says where). */
+json_t *sr_cli_json_load(const char *path, size_t flags, json_error_t *jerr);
 
 /* A stream over out that writes control characters (but newlines) as \xNN: for report text
  * shown on a terminal (escape.c). Close with sr_cli_escaping_close; false on a write error. */
@@ -131,7 +145,7 @@ typedef struct sr_cli_workload_options {
     const char *inputs_file;
     const char *shape;
     const char *layout;  /* "nhd" / "hnd", or NULL: NHD (files: their own) */
-    const char *dtype;   /* a word of sr_dtype_parse for --shape and the default, or NULL: fp16 */
+    const char *dtype;   /* a word of sagerun_dtype_parse for --shape and the default, or NULL: fp16 */
     bool causal;         /* for --shape and the default */
     unsigned long long seed;
     bool seed_given;
@@ -164,8 +178,7 @@ enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT
  * when it is not, -1 after printing "sagerun: CMD: OPT 'VALUE': expected ..." */
 int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg);
 
-struct sr_workload;
-sagerun_status sr_cli_workload(const sr_cli_workload_options *o, struct sr_workload *w,
+sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sagerun_workload **out,
                                sagerun_error *err);
 
 #endif

@@ -12,15 +12,7 @@
 
 #include "cli.h"
 #include "compare_options.h"
-#include "engine.h"
-#include "inputs.h"
 #include "isolate.h"
-#include "limits.h"
-#include "sagerun/compare.h"
-#include "schedule.h"
-#include "timer.h"
-#include "tolerance.h"
-#include "workload.h"
 
 static void compare_usage(FILE *out)
 {
@@ -124,20 +116,20 @@ static void show_progress(void *user, const char *phase, const char *variant, ui
 }
 
 /* The report files asked for (- is stdout); false after saying which failed. */
-static bool write_reports(const sr_report *r, const char *json_path, const char *md_path,
-                          const char *csv_path)
+static bool write_reports(const sagerun_compare_result *r, const char *json_path,
+                          const char *md_path, const char *csv_path)
 {
     sagerun_error err = {0};
     bool written = true;
-    if (json_path && sr_report_write_json(r, json_path, &err) != SAGERUN_OK) {
+    if (json_path && sagerun_compare_result_write_json(r, json_path, NULL, &err) != SAGERUN_OK) {
         sr_cli_error("compare: --json: %s", err.message);
         written = false;
     }
-    if (md_path && sr_report_write_markdown(r, md_path, &err) != SAGERUN_OK) {
+    if (md_path && sagerun_compare_result_write_markdown(r, md_path, &err) != SAGERUN_OK) {
         sr_cli_error("compare: --markdown: %s", err.message);
         written = false;
     }
-    if (csv_path && sr_report_write_csv(r, csv_path, &err) != SAGERUN_OK) {
+    if (csv_path && sagerun_compare_result_write_csv(r, csv_path, &err) != SAGERUN_OK) {
         sr_cli_error("compare: --csv: %s", err.message);
         written = false;
     }
@@ -149,7 +141,6 @@ typedef struct compare_cmd {
     sr_cli_compare_settings set;
     sr_cli_workload_options wo;
     const char *json_path, *md_path, *csv_path;
-    sr_tolerance_set tol; /* --max-ulp, --min-cos, --max-rel-l1 */
     bool quiet;
     bool in_process;
     /* the isolated child's side (isolate.h): the pipe, the report, the entries to leave out */
@@ -161,66 +152,23 @@ typedef struct compare_cmd {
 
 /* The end of a comparison, in the parent or in-process: the tolerance judged, the table
  * (control characters of plugins' failure reasons escaped), the report files, the exit code. */
-static int finish_report(const compare_cmd *c, sr_report *r)
+static int finish_report(const compare_cmd *c, sagerun_compare_result *r)
 {
-    sr_tolerance_apply(r, &c->tol);
+    sagerun_compare_result_apply_tolerance(r, c->set.tolerance);
     FILE *out = sr_cli_escaping_stream(stdout);
-    sr_report_print_table(r, out);
+    sagerun_compare_result_print(r, out);
     sr_cli_escaping_close(out, stdout);
     fflush(stdout);
     bool written = write_reports(r, c->json_path, c->md_path, c->csv_path);
-    bool all_ran = !r->incomplete, all_exact = true;
-    for (size_t i = 0; i < r->variant_count; i++) {
-        all_ran = all_ran && !r->variants[i].failure && r->variants[i].timing.count > 0;
-        all_exact = all_exact && sr_report_variant_accepted(&r->variants[i]);
-    }
-    if (!written || !all_ran)
+    if (!written || !sagerun_compare_result_complete(r) || !sagerun_compare_result_all_ran(r))
         return SR_EXIT_ERROR;
-    return all_exact ? SR_EXIT_OK : SR_EXIT_NOT_BYTE_EXACT;
+    return sagerun_compare_result_all_accepted(r) ? SR_EXIT_OK : SR_EXIT_NOT_BYTE_EXACT;
 }
 
 /* The exit code of a stop signal, as shells report it. */
 static int signal_exit_code(int sig)
 {
     return sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
-}
-
-/* Refuses a workload that cannot fit in free device memory before the inputs are allocated: the
- * variants are the baseline and the named ones, or every variant of the backend (the engine's
- * default). The engine checks again, with the inputs allocated, before the outputs. */
-static sagerun_status check_device_memory(sagerun_registry *reg, sagerun_context *ctx,
-                                          const sagerun_problem *p,
-                                          const sagerun_compare_options *o, sagerun_error *err)
-{
-    sagerun_device_info di = {.struct_size = sizeof di};
-    if (sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA ||
-        sagerun_context_device_info(ctx, &di, NULL) != SAGERUN_OK)
-        return SAGERUN_OK;
-    size_t nreg = sagerun_registry_variant_count(reg), n = 0;
-    const sagerun_variant_descriptor **d = calloc(nreg + o->variant_count + 1, sizeof(*d));
-    if (!d)
-        return SAGERUN_OK;
-    long base = sagerun_registry_find(reg, o->baseline);
-    if (base >= 0)
-        d[n++] = sr_registry_descriptor(reg, (size_t)base);
-    for (size_t i = 0; o->variants && i < o->variant_count; i++) {
-        long k = sagerun_registry_find(reg, o->variants[i]);
-        if (k >= 0)
-            d[n++] = sr_registry_descriptor(reg, (size_t)k);
-    }
-    for (size_t k = 0; !o->variants && k < nreg; k++) {
-        const sagerun_variant_descriptor *v = sr_registry_descriptor(reg, k);
-        if ((long)k != base && v && v->backend == SAGERUN_BACKEND_CUDA)
-            d[n++] = v;
-    }
-    sr_memory_estimate est;
-    sr_memory_estimate_compare(p, d, n, true,
-                               o->flags & SAGERUN_COMPARE_SKIP_ACCURACY
-                                   ? 0
-                                   : (o->accuracy_rows ? o->accuracy_rows : 4096),
-                               &est);
-    free(d);
-    return sr_memory_check(&est, di.free_memory, err);
 }
 
 static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
@@ -271,18 +219,16 @@ static sagerun_status open_backend(const compare_cmd *c, sagerun_compare_options
     return SAGERUN_OK;
 }
 
-/* The measurement, in the child or in-process: the workload's inputs and one comparison of
- * them, the workload's metadata in the result. Errors are printed; false then. */
+/* The measurement, in the child or in-process: one comparison on the workload (the library
+ * checks the device memory it needs before allocating anything). Errors are printed; false then. */
 static bool measure(const compare_cmd *c, sagerun_compare_options *opts,
                     sagerun_compare_result **res)
 {
     sagerun_context *ctx = NULL, *host = NULL;
     sagerun_registry *reg = NULL;
-    sagerun_inputs *in = NULL;
+    sagerun_workload *w = NULL;
     sagerun_error err = {0};
-    sr_workload w;
-    bool have_workload = false, ok = false;
-    char *metadata = NULL;
+    bool ok = false;
     sr_cli_workload_options wo = c->wo;
     if (open_backend(c, opts, &ctx, &host, &reg, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
@@ -291,29 +237,12 @@ static bool measure(const compare_cmd *c, sagerun_compare_options *opts,
     sagerun_context *run_ctx = host ? host : ctx;
     wo.on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
     wo.quiet = c->quiet;
-    if (sr_cli_workload(&wo, &w, &err) != SAGERUN_OK)
-        goto failed;
-    have_workload = true;
-    if (check_device_memory(reg, run_ctx, &w.problem, opts, &err) != SAGERUN_OK ||
-        sr_inputs_create_for_workload(run_ctx, &w, &in, &err) != SAGERUN_OK ||
-        sagerun_compare_run(reg, run_ctx, in, opts, res, &err) != SAGERUN_OK)
-        goto failed;
-    metadata = json_dumps(w.metadata, JSON_COMPACT);
-    if (sagerun_compare_result_set_metadata(*res, metadata, &err) != SAGERUN_OK)
-        goto failed;
-    ok = true;
-    goto out;
-failed:
-    sr_cli_error("compare: %s", err.message);
+    ok = sr_cli_workload(&wo, &w, &err) == SAGERUN_OK &&
+         sagerun_compare_run_workload(reg, run_ctx, w, opts, res, &err) == SAGERUN_OK;
+    if (!ok)
+        sr_cli_error("compare: %s", err.message);
 out:
-    if (!ok) {
-        sagerun_compare_result_destroy(*res);
-        *res = NULL;
-    }
-    free(metadata);
-    if (have_workload)
-        sr_workload_free(&w);
-    sagerun_inputs_destroy(in);
+    sagerun_workload_destroy(w);
     sagerun_registry_destroy(reg);
     sagerun_context_destroy(host);
     sagerun_context_destroy(ctx);
@@ -327,15 +256,14 @@ static int compare_parent(const compare_cmd *c, int argc, char **argv)
     sr_isolate_options io = {.argc = argc, .argv = argv, .timeout_s = c->set.timeout_s,
                              .quiet = c->quiet,
                              .show_progress = !c->quiet && isatty(STDERR_FILENO)};
-    sr_report report;
-    memset(&report, 0, sizeof report);
+    sagerun_compare_result *report = NULL;
     int sig = 0;
     int rc = sr_isolate_run(&io, &report, &sig);
     if (rc == SR_EXIT_OK)
-        rc = finish_report(c, &report);
+        rc = finish_report(c, report);
     if (sig)
         rc = signal_exit_code(sig);
-    sr_report_clear(&report);
+    sagerun_compare_result_destroy(report);
     return rc;
 }
 
@@ -398,7 +326,7 @@ static int compare_in_process(const compare_cmd *c)
         fprintf(stderr, "\r\033[K");
     if (!measured)
         return SR_EXIT_ERROR;
-    int rc = finish_report(c, &res->report);
+    int rc = finish_report(c, res);
     sagerun_compare_result_destroy(res);
     return sr_stop_signal() ? signal_exit_code(sr_stop_signal()) : rc;
 }
@@ -413,7 +341,6 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
     static const struct option longopts[] = {
         SR_CLI_COMPARE_OPTIONS,
         SR_CLI_WORKLOAD_OPTIONS,
-        SR_CLI_TOLERANCE_OPTIONS,
         {"expect-sha256", required_argument, 0, O_EXPECT},
         {"json", required_argument, 0, O_JSON},
         {"markdown", required_argument, 0, O_MARKDOWN},
@@ -442,8 +369,6 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
         default: {
             int taken = sr_cli_compare_option("compare", &c->set, opt, optarg);
             if (!taken)
-                taken = sr_cli_tolerance_option(&c->tol, opt, optarg);
-            if (!taken)
                 taken = sr_cli_workload_option("compare", &c->wo, opt, optarg);
             if (taken < 0)
                 return SR_EXIT_USAGE;
@@ -466,12 +391,6 @@ static int check_options(compare_cmd *c)
     const char *hex = c->set.opts.expect_sha256;
     if (!sr_cli_compare_settings_finish("compare", &c->set))
         return SR_EXIT_USAGE;
-    if ((c->tol.n[SR_TOL_MIN_COS] || c->tol.n[SR_TOL_MAX_REL_L1]) &&
-        (c->set.opts.flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
-        sr_cli_error("compare: --min-cos and --max-rel-l1 judge the accuracy check, which "
-                     "--no-accuracy turns off");
-        return SR_EXIT_USAGE;
-    }
     if ((c->wo.workload_file != NULL) + (c->wo.inputs_file != NULL) + (c->wo.shape != NULL) > 1) {
         sr_cli_error("compare: --workload, --inputs and --shape exclude each other");
         return SR_EXIT_USAGE;
@@ -497,7 +416,7 @@ int sr_cmd_compare(int argc, char **argv)
 {
     compare_cmd c;
     memset(&c, 0, sizeof c);
-    c.wo.seed = SR_WORKLOAD_DEFAULT_SEED;
+    c.wo.seed = SAGERUN_WORKLOAD_DEFAULT_SEED;
     c.child_fd = -1;
     if (!sr_cli_compare_settings_init(&c.set, "compare", argc))
         return SR_EXIT_ERROR;

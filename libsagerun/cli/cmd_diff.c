@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "report.h"
-#include "sagerun/compare.h"
 #include "sweep.h"
 
 static void diff_usage(FILE *out)
@@ -56,24 +54,24 @@ static const json_t *find_point(const json_t *summary, const char *name)
 }
 
 /* The report of one point of a summary: its "report" file, beside the summary. */
-static sagerun_status read_point(const char *summary_path, const json_t *w, sr_report *r,
-                                 sagerun_error *err)
+static sagerun_status read_point(const char *summary_path, const json_t *w,
+                                 sagerun_compare_result **r, sagerun_error *err)
 {
     const char *file = json_string_value(json_object_get(w, "report"));
     if (!file)
-        return sr_error_set(err, SAGERUN_FORMAT, "no report (status %s%s%s)",
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "no report (status %s%s%s)",
                             json_string_value(json_object_get(w, "status")) ?: "?",
                             json_string_value(json_object_get(w, "error")) ? ": " : "",
                             json_string_value(json_object_get(w, "error")) ?: "");
     char *copy = strdup(summary_path), path[4096];
     if (!copy)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     snprintf(path, sizeof path, "%s/%s", dirname(copy), file);
     free(copy);
-    return sr_report_read(path, r, err);
+    return sagerun_compare_result_read(path, r, err);
 }
 
-static sagerun_status diff_sweeps(sr_diff *d, const char *old_path, const json_t *os,
+static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const json_t *os,
                                   const char *new_path, const json_t *ns, sagerun_error *err)
 {
     size_t i;
@@ -81,14 +79,14 @@ static sagerun_status diff_sweeps(sr_diff *d, const char *old_path, const json_t
     json_array_foreach(json_object_get(os, "workloads"), i, w) {
         const char *name = json_string_value(json_object_get(w, "name"));
         if (!name)
-            return sr_error_set(err, SAGERUN_FORMAT, "%s: workloads[%zu]: no name", old_path, i);
+            return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: workloads[%zu]: no name", old_path, i);
         const json_t *nw = find_point(ns, name);
         if (!nw) {
-            if (sr_diff_missing_point(d, name, "MISSING in new", err) != SAGERUN_OK)
+            if (sagerun_diff_add_missing(d, name, "MISSING in new", err) != SAGERUN_OK)
                 return err->status;
             continue;
         }
-        sr_report a, b;
+        sagerun_compare_result *a = NULL, *b = NULL;
         sagerun_error perr = {0};
         char why[sizeof(perr.message) + 32];
         if (read_point(old_path, w, &a, &perr) != SAGERUN_OK) {
@@ -97,21 +95,21 @@ static sagerun_status diff_sweeps(sr_diff *d, const char *old_path, const json_t
         }
         if (read_point(new_path, nw, &b, &perr) != SAGERUN_OK) {
             snprintf(why, sizeof why, "NO REPORT in new: %s", perr.message);
-            sr_report_clear(&a);
-            if (sr_diff_missing_point(d, name, why, err) != SAGERUN_OK)
+            sagerun_compare_result_destroy(a);
+            if (sagerun_diff_add_missing(d, name, why, err) != SAGERUN_OK)
                 return err->status;
             continue;
         }
-        sagerun_status st = sr_diff_reports(d, name, &a, &b, err);
-        sr_report_clear(&a);
-        sr_report_clear(&b);
+        sagerun_status st = sagerun_diff_add(d, name, a, b, err);
+        sagerun_compare_result_destroy(a);
+        sagerun_compare_result_destroy(b);
         if (st != SAGERUN_OK)
             return st;
     }
     return SAGERUN_OK;
 }
 
-static sagerun_status diff_files(sr_diff *d, const char *old_path, const char *new_path,
+static sagerun_status diff_files(sagerun_diff *d, const char *old_path, const char *new_path,
                                  sagerun_error *err)
 {
     json_t *os = sr_sweep_summary_load(old_path, err);
@@ -123,20 +121,20 @@ static sagerun_status diff_files(sr_diff *d, const char *old_path, const char *n
     if (!ns && err->status != SAGERUN_OK)
         st = err->status;
     else if (old_sweep != new_sweep)
-        st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+        st = sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                           "%s is a sweep summary and %s is not: diff two reports or two sweeps",
                           old_sweep ? old_path : new_path, old_sweep ? new_path : old_path);
     else if (old_sweep)
         st = diff_sweeps(d, old_path, os, new_path, ns, err);
     else {
-        sr_report a, b;
-        if ((st = sr_report_read(old_path, &a, err)) != SAGERUN_OK)
+        sagerun_compare_result *a = NULL, *b = NULL;
+        if ((st = sagerun_compare_result_read(old_path, &a, err)) != SAGERUN_OK)
             goto done;
-        if ((st = sr_report_read(new_path, &b, err)) == SAGERUN_OK) {
-            st = sr_diff_reports(d, NULL, &a, &b, err);
-            sr_report_clear(&b);
+        if ((st = sagerun_compare_result_read(new_path, &b, err)) == SAGERUN_OK) {
+            st = sagerun_diff_add(d, NULL, a, b, err);
+            sagerun_compare_result_destroy(b);
         }
-        sr_report_clear(&a);
+        sagerun_compare_result_destroy(a);
     }
 done:
     json_decref(os);
@@ -156,7 +154,6 @@ int sr_cmd_diff(int argc, char **argv)
     sagerun_report_diff_options o;
     sagerun_report_diff_options_init(&o);
     const char *json_path = NULL, *md_path = NULL, *csv_path = NULL;
-    bool relative = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -169,7 +166,7 @@ int sr_cmd_diff(int argc, char **argv)
         case 'j': json_path = optarg; break;
         case 'm': md_path = optarg; break;
         case 'c': csv_path = optarg; break;
-        case 'r': relative = true; break;
+        case 'r': o.relative = 1; break;
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
         default: return sr_cli_bad_option("diff", c, argv);
         }
@@ -184,31 +181,31 @@ int sr_cmd_diff(int argc, char **argv)
     const char *const ins[] = {argv[optind], argv[optind + 1]};
     if (!sr_cli_check_outputs("diff", out_opts, outs, 3, ins, 2))
         return SR_EXIT_ERROR;
-    sr_diff d;
-    sr_diff_init(&d, o.threshold_percent, relative);
+    sagerun_diff *d = NULL;
     sagerun_error err = {0};
     int rc = SR_EXIT_ERROR;
-    if (diff_files(&d, argv[optind], argv[optind + 1], &err) != SAGERUN_OK) {
+    if (sagerun_diff_create(&o, &d, &err) != SAGERUN_OK ||
+        diff_files(d, argv[optind], argv[optind + 1], &err) != SAGERUN_OK) {
         sr_cli_error("diff: %s", err.message);
         goto out;
     }
     FILE *out = sr_cli_escaping_stream(stdout);
-    sr_diff_print(&d, out, false);
+    sagerun_diff_print(d, out, 0);
     sr_cli_escaping_close(out, stdout);
-    if (json_path && sr_diff_write_json(&d, json_path, &err) != SAGERUN_OK) {
+    if (json_path && sagerun_diff_write_json(d, json_path, &err) != SAGERUN_OK) {
         sr_cli_error("diff: --json: %s", err.message);
         goto out;
     }
-    if (md_path && sr_diff_write_markdown(&d, md_path, &err) != SAGERUN_OK) {
+    if (md_path && sagerun_diff_write_markdown(d, md_path, &err) != SAGERUN_OK) {
         sr_cli_error("diff: --markdown: %s", err.message);
         goto out;
     }
-    if (csv_path && sr_diff_write_csv(&d, csv_path, &err) != SAGERUN_OK) {
+    if (csv_path && sagerun_diff_write_csv(d, csv_path, &err) != SAGERUN_OK) {
         sr_cli_error("diff: --csv: %s", err.message);
         goto out;
     }
-    rc = d.findings ? SR_EXIT_REGRESSION : SR_EXIT_OK;
+    rc = sagerun_diff_findings(d) ? SR_EXIT_REGRESSION : SR_EXIT_OK;
 out:
-    sr_diff_clear(&d);
+    sagerun_diff_destroy(d);
     return rc;
 }

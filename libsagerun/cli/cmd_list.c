@@ -27,13 +27,11 @@ static void print_params(const sagerun_registry *reg, size_t index, uint32_t n)
         sagerun_variant_param p = {.struct_size = sizeof p};
         if (sagerun_registry_variant_param(reg, index, k, &p, NULL) != SAGERUN_OK)
             continue;
-        const sagerun_param_decl d = {sizeof d, p.type, p.key, p.description, p.default_value,
-                                      p.min_value, p.max_value};
         char def[64], lo[64], hi[64];
-        sr_param_format(&d, p.default_value, def, sizeof def);
-        sr_param_format(&d, p.min_value, lo, sizeof lo);
-        sr_param_format(&d, p.max_value, hi, sizeof hi);
-        printf("  %-20s param %s %s = %s [%s, %s]: %s\n", "", p.key, sr_param_type_name(p.type),
+        sagerun_param_format(p.type, p.default_value, def, sizeof def);
+        sagerun_param_format(p.type, p.min_value, lo, sizeof lo);
+        sagerun_param_format(p.type, p.max_value, hi, sizeof hi);
+        printf("  %-20s param %s %s = %s [%s, %s]: %s\n", "", p.key, sagerun_param_type_name(p.type),
                def, lo, hi, p.description);
     }
 }
@@ -125,7 +123,7 @@ int sr_cmd_list(int argc, char **argv)
         sagerun_registry_rejection(reg, i, &r, NULL);
         printf("  %s\n    %s\n", r.path, r.reason);
     }
-    const char *cache = sr_registry_cache_path(reg);
+    const char *cache = sagerun_registry_cache_path(reg);
     printf("plugin scan cache: %s\n", cache ? cache : "none (SAGERUN_CACHE_DIR is empty, or the folder is unsafe)");
     if (sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST)
         printf("(no CUDA device: CUDA variants are listed but can only run on a GPU machine)\n");

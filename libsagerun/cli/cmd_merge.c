@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "report.h"
 #include "sweep.h"
 
 static void merge_usage(FILE *out)
@@ -77,7 +76,7 @@ static bool load_input(const char *arg, input *in)
         return false;
     }
     json_error_t jerr;
-    in->root = sr_json_load_input(in->path, JSON_REJECT_DUPLICATES, &jerr);
+    in->root = sr_cli_json_load(in->path, JSON_REJECT_DUPLICATES, &jerr);
     if (!in->root) {
         if (jerr.line <= 0 && jerr.position == 0)
             sr_cli_error("merge: %s%s", jerr.text,
@@ -166,24 +165,16 @@ static const char *mismatch(const json_t *a, const json_t *b)
     return NULL;
 }
 
-static bool copy_cb(FILE *f, const void *user)
-{
-    const json_t *text = user; /* a JSON string holding the file's bytes */
-    size_t n = json_string_length(text);
-    return fwrite(json_string_value(text), 1, n, f) == n;
-}
-
 /* Copies DIR_IN/file to DIR_OUT/file unless they are the same file. */
 static bool copy_report(const input *in, const char *out_dir, const char *file)
 {
-    char *src = NULL, *dst = NULL;
+    char *src = NULL, *dst = NULL, *bytes = NULL;
     bool ok = false;
-    json_t *bytes = NULL;
     if (asprintf(&src, "%s/%s", in->dir, file) < 0 || asprintf(&dst, "%s/%s", out_dir, file) < 0) {
         sr_cli_error("merge: out of memory");
         return false;
     }
-    struct stat a, b;
+    struct stat a;
     if (lstat(src, &a) != 0) {
         sr_cli_error("merge: %s lists the report %s, which cannot be read: %s", in->path, src,
                      strerror(errno));
@@ -192,43 +183,31 @@ static bool copy_report(const input *in, const char *out_dir, const char *file)
     if (!S_ISREG(a.st_mode)) {
         sr_cli_error("merge: %s lists the report %s, which is %s, not a regular file: not "
                      "copied",
-                     in->path, src, sr_file_kind(a.st_mode));
+                     in->path, src, S_ISLNK(a.st_mode) ? "a symlink" : S_ISDIR(a.st_mode)
+                                                                 ? "a folder" : "a special file");
         goto out;
     }
-    sr_report parsed;
-    sagerun_error perr = {0};
-    if (sr_report_read(src, &parsed, &perr) != SAGERUN_OK) {
+    sagerun_compare_result *parsed = NULL;
+    sagerun_error err = {0};
+    if (sagerun_compare_result_read(src, &parsed, &err) != SAGERUN_OK) {
         sr_cli_error("merge: %s lists the report %s, which is not a valid report: %s", in->path,
-                     src, perr.message);
+                     src, err.message);
         goto out;
     }
-    sr_report_clear(&parsed);
-    if (stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    sagerun_compare_result_destroy(parsed);
+    if (sr_cli_same_file(src, dst)) {
         ok = true;
         goto out;
     }
-    sagerun_error rerr = {0};
-    FILE *f = sr_fopen_input(src, &rerr);
-    char *buf = f ? malloc((size_t)a.st_size + 1) : NULL;
-    size_t got = buf ? fread(buf, 1, (size_t)a.st_size, f) : 0;
-    if (f)
-        fclose(f);
-    if (!buf || got != (size_t)a.st_size) {
-        sr_cli_error("merge: %s: cannot read the report%s%s", src, f ? "" : ": ",
-                     f ? "" : rerr.message);
-        free(buf);
-        goto out;
-    }
-    bytes = json_stringn_nocheck(buf, got);
-    free(buf);
-    sagerun_error err = {0};
-    if (!bytes || sr_write_file_atomic(dst, copy_cb, bytes, &err) != SAGERUN_OK) {
-        sr_cli_error("merge: %s", bytes ? err.message : "out of memory");
+    size_t size;
+    if (sagerun_file_read(src, SIZE_MAX - 1, &bytes, &size, &err) != SAGERUN_OK ||
+        sagerun_file_write(dst, bytes, size, &err) != SAGERUN_OK) {
+        sr_cli_error("merge: %s", err.message);
         goto out;
     }
     ok = true;
 out:
-    json_decref(bytes);
+    free(bytes);
     free(src);
     free(dst);
     return ok;
@@ -257,7 +236,7 @@ static bool reports_claimed_once(const input *in, json_t *const *owner,
 static bool out_dir_not_an_input(const char *out_dir, const input *in, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (sr_same_file(out_dir, in[i].dir)) {
+        if (sr_cli_same_file(out_dir, in[i].dir)) {
             sr_cli_error("merge: --out-dir %s is the folder of the input %s: its summary would "
                          "be replaced; merge into another folder",
                          out_dir, in[i].path);

@@ -7,7 +7,6 @@
 
 #include "cli.h"
 #include "plot.h"
-#include "safe_io.h"
 #include "sweep.h"
 
 static void plot_usage(FILE *out)
@@ -68,9 +67,9 @@ static sr_canvas *report_figure(const char *path, const char *title, sagerun_err
         return NULL;
     sr_canvas *c = NULL;
     if (m.variant_count == 0)
-        sr_error_set(err, SAGERUN_FORMAT, "%s: no variants to plot", path);
+        sr_cli_error_set(err, SAGERUN_FORMAT, "%s: no variants to plot", path);
     else if (!(c = sr_plot_report(&m, title ? title : base_name(path))))
-        sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     sr_plot_model_clear(&m);
     return c;
 }
@@ -81,7 +80,7 @@ static sr_canvas *sweep_figure(const char *path, const json_t *summary, const ch
 {
     char *copy = strdup(path);
     if (!copy)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory"), NULL;
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory"), NULL;
     const char *name = json_string_value(json_object_get(json_object_get(summary, "sweep"),
                                                          "name"));
     char fallback[300];
@@ -89,7 +88,7 @@ static sr_canvas *sweep_figure(const char *path, const json_t *summary, const ch
     sr_canvas *c = sr_plot_sweep(summary, dirname(copy), title ? title : fallback, x_axis, err);
     free(copy);
     if (!c)
-        sr_error_prefix(err, "%s", path);
+        sr_cli_error_prefix(err, "%s", path);
     return c;
 }
 
@@ -123,11 +122,11 @@ static int write_outputs(const sr_canvas *c, const char *output, const char *lay
             sr_cli_error("plot: cannot write the SVG to stdout");
             return SR_EXIT_ERROR;
         }
-    } else if (sr_write_file_atomic(output, render_cb, &job, &err) != SAGERUN_OK) {
+    } else if (sr_cli_write_file(output, render_cb, &job, &err) != SAGERUN_OK) {
         sr_cli_error("plot: %s", err.message);
         return SR_EXIT_ERROR;
     }
-    if (layout && sr_write_file_atomic(layout, layout_cb, c, &err) != SAGERUN_OK) {
+    if (layout && sr_cli_write_file(layout, layout_cb, c, &err) != SAGERUN_OK) {
         sr_cli_error("plot: --layout: %s", err.message);
         return SR_EXIT_ERROR;
     }

@@ -1,12 +1,11 @@
 /* sagerun profile: exactly one warmed call of one variant inside a named NVTX range, for ncu and
- * nsys (nvtx.h); prints its time and the SHA-256 of its output. */
+ * nsys (the library's profiler ranges, sagerun_range_push); prints its time and the SHA-256 of its
+ * output. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvtx.h"
 #include "one_variant.h"
-#include "safe_io.h"
 
 #define SR_PROFILE_DEFAULT_WARMUP 3
 /* 0xFF bytes: NaN in fp16 and bf16, as the engine's checked calls poison (verify.c) */
@@ -109,22 +108,19 @@ static sagerun_status poisoned_call(const sr_cli_one_variant *v, const char *ran
         st = sagerun_context_synchronize(v->run_ctx, err);
     if (st != SAGERUN_OK)
         return st;
-    if (registered)
-        sr_nvtx_push_registered(range);
-    else
-        sr_nvtx_push("%s", range);
+    sagerun_range_push(range, registered);
     st = sagerun_instance_run(v->inst, seconds, err);
     if (st == SAGERUN_OK)
         st = sagerun_context_synchronize(v->run_ctx, err); /* the range holds all the call's work */
-    sr_nvtx_pop();
+    sagerun_range_pop();
     return st;
 }
 
 static sagerun_status hash_output(const sr_cli_one_variant *v, char hex[65], sagerun_error *err)
 {
-    sr_nvtx_push("hashing");
+    sagerun_range_push("hashing", 0);
     sagerun_status st = sagerun_instance_output_sha256(v->inst, hex, err);
-    sr_nvtx_pop();
+    sagerun_range_pop();
     return st;
 }
 
@@ -137,15 +133,15 @@ typedef struct profile_result {
 static sagerun_status profile_calls(const sr_cli_one_variant *v, const profile_options *o,
                                     const char *range, profile_result *r, sagerun_error *err)
 {
-    sr_nvtx_push("prepare");
+    sagerun_range_push("prepare", 0);
     sagerun_status st = sagerun_instance_prepare(v->inst, &r->prepare_s, err);
-    sr_nvtx_pop();
-    sr_nvtx_push("warm-up");
+    sagerun_range_pop();
+    sagerun_range_push("warm-up", 0);
     for (uint32_t i = 0; i < o->warmup && st == SAGERUN_OK; i++)
         st = sagerun_instance_run(v->inst, NULL, err);
     if (st == SAGERUN_OK)
         st = sagerun_context_synchronize(v->run_ctx, err);
-    sr_nvtx_pop();
+    sagerun_range_pop();
     if (st == SAGERUN_OK)
         st = poisoned_call(v, "checked call", false, NULL, err);
     if (st == SAGERUN_OK)
@@ -159,9 +155,11 @@ static sagerun_status profile_calls(const sr_cli_one_variant *v, const profile_o
 
 static const char *nvtx_state(void)
 {
-    if (!SR_NVTX_COMPILED_IN)
-        return "compiled out (built without CUDA)";
-    return sr_nvtx_active() ? "a tool is attached" : "no tool attached, no NVTX calls";
+    switch (sagerun_ranges_state()) {
+    case SAGERUN_RANGES_COMPILED_OUT: return "compiled out (built without CUDA)";
+    case SAGERUN_RANGES_TOOL: return "a tool is attached";
+    default: return "no tool attached, no NVTX calls";
+    }
 }
 
 static int print_result(const sr_cli_one_variant *v, const profile_options *o, const char *range,
@@ -185,7 +183,7 @@ static int print_result(const sr_cli_one_variant *v, const profile_options *o, c
 int sr_cmd_profile(int argc, char **argv)
 {
     profile_options o = {.backend = "auto", .warmup = SR_PROFILE_DEFAULT_WARMUP,
-                         .wo = {.seed = SR_WORKLOAD_DEFAULT_SEED}};
+                         .wo = {.seed = SAGERUN_WORKLOAD_DEFAULT_SEED}};
     o.plugins = calloc((size_t)argc, sizeof *o.plugins);
     int rc = o.plugins ? parse_options(argc, argv, &o) : SR_EXIT_ERROR;
     if (rc != SR_EXIT_OK) {
@@ -195,27 +193,27 @@ int sr_cmd_profile(int argc, char **argv)
     const sr_cli_one_variant_options vo = {
         .cmd = "profile", .variant = o.variant, .backend = o.backend, .device = (int)o.device,
         .plugins = o.plugins, .n_plugins = o.n_plugins, .policy = &o.policy, .workload = &o.wo};
-    char range[SR_NVTX_NAME_MAX];
+    char range[160]; /* the longest range name kept (sagerun_range_push) */
     snprintf(range, sizeof range, "profile %.*s", (int)strcspn(o.variant, "["), o.variant);
     sr_cli_one_variant v;
     profile_result r = {0};
     sagerun_error err = {0};
     rc = SR_EXIT_ERROR;
-    sr_nvtx_push("sagerun profile");
-    sr_nvtx_push("create (context, plugins, inputs, instance)");
+    sagerun_range_push("sagerun profile", 0);
+    sagerun_range_push("create (context, plugins, inputs, instance)", 0);
     bool opened = sr_cli_one_variant_open(&vo, &v);
-    sr_nvtx_pop();
+    sagerun_range_pop();
     if (opened) {
-        int saved = sr_stdout_divert(); /* the variant's prints go to stderr */
+        int saved = sr_cli_stdout_to_stderr(); /* the variant's prints go to stderr */
         sagerun_status st = profile_calls(&v, &o, range, &r, &err);
-        sr_stdout_restore(saved);
+        sr_cli_stdout_back(saved);
         if (st == SAGERUN_OK)
             rc = print_result(&v, &o, range, &r);
         else
             sr_cli_error("%s", err.message);
     }
     sr_cli_one_variant_close(&v);
-    sr_nvtx_pop();
+    sagerun_range_pop();
     free(o.plugins);
     return rc;
 }

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "one_variant.h"
-#include "safe_io.h"
-#include "safetensors.h"
 
 static void run_usage(FILE *out)
 {
@@ -36,35 +34,6 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Writes q, k, v (inst NULL) or the output o (inst given) to a safetensors file. */
-static sagerun_status save_tensors(const char *path, sagerun_context *ctx,
-                                   const sagerun_problem *p, const sagerun_inputs *in,
-                                   sagerun_instance *inst, sagerun_error *err)
-{
-    const bool hnd = p->layout == SAGERUN_LAYOUT_HND;
-    sr_st_write_tensor t[3];
-    memset(t, 0, sizeof t);
-    const char *names[3] = {"q", "k", "v"};
-    const uint32_t heads[3] = {p->heads_q, p->heads_kv, p->heads_kv};
-    const uint64_t addr[3] = {in->q, in->k, in->v};
-    size_t count = inst ? 1 : 3;
-    for (size_t i = 0; i < count; i++) {
-        t[i].name = inst ? "o" : names[i];
-        t[i].dtype = (int)p->dtype;
-        t[i].rank = 4;
-        t[i].shape[0] = p->batch;
-        t[i].shape[1] = hnd ? heads[i] : p->seq_len;
-        t[i].shape[2] = hnd ? p->seq_len : heads[i];
-        t[i].shape[3] = p->head_dim;
-        t[i].ctx = ctx;
-        t[i].addr = inst ? sagerun_instance_output(inst, NULL) : addr[i];
-    }
-    json_t *meta = json_pack("{s:s}", "layout", hnd ? "HND" : "NHD");
-    sagerun_status st = sr_safetensors_write(path, t, count, meta, err);
-    json_decref(meta);
-    return st;
-}
-
 int sr_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -80,7 +49,7 @@ int sr_cmd_run(int argc, char **argv)
     int n_plugins = 0, c;
     uint32_t device = 0, warmup = 1, iterations = 5;
     const char *variant = NULL, *backend = "auto", *save_inputs = NULL, *save_output = NULL;
-    sr_cli_workload_options wo = {.seed = SR_WORKLOAD_DEFAULT_SEED};
+    sr_cli_workload_options wo = {.seed = SAGERUN_WORKLOAD_DEFAULT_SEED};
     sr_cli_plugin_policy policy = {0};
     int rc = SR_EXIT_USAGE;
     optind = 1;
@@ -136,15 +105,12 @@ int sr_cmd_run(int argc, char **argv)
         .plugins = plugins, .n_plugins = n_plugins, .policy = &policy, .workload = &wo};
     if (!sr_cli_one_variant_open(&vo, &v))
         goto done;
-    sagerun_context *run_ctx = v.run_ctx;
-    sagerun_inputs *in = v.in;
     sagerun_instance *inst = v.inst;
-    const sagerun_problem *problem = v.problem;
-    if (save_inputs && save_tensors(save_inputs, run_ctx, problem, in, NULL, &err) != SAGERUN_OK) {
+    if (save_inputs && sagerun_inputs_write_safetensors(v.in, save_inputs, &err) != SAGERUN_OK) {
         sr_cli_error("run: --save-inputs: %s", err.message);
         goto done;
     }
-    stdout_saved = sr_stdout_divert();
+    stdout_saved = sr_cli_stdout_to_stderr();
     double prepare_s = 0;
     if (sagerun_instance_prepare(inst, &prepare_s, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
@@ -173,20 +139,20 @@ int sr_cmd_run(int argc, char **argv)
         sr_cli_error("%s", err.message);
         goto done;
     }
-    sr_stdout_restore(stdout_saved);
+    sr_cli_stdout_back(stdout_saved);
     stdout_saved = -1;
     sr_cli_one_variant_print(&v, variant);
     printf("prepare_s     %.6f\n", prepare_s);
     printf("run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
            times[iterations - 1], iterations);
     printf("output_sha256 %s\n", hex);
-    if (save_output && save_tensors(save_output, run_ctx, problem, in, inst, &err) != SAGERUN_OK) {
+    if (save_output && sagerun_instance_write_output(inst, save_output, &err) != SAGERUN_OK) {
         sr_cli_error("run: --save-output: %s", err.message);
         goto done;
     }
     rc = SR_EXIT_OK;
 done:
-    sr_stdout_restore(stdout_saved);
+    sr_cli_stdout_back(stdout_saved);
     free(times);
     sr_cli_one_variant_close(&v);
 out:

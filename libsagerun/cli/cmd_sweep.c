@@ -19,11 +19,8 @@ extern char **environ;
 
 #include "cli.h"
 #include "compare_options.h"
-#include "report.h"
-#include "sagerun/compare.h"
 #include "sweep.h"
 #include "sweep_axes.h"
-#include "workload.h"
 
 static void sweep_usage(FILE *out)
 {
@@ -74,6 +71,7 @@ static void sweep_usage(FILE *out)
             SR_CLI_COMPARE_SCHEDULE_HELP
             "checks:\n"
             SR_CLI_COMPARE_CHECKS_HELP
+            SR_CLI_TOLERANCE_HELP
             SR_CLI_COMPARE_DEVICE_HELP
             "fault containment (each workload's compare):\n"
             SR_CLI_COMPARE_TIMEOUT_HELP
@@ -82,7 +80,8 @@ static void sweep_usage(FILE *out)
             "  0  every workload ran, every variant byte-exact with its reference\n"
             "  1  error: bad sweep file, or some workload or variant failed (the others ran)\n"
             "  2  usage error\n"
-            "  3  everything ran, but some output is not byte-exact\n");
+            "  3  everything ran, but some output is not byte-exact (nor within the tolerance\n"
+            "     given: --max-ulp, --min-cos, --max-rel-l1)\n");
 }
 
 /* ---- the sweep file --------------------------------------------------------------------------- */
@@ -95,7 +94,7 @@ typedef struct sweep {
     size_t spec_count;      /* entries of each specs[i] */
     char *name;
     char sha256[65];
-    sr_workload *workloads; /* every workload of the file, parsed and checked */
+    sagerun_workload **workloads; /* every workload of the file, parsed and checked */
     char **files;           /* report file name per workload */
     size_t count;
     /* compare options of the file (the command line overrides them) */
@@ -111,7 +110,7 @@ typedef struct sweep {
 static void sweep_free(sweep *s)
 {
     for (size_t i = 0; s->workloads && i < s->count; i++)
-        sr_workload_free(&s->workloads[i]);
+        sagerun_workload_destroy(s->workloads[i]);
     for (size_t i = 0; s->files && i < s->count; i++)
         free(s->files[i]);
     for (size_t i = 0; s->axes && i < s->count; i++)
@@ -182,7 +181,8 @@ static char *report_file_name(const char *name)
 }
 
 static sagerun_status parse_workload(const char *file, const char *dir, json_t *defaults,
-                                     json_t *item, size_t i, sr_workload *w, sagerun_error *err)
+                                     json_t *item, size_t i, sagerun_workload **w,
+                                     sagerun_error *err)
 {
     char origin[512];
     snprintf(origin, sizeof(origin), "%s: workloads[%zu]", file, i);
@@ -191,53 +191,50 @@ static sagerun_status parse_workload(const char *file, const char *dir, json_t *
         const char *p = json_string_value(item);
         char *path = NULL;
         if (p[0] == '/' ? !(path = strdup(p)) : asprintf(&path, "%s/%s", dir, p) < 0)
-            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-        st = sr_workload_load(path, w, err);
+            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        st = sagerun_workload_load(path, w, err);
         free(path);
-        return st == SAGERUN_OK ? st : sr_error_prefix(err, "%s", origin);
+        return st == SAGERUN_OK ? st : sr_cli_error_prefix(err, "%s", origin);
     }
     if (!json_is_object(item)) {
         static const char *const types[] = {"an object", "an array", "a string", "an integer",
                                             "a number",  "true",     "false",    "null"};
-        return sr_error_set(err, SAGERUN_FORMAT,
+        return sr_cli_error_set(err, SAGERUN_FORMAT,
                             "%s: expected a workload object or a workload file path, found %s",
                             origin, types[json_typeof(item)]);
     }
     json_t *obj = json_copy(item);
     if (!obj || (defaults && json_object_update_missing(obj, defaults) != 0)) {
         json_decref(obj);
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     }
     char *text = json_dumps(obj, JSON_COMPACT);
     bool named = json_object_get(obj, "name") != NULL;
     json_decref(obj);
     if (!text)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    st = sr_workload_parse(text, origin, dir, w, err);
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    st = sagerun_workload_parse(text, origin, dir, w, err);
     free(text);
     if (st != SAGERUN_OK || named)
         return st;
-    free(w->name);
-    const sagerun_problem *p = &w->problem;
-    if (asprintf(&w->name, "%ux%ux%ux%u", p->batch, p->seq_len, p->heads_q, p->head_dim) < 0) {
-        w->name = NULL;
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    }
-    return SAGERUN_OK;
+    const sagerun_problem *p = sagerun_workload_problem(*w);
+    char name[64];
+    snprintf(name, sizeof name, "%ux%ux%ux%u", p->batch, p->seq_len, p->heads_q, p->head_dim);
+    return sagerun_workload_set_name(*w, name, err);
 }
 
 /* A workload file's workload at a point of the axes: "NAME/tuned[block]=64". */
-static sagerun_status name_point(sr_workload *w, const json_t *point, sagerun_error *err)
+static sagerun_status name_point(sagerun_workload *w, const json_t *point, sagerun_error *err)
 {
     char *label = sr_sweep_point_label(point), *full = NULL;
-    if (!label || asprintf(&full, "%s/%s", w->name, label) < 0) {
+    if (!label || asprintf(&full, "%s/%s", sagerun_workload_name(w), label) < 0) {
         free(label);
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     }
     free(label);
-    free(w->name);
-    w->name = full;
-    return SAGERUN_OK;
+    sagerun_status st = sagerun_workload_set_name(w, full, err);
+    free(full);
+    return st;
 }
 
 static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
@@ -245,16 +242,16 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     memset(s, 0, sizeof(*s));
     s->threshold = NAN;
     json_error_t jerr;
-    s->root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
+    s->root = sr_cli_json_load(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!s->root) {
         if (jerr.line <= 0 && jerr.position == 0)
-            return sr_error_set(err, SAGERUN_IO, "%s", jerr.text); /* "unable to open PATH: ..." */
-        return sr_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
+            return sr_cli_error_set(err, SAGERUN_IO, "%s", jerr.text); /* "unable to open PATH: ..." */
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
                             jerr.column, jerr.text);
     }
     json_t *root = s->root;
     if (!json_is_object(root))
-        return sr_error_set(err, SAGERUN_FORMAT, "%s: a sweep file must be a JSON object", path);
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: a sweep file must be a JSON object", path);
     const char *key;
     json_t *value;
     json_object_foreach(root, key, value) {
@@ -262,7 +259,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
         for (size_t i = 0; i < SR_ARRAY_LEN(sweep_keys) && !known; i++)
             known = strcmp(key, sweep_keys[i]) == 0;
         if (!known)
-            return sr_error_set(err, SAGERUN_FORMAT,
+            return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: unknown key '%s' (known: name, description, workloads, "
                                 "defaults, baseline, variants, warmup, rounds, iterations, "
                                 "noise_threshold_percent, accuracy_rows, accuracy, clocks, axes)",
@@ -283,7 +280,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
         s->name = strndup(base, n);
     }
     if (!s->name)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     if ((j = json_object_get(root, "description")) && !json_is_string(j))
         return sr_sweep_bad_key(path, "description", "a string", j, err);
     if ((j = json_object_get(root, "baseline"))) {
@@ -297,7 +294,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
         s->variant_count = json_array_size(j);
         s->has_variants = true;
         if (!(s->variants = calloc(s->variant_count + 1, sizeof(*s->variants))))
-            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
         for (size_t i = 0; i < s->variant_count; i++) {
             json_t *v = json_array_get(j, i);
             if (!json_is_string(v) || !json_string_value(v)[0]) {
@@ -325,7 +322,7 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
         return sr_sweep_bad_key(path, "defaults", "an object of workload keys", defaults, err);
     json_t *list = json_object_get(root, "workloads");
     if (!list)
-        return sr_error_set(err, SAGERUN_FORMAT, "%s: key 'workloads' is missing (a list of "
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: key 'workloads' is missing (a list of "
                             "workload objects or workload file paths)", path);
     if (!json_is_array(list) || json_array_size(list) == 0)
         return sr_sweep_bad_key(path, "workloads", "a non-empty array of workloads", list, err);
@@ -341,43 +338,44 @@ static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
     s->workloads = calloc(s->count, sizeof(*s->workloads));
     s->files = calloc(s->count, sizeof(*s->files));
     if (!s->workloads || !s->files)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     char *copy = strdup(path);
     if (!copy)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     const char *dir = dirname(copy);
     for (size_t i = 0; i < s->count; i++) {
         st = parse_workload(path, dir, defaults, json_array_get(list, i), i, &s->workloads[i],
                             err);
         if (st == SAGERUN_OK && s->axes && json_is_string(json_array_get(list, i)))
-            st = name_point(&s->workloads[i], s->axes[i], err); /* a file: named once loaded */
+            st = name_point(s->workloads[i], s->axes[i], err); /* a file: named once loaded */
+        const char *name = st == SAGERUN_OK ? sagerun_workload_name(s->workloads[i]) : NULL;
         if (st != SAGERUN_OK) {
-            /* sr_workload_free of entries that failed is safe: they are left zeroed */
+            /* the entries that failed are left NULL */
             free(copy);
             return st;
         }
-        if (!(s->files[i] = report_file_name(s->workloads[i].name))) {
+        if (!(s->files[i] = report_file_name(name))) {
             free(copy);
-            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
         }
         if (strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
             free(copy);
-            return sr_error_set(err, SAGERUN_FORMAT,
+            return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: workloads[%zu]: name '%s' is reserved: its report file "
                                 "would be the sweep's %s",
-                                path, i, s->workloads[i].name, SR_SWEEP_SUMMARY_JSON);
+                                path, i, name, SR_SWEEP_SUMMARY_JSON);
         }
         for (size_t k = 0; k < i; k++)
             if (strcmp(s->files[k], s->files[i]) == 0) {
                 free(copy);
-                return sr_error_set(err, SAGERUN_FORMAT,
+                return sr_cli_error_set(err, SAGERUN_FORMAT,
                                     "%s: workloads[%zu]: name '%s' gives the same report file "
                                     "(%s) as workloads[%zu]: give the workloads distinct names",
-                                    path, i, s->workloads[i].name, s->files[i], k);
+                                    path, i, name, s->files[i], k);
             }
     }
     free(copy);
-    if ((st = sr_sha256_file(path, s->sha256, err)) != SAGERUN_OK)
+    if ((st = sagerun_file_sha256(path, s->sha256, err)) != SAGERUN_OK)
         return st;
     return SAGERUN_OK;
 }
@@ -397,12 +395,13 @@ static json_t *shard_json(long index, long count)
 }
 
 /* The row of one workload: its place, shape and the comparison's headline per variant. */
-static json_t *workload_row(size_t index, const sr_workload *w, const char *device,
+static json_t *workload_row(size_t index, const sagerun_workload *w, const char *device,
                             const char *backend)
 {
-    const sagerun_problem *p = &w->problem;
+    const sagerun_problem *p = sagerun_workload_problem(w);
     return json_pack("{s:I, s:s, s:[I, I, I, I], s:I, s:n, s:s, s:n, s:s, s:s, s:[]}", "index",
-                     (json_int_t)index, "name", w->name, "shape", (json_int_t)p->batch,
+                     (json_int_t)index, "name", sagerun_workload_name(w), "shape",
+                     (json_int_t)p->batch,
                      (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
                      "heads_kv", (json_int_t)p->heads_kv, "report", "status", "error", "error",
                      "device", device, "backend", backend, "variants");
@@ -540,36 +539,42 @@ static int run_self(char **argv, const char *log)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* One variant of the row, from the workload's report. */
+static json_t *variant_row(const sagerun_compare_variant *v)
+{
+    bool timed = v->timing.count > 0;
+    const char *verdict = sagerun_verdict_name(v->verdict);
+    json_t *iv = isfinite(v->speedup_low_percent) && isfinite(v->speedup_high_percent)
+                     ? json_pack("[f, f]", v->speedup_low_percent, v->speedup_high_percent)
+                     : json_null();
+    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "label",
+                     v->label ? v->label : v->name, "name", v->name, "is_baseline",
+                     v->is_baseline, "p50_s", real_or_null(timed ? v->timing.p50_s : NAN),
+                     "speedup_percent", real_or_null(v->speedup_percent), "interval_percent", iv,
+                     "verdict", verdict ? json_string(verdict) : json_null(), "byte_exact",
+                     timed ? json_boolean(v->byte_exact) : json_null(), "failure",
+                     v->failure ? json_string(v->failure) : json_null());
+}
+
 /* The row's variants and status from the workload's report. */
-static bool fill_from_report(json_t *row, const sr_report *r)
+static bool fill_from_report(json_t *row, const sagerun_compare_result *r)
 {
     json_t *vs = json_object_get(row, "variants");
     bool failed = false, inexact = false;
-    for (size_t i = 0; i < r->variant_count; i++) {
-        const sr_report_variant *v = &r->variants[i];
-        bool ran = v->timing.count > 0;
-        const char *verdict = sr_verdict_name(v->verdict);
-        json_t *iv = v->interval.valid ? json_pack("[f, f]", v->interval.low, v->interval.high)
-                                       : json_null();
-        json_t *o = json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "label",
-                              v->label ? v->label : v->name, "name", v->name, "is_baseline",
-                              v->is_baseline, "p50_s", real_or_null(ran ? v->timing.p50 : NAN),
-                              "speedup_percent", real_or_null(v->speedup_percent),
-                              "interval_percent", iv, "verdict",
-                              verdict && v->verdict != SR_VERDICT_NONE ? json_string(verdict)
-                                                                       : json_null(),
-                              "byte_exact", ran && v->byte_exact >= 0 ? json_boolean(v->byte_exact)
-                                                                      : json_null(),
-                              "failure", v->failure ? json_string(v->failure) : json_null());
+    for (size_t i = 0; i < sagerun_compare_result_variant_count(r); i++) {
+        sagerun_compare_variant v = {.struct_size = sizeof v};
+        if (sagerun_compare_result_variant(r, i, &v, NULL) != SAGERUN_OK)
+            return false;
+        json_t *o = variant_row(&v);
         if (!o || json_array_append_new(vs, o) != 0)
             return false;
-        failed |= v->failure != NULL || !ran;
-        inexact |= v->byte_exact != 1;
+        failed |= !v.ran;
+        inexact |= !v.accepted; /* byte-exact, or within the tolerance given */
     }
-    const char *status = r->incomplete ? "incomplete"
-                         : failed      ? "failed"
-                         : inexact     ? "not-byte-exact"
-                                       : "ok";
+    const char *status = !sagerun_compare_result_complete(r) ? "incomplete"
+                         : failed                            ? "failed"
+                         : inexact                           ? "not-byte-exact"
+                                                             : "ok";
     json_object_set_new(row, "status", json_string(status));
     json_object_set_new(row, "error", json_null());
     return true;
@@ -595,14 +600,14 @@ static void relay_log(const char *log, char *last, size_t len)
 
 /* One workload; returns the child's exit status (130/143: the sweep was interrupted). */
 static int run_one(const arg_list *shared, char *const *variants, size_t n_variants,
-                   const sr_workload *w, const char *out_dir, const char *file, json_t *row)
+                   const sagerun_workload *w, const char *out_dir, const char *file, json_t *row)
 {
     char *report = NULL, *spec = NULL, *log = NULL, why[SAGERUN_ERROR_MESSAGE_SIZE] = "";
     char last[SAGERUN_ERROR_MESSAGE_SIZE] = "";
     arg_list a = {0};
-    json_t *wj = sr_workload_to_json(w);
-    sr_report r;
-    memset(&r, 0, sizeof(r));
+    char *wj = sagerun_workload_to_json(w, 2);
+    sagerun_compare_result *r = NULL;
+    sagerun_error err = {0};
     int rc = SR_EXIT_ERROR;
     if (asprintf(&report, "%s/%s", out_dir, file) < 0 ||
         asprintf(&spec, "%s/.%s.workload.json", out_dir, file) < 0 ||
@@ -611,8 +616,9 @@ static int run_one(const arg_list *shared, char *const *variants, size_t n_varia
         snprintf(why, sizeof(why), "out of memory");
         goto done;
     }
-    if (!wj || json_dump_file(wj, spec, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0) {
-        snprintf(why, sizeof(why), "cannot write the workload file %s", spec);
+    if (!wj || sagerun_file_write(spec, wj, strlen(wj), &err) != SAGERUN_OK) {
+        snprintf(why, sizeof(why), "cannot write the workload file %s: %s", spec,
+                 wj ? err.message : "out of memory");
         goto done;
     }
     bool ok = true;
@@ -633,16 +639,15 @@ static int run_one(const arg_list *shared, char *const *variants, size_t n_varia
         rc = SR_EXIT_ERROR;
         goto done;
     }
-    sagerun_error err = {0};
     if (access(report, F_OK) != 0) {
         snprintf(why, sizeof(why), "%s", last[0] ? last : "sagerun compare failed without a report");
         goto done;
     }
-    if (sr_report_read(report, &r, &err) != SAGERUN_OK) {
+    if (sagerun_compare_result_read(report, &r, &err) != SAGERUN_OK) {
         snprintf(why, sizeof(why), "%s", err.message);
         goto done;
     }
-    if (!fill_from_report(row, &r)) {
+    if (!fill_from_report(row, r)) {
         snprintf(why, sizeof(why), "out of memory");
         goto done;
     }
@@ -658,8 +663,8 @@ done:
     if (log)
         unlink(log);
     free(log);
-    sr_report_clear(&r);
-    json_decref(wj);
+    sagerun_compare_result_destroy(r);
+    free(wj);
     args_free(&a);
     free(report);
     free(spec);
@@ -677,7 +682,7 @@ static sagerun_status point_specs(sweep *s, const char *path, const sagerun_comp
     if (!any)
         return SAGERUN_OK;
     if (!(s->specs = calloc(s->count, sizeof(*s->specs))))
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     s->spec_count = o->variants ? o->variant_count : 0;
     for (size_t i = 0; i < s->count; i++) {
         sagerun_status st = sr_sweep_point_variants(path, s->axes[i], o->variants,
@@ -685,7 +690,8 @@ static sagerun_status point_specs(sweep *s, const char *path, const sagerun_comp
         for (size_t k = 0; st == SAGERUN_OK && k < s->spec_count; k++) {
             long index;
             if ((st = sagerun_registry_bind(reg, s->specs[i][k], &index, err)) != SAGERUN_OK)
-                sr_error_prefix(err, "%s: workload '%s': %s", path, s->workloads[i].name,
+                sr_cli_error_prefix(err, "%s: workload '%s': %s", path,
+                                    sagerun_workload_name(s->workloads[i]),
                                 s->specs[i][k]);
         }
         if (st != SAGERUN_OK)
@@ -825,7 +831,7 @@ int sr_cmd_sweep(int argc, char **argv)
 
     json_t *names = json_array(), *variants = json_null();
     for (size_t i = 0; names && i < s.count; i++)
-        json_array_append_new(names, json_string(s.workloads[i].name));
+        json_array_append_new(names, json_string(sagerun_workload_name(s.workloads[i])));
     if (opts.variants) {
         variants = json_array();
         for (size_t i = 0; i < opts.variant_count; i++)
@@ -867,12 +873,12 @@ int sr_cmd_sweep(int argc, char **argv)
     for (size_t i = 0; i < s.count; i++) {
         if (shard_count && (long)(i % (size_t)shard_count) != shard_index)
             continue;
-        const sr_workload *w = &s.workloads[i];
+        const sagerun_workload *w = s.workloads[i];
+        const sagerun_problem *wp = sagerun_workload_problem(w);
         if (!quiet) {
             fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
-                    ++done, mine, i, w->name, w->problem.batch, w->problem.seq_len,
-                    w->problem.heads_q, w->problem.head_dim, on_host ? "" : " on ", on_host ? ""
-                    : info.name);
+                    ++done, mine, i, sagerun_workload_name(w), wp->batch, wp->seq_len,
+                    wp->heads_q, wp->head_dim, on_host ? "" : " on ", on_host ? "" : info.name);
         }
         json_t *row = workload_row(i, w, info.name, backend_name ? backend_name : "?");
         if (row && s.axes)
@@ -884,7 +890,7 @@ int sr_cmd_sweep(int argc, char **argv)
         int child = run_one(&shared, s.specs ? s.specs[i] : NULL, s.specs ? s.spec_count : 0, w,
                             out_dir, s.files[i], row);
         if (!quiet && json_is_string(json_object_get(row, "error")))
-            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", w->name,
+            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sagerun_workload_name(w),
                     json_string_value(json_object_get(row, "error")));
         if (sr_sweep_summary_write(out_dir, summary, &err) != SAGERUN_OK) {
             sr_cli_error("sweep: %s", err.message);

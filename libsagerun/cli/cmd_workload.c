@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "workload.h"
 
 static void workload_usage(FILE *out)
 {
@@ -14,7 +13,7 @@ static void workload_usage(FILE *out)
             "metadata) or FILE, a workload JSON file or a .safetensors file of q, k, v.\n"
             "A file with an error is reported with the file and key; exit status 1.\n\n"
             "Workload file keys: name, shape [B,N,Hq,D] (required), heads_kv, layout (NHD|HND),\n"
-            "dtype (" SR_DTYPE_WORDS "), causal (false), sm_scale,\n"
+            "dtype (" SAGERUN_DTYPE_WORDS "), causal (false), sm_scale,\n"
             "input {source: synthetic, seed, q_std, k_std, v_std, k_bias, outlier_channels,\n"
             "outlier_scale | source: safetensors, path},\n"
             "metadata (any object, copied into reports).\n"
@@ -31,16 +30,15 @@ int sr_cmd_workload(int argc, char **argv)
         sr_cli_error("workload: expected 'workload show [FILE]' (see 'sagerun help workload')");
         return SR_EXIT_USAGE;
     }
-    sr_workload w;
+    sagerun_workload *w = NULL;
     sagerun_error err = {0};
-    sagerun_status st = argc == 3 ? sr_workload_load(argv[2], &w, &err)
-                                  : sr_workload_default(&w, &err);
+    sagerun_status st = argc == 3 ? sagerun_workload_load(argv[2], &w, &err)
+                                  : sagerun_workload_default(&w, &err);
     if (st != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         return SR_EXIT_ERROR;
     }
-    json_t *j = sr_workload_to_json(&w);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    char *text = sagerun_workload_to_json(w, 2);
     int rc = SR_EXIT_OK;
     if (text)
         printf("%s\n", text);
@@ -49,7 +47,6 @@ int sr_cmd_workload(int argc, char **argv)
         rc = SR_EXIT_ERROR;
     }
     free(text);
-    json_decref(j);
-    sr_workload_free(&w);
+    sagerun_workload_destroy(w);
     return rc;
 }

@@ -5,11 +5,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "safe_io.h"
-#include "tolerance.h"
-#include "workload.h"
 
 void sr_cli_error(const char *fmt, ...)
 {
@@ -19,6 +19,92 @@ void sr_cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+sagerun_status sr_cli_error_set(sagerun_error *err, sagerun_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->status = status;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+sagerun_status sr_cli_error_prefix(sagerun_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return SAGERUN_INTERNAL;
+    char prefix[SAGERUN_ERROR_MESSAGE_SIZE], was[SAGERUN_ERROR_MESSAGE_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    snprintf(was, sizeof was, "%s", err->message);
+    snprintf(err->message, sizeof err->message, "%s: %s", prefix, was);
+    return err->status;
+}
+
+int sr_cli_stdout_to_stderr(void)
+{
+    fflush(stdout);
+    int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        close(saved);
+        saved = -1;
+    }
+    return saved;
+}
+
+void sr_cli_stdout_back(int saved)
+{
+    if (saved < 0)
+        return;
+    fflush(stdout); /* what the variant printed: to stderr, before the switch back */
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+}
+
+bool sr_cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+sagerun_status sr_cli_write_file(const char *path, bool (*write)(FILE *f, const void *user),
+                                 const void *user, sagerun_error *err)
+{
+    char *bytes = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&bytes, &len);
+    bool ok = f && write(f, user);
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    sagerun_status st = ok ? sagerun_file_write(path, bytes, len, err)
+                           : sr_cli_error_set(err, SAGERUN_IO, "%s: cannot write: %s", path,
+                                              f ? "write failed" : "out of memory");
+    free(bytes);
+    return st;
+}
+
+json_t *sr_cli_json_load(const char *path, size_t flags, json_error_t *jerr)
+{
+    sagerun_error err = {0};
+    char *text;
+    size_t len;
+    if (sagerun_file_read(path, 64u << 20, &text, &len, &err) != SAGERUN_OK) {
+        memset(jerr, 0, sizeof *jerr);
+        jerr->line = jerr->column = -1;
+        snprintf(jerr->text, sizeof jerr->text, "%s", err.message);
+        snprintf(jerr->source, sizeof jerr->source, "%s", path);
+        return NULL;
+    }
+    json_t *root = json_loadb(text, len, flags, jerr);
+    free(text);
+    return root;
 }
 
 int sr_cli_bad_option(const char *cmd, int c, char **argv)
@@ -53,7 +139,7 @@ sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sager
         return sagerun_context_create(SAGERUN_BACKEND_HOST, 0, out, err);
     if (strcmp(backend, "cuda") == 0)
         return sagerun_context_create(SAGERUN_BACKEND_CUDA, device, out, err);
-    return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+    return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                         "--backend %s: expected auto, host or cuda", backend);
 }
 
@@ -77,22 +163,6 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
     return true;
 }
 
-int sr_cli_tolerance_option(sr_tolerance_set *t, int opt, const char *arg)
-{
-    int metric = opt == SR_OPT_MAX_ULP     ? SR_TOL_MAX_ULP
-                 : opt == SR_OPT_MIN_COS   ? SR_TOL_MIN_COS
-                 : opt == SR_OPT_MAX_REL_L1 ? SR_TOL_MAX_REL_L1
-                                            : -1;
-    char err[256];
-    if (metric < 0)
-        return 0;
-    if (!sr_tolerance_add(t, metric, arg, err, sizeof err)) {
-        sr_cli_error("%s", err);
-        return -1;
-    }
-    return 1;
-}
-
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
                                const sr_cli_plugin_policy *policy, sagerun_registry **out,
                                sagerun_error *err)
@@ -107,14 +177,14 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         char name[256];
         const char *eq = strchr(policy->pins[i], '=');
         snprintf(name, sizeof name, "%.*s", (int)(eq - policy->pins[i]), policy->pins[i]);
-        if ((st = sr_registry_pin(reg, name, eq + 1, err)) != SAGERUN_OK)
-            sr_error_prefix(err, "--expect-plugin-sha256");
+        if ((st = sagerun_registry_pin(reg, name, eq + 1, err)) != SAGERUN_OK)
+            sr_cli_error_prefix(err, "--expect-plugin-sha256");
     }
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
         if (st != SAGERUN_OK)
-            sr_error_prefix(err, "--plugin");
+            sr_cli_error_prefix(err, "--plugin");
     }
     if (st == SAGERUN_OK)
         st = sagerun_registry_add_default_paths(reg, err);
@@ -124,7 +194,7 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         snprintf(name, sizeof name, "%.*s", (int)(eq - policy->pins[i]), policy->pins[i]);
         st = sagerun_registry_expect_sha256(reg, name, eq + 1, err);
         if (st != SAGERUN_OK)
-            sr_error_prefix(err, "--expect-plugin-sha256");
+            sr_cli_error_prefix(err, "--expect-plugin-sha256");
     }
     if (st != SAGERUN_OK) {
         sagerun_registry_destroy(reg);
@@ -141,19 +211,19 @@ bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *
     for (size_t i = 0; i < n_out; i++) {
         if (!outs[i])
             continue;
-        if (sr_output_check_against(opts[i], outs[i], NULL, &err) != SAGERUN_OK) {
-            sr_cli_error("%s: %s", cmd, err.message);
+        if (sagerun_output_check(outs[i], &err) != SAGERUN_OK) {
+            sr_cli_error("%s: %s: %s", cmd, opts[i], err.message);
             return false;
         }
         for (size_t k = 0; k < n_in; k++)
-            if (inputs[k] && !sr_output_is_stdout(outs[i]) &&
-                (strcmp(inputs[k], outs[i]) == 0 || sr_same_file(inputs[k], outs[i]))) {
+            if (inputs[k] && strcmp(outs[i], "-") != 0 &&
+                (strcmp(inputs[k], outs[i]) == 0 || sr_cli_same_file(inputs[k], outs[i]))) {
                 sr_cli_error("%s: %s %s is the input %s: refusing to overwrite it", cmd, opts[i],
                              outs[i], inputs[k]);
                 return false;
             }
         for (size_t k = 0; k < i; k++)
-            if (outs[k] && (strcmp(outs[k], outs[i]) == 0 || sr_same_file(outs[k], outs[i]))) {
+            if (outs[k] && (strcmp(outs[k], outs[i]) == 0 || sr_cli_same_file(outs[k], outs[i]))) {
                 sr_cli_error("%s: %s and %s name the same file %s", cmd, opts[k], opts[i],
                              outs[i]);
                 return false;
@@ -260,89 +330,98 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
         return -1;
     case SR_OPT_DTYPE:
         o->dtype = arg;
-        if (sr_dtype_parse(arg) >= 0)
+        if (sagerun_dtype_parse(arg) >= 0)
             return 1;
-        sr_cli_error("%s: --dtype '%s': expected " SR_DTYPE_WORDS, cmd, arg);
+        sr_cli_error("%s: --dtype '%s': expected " SAGERUN_DTYPE_WORDS, cmd, arg);
         return -1;
     }
     return 0;
 }
 
-sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sr_workload *w,
-                               sagerun_error *err)
+/* What the workload options say together: errors name the options. */
+static sagerun_status check_workload_options(const sr_cli_workload_options *o, sagerun_error *err)
 {
-    int layout = SAGERUN_LAYOUT_NHD;
-    if (o->layout && strcmp(o->layout, "hnd") == 0)
-        layout = SAGERUN_LAYOUT_HND;
-    else if (o->layout && strcmp(o->layout, "nhd") != 0)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--layout '%s': expected nhd or hnd",
-                            o->layout);
-    if (o->dtype && sr_dtype_parse(o->dtype) < 0)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--dtype '%s': expected " SR_DTYPE_WORDS,
-                            o->dtype);
+    if (o->layout && strcmp(o->layout, "hnd") != 0 && strcmp(o->layout, "nhd") != 0)
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "--layout '%s': expected nhd or hnd", o->layout);
+    if (o->dtype && sagerun_dtype_parse(o->dtype) < 0)
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "--dtype '%s': expected " SAGERUN_DTYPE_WORDS, o->dtype);
     if ((o->workload_file != NULL) + (o->inputs_file != NULL) + (o->shape != NULL) > 1)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "--workload, --inputs and --shape exclude each other");
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "--workload, --inputs and --shape exclude each other");
     const char *file_opt = o->workload_file ? "--workload" : o->inputs_file ? "--inputs" : NULL;
     const char *ignored = o->dtype ? "--dtype" : o->causal ? "--causal" : o->seed_given ? "--seed" : NULL;
     if (file_opt && ignored)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "%s applies to --shape and the default workload, not to %s (the file "
-                            "says what it holds)",
-                            ignored, file_opt);
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "%s applies to --shape and the default workload, not to %s (the "
+                                "file says what it holds)",
+                                ignored, file_opt);
     if (o->workload_file && o->layout)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "--layout applies to --shape and --inputs, not to --workload (a "
-                            "workload file names its layout)");
-    sagerun_status st;
-    if (o->workload_file)
-        return sr_workload_load(o->workload_file, w, err);
-    if (o->inputs_file) {
-        if ((st = sr_workload_from_safetensors(o->inputs_file, o->layout ? layout : -1, w, err)) !=
-            SAGERUN_OK)
-            return st;
-        return SAGERUN_OK;
-    }
-    if ((st = sr_workload_default(w, err)) != SAGERUN_OK)
-        return st;
-    if (o->seed_given)
-        w->synthetic.seed = o->seed;
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "--layout applies to --shape and --inputs, not to --workload (a "
+                                "workload file names its layout)");
     if (o->shape) {
         sagerun_problem p;
-        if (!sr_cli_parse_shape(o->shape, &p)) {
-            sr_workload_free(w);
-            return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                                "--shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size "
-                                ">= 1",
-                                o->shape);
-        }
-        p.layout = (uint32_t)layout;
-        w->problem = p;
-        json_object_clear(w->metadata); /* the seed's metadata describes the seed's call */
-        free(w->name);
-        w->name = strdup("synthetic");
+        if (!sr_cli_parse_shape(o->shape, &p))
+            return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                    "--shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every "
+                                    "size >= 1",
+                                    o->shape);
+    }
+    return SAGERUN_OK;
+}
+
+/* The synthetic workload: --shape, else on the host a small one (the seed's call would take
+ * hours in double precision on a CPU), else the seed's call; then --layout, --dtype, --causal,
+ * --seed. */
+static sagerun_status synthetic_workload(const sr_cli_workload_options *o, sagerun_workload **out,
+                                         sagerun_error *err)
+{
+    uint64_t seed = o->seed_given ? o->seed : SAGERUN_WORKLOAD_DEFAULT_SEED;
+    sagerun_problem p = sagerun_problem_make(1, 256, 2, 2, 128);
+    sagerun_status st;
+    if (o->shape) {
+        sr_cli_parse_shape(o->shape, &p); /* checked before */
+        st = sagerun_workload_synthetic(&p, seed, "synthetic", out, err);
     } else if (o->on_host) {
-        /* The seed's call would take hours in double precision on a CPU. */
-        sagerun_problem p = sagerun_problem_make(1, 256, 2, 2, 128);
-        p.layout = (uint32_t)layout;
-        w->problem = p;
-        json_object_clear(w->metadata);
-        free(w->name);
-        w->name = strdup("host-small");
-        if (!o->quiet)
+        st = sagerun_workload_synthetic(&p, seed, "host-small", out, err);
+        if (st == SAGERUN_OK && !o->quiet)
             fprintf(stderr, "sagerun: host backend: using the small synthetic workload "
                             "[1, 256, 2, 128] instead of the seed's [1, 37810, 56, 128]\n");
-    } else {
-        w->problem.layout = (uint32_t)layout;
+    } else if ((st = sagerun_workload_default(out, err)) == SAGERUN_OK) {
+        st = sagerun_workload_set_seed(*out, seed, err);
     }
-    if (o->dtype)
-        w->problem.dtype = (uint32_t)sr_dtype_parse(o->dtype);
-    w->problem.causal = o->causal;
-    st = w->name ? sagerun_problem_check(&w->problem, err)
-                 : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     if (st != SAGERUN_OK)
-        sr_workload_free(w); /* the caller owns w only on success */
+        return st;
+    p = *sagerun_workload_problem(*out);
+    p.layout = o->layout && strcmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+    if (o->dtype)
+        p.dtype = (uint32_t)sagerun_dtype_parse(o->dtype);
+    p.causal = o->causal;
+    if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK) {
+        sagerun_workload_destroy(*out); /* the caller owns the workload only on success */
+        *out = NULL;
+    }
     return st;
+}
+
+sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sagerun_workload **out,
+                               sagerun_error *err)
+{
+    *out = NULL;
+    sagerun_status st = check_workload_options(o, err);
+    if (st != SAGERUN_OK)
+        return st;
+    if (o->workload_file)
+        return sagerun_workload_load(o->workload_file, out, err);
+    if (o->inputs_file) {
+        int layout = !o->layout ? -1
+                     : strcmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND
+                                                     : SAGERUN_LAYOUT_NHD;
+        return sagerun_workload_from_safetensors(o->inputs_file, layout, out, err);
+    }
+    return synthetic_workload(o, out, err);
 }
 
 sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names, size_t n,
@@ -352,7 +431,7 @@ sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names
         long index;
         if (names[i] && strchr(names[i], '[') &&
             sagerun_registry_bind(reg, names[i], &index, err) != SAGERUN_OK)
-            return sr_error_prefix(err, "--variant %s", names[i]);
+            return sr_cli_error_prefix(err, "--variant %s", names[i]);
     }
     return SAGERUN_OK;
 }

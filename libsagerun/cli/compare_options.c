@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include "compare_options.h"
-#include "schedule.h"
-#include "timer.h"
 
 static const struct option table[] = {SR_CLI_COMPARE_OPTIONS, {0, 0, 0, 0}};
 
@@ -19,7 +17,8 @@ bool sr_cli_compare_settings_init(sr_cli_compare_settings *s, const char *cmd, i
     s->plugins = calloc(n, sizeof(*s->plugins));
     s->given_opts = calloc(n, sizeof(*s->given_opts));
     s->given_args = calloc(n, sizeof(*s->given_args));
-    if (s->variants && s->plugins && s->given_opts && s->given_args)
+    if (s->variants && s->plugins && s->given_opts && s->given_args &&
+        sagerun_tolerance_create(&s->tolerance, NULL) == SAGERUN_OK)
         return true;
     sr_cli_error("%s: out of memory", cmd);
     sr_cli_compare_settings_free(s);
@@ -32,6 +31,7 @@ void sr_cli_compare_settings_free(sr_cli_compare_settings *s)
     free(s->plugins);
     free(s->given_opts);
     free(s->given_args);
+    sagerun_tolerance_destroy(s->tolerance);
     memset(s, 0, sizeof(*s));
 }
 
@@ -55,45 +55,32 @@ static bool parse_seconds(const char *cmd, const char *opt, const char *text, bo
     return true;
 }
 
-static int schedule_parse(const char *name)
-{
-    return !strcmp(name, "timed") ? (int)SAGERUN_SCHEDULE_TIMED
-         : !strcmp(name, "fixed") ? (int)SAGERUN_SCHEDULE_FIXED
-         : !strcmp(name, "seed")  ? (int)SAGERUN_SCHEDULE_SEED
-                                  : -1;
-}
-
-/* --schedule, --order, --timer, --cache: one word of a short list each (the library's names). */
+/* --schedule, --order, --timer, --cache: one of the library's words for that field
+ * (sagerun_compare_option_parse); a bad one is told the words there are. */
 static bool parse_word_option(const char *cmd, int opt, const char *text,
                               sagerun_compare_options *o)
 {
-    int v;
-    const char *name, *words;
-    uint32_t *field;
-    switch (opt) {
-    case SR_OPT_SCHEDULE:
-        v = schedule_parse(text), name = "schedule", words = "timed, fixed or seed";
-        field = &o->schedule;
-        break;
-    case SR_OPT_ORDER:
-        v = sr_order_parse(text), name = "order", words = "interleave or rotate";
-        field = &o->order;
-        break;
-    case SR_OPT_TIMER:
-        v = sr_timer_mode_parse(text), name = "timer", words = "auto, event, batch or graph";
-        field = &o->timer;
-        break;
-    default:
-        v = sr_cache_mode_parse(text), name = "cache", words = "hot or cold";
-        field = &o->cache;
-        break;
+    const char *field = opt == SR_OPT_SCHEDULE ? "schedule"
+                      : opt == SR_OPT_ORDER    ? "order"
+                      : opt == SR_OPT_TIMER    ? "timer"
+                                               : "cache";
+    uint32_t *value = opt == SR_OPT_SCHEDULE ? &o->schedule
+                    : opt == SR_OPT_ORDER    ? &o->order
+                    : opt == SR_OPT_TIMER    ? &o->timer
+                                             : &o->cache;
+    int v = sagerun_compare_option_parse(field, text);
+    if (v >= 0) {
+        *value = (uint32_t)v;
+        return true;
     }
-    if (v < 0) {
-        sr_cli_error("%s: --%s '%s': expected %s", cmd, name, text, words);
-        return false;
-    }
-    *field = (uint32_t)v;
-    return true;
+    char words[128] = "";
+    size_t used = 0;
+    for (uint32_t k = 0; sagerun_compare_option_word(field, k) && used < sizeof words; k++)
+        used += (size_t)snprintf(words + used, sizeof words - used, "%s%s",
+                                 !k ? "" : sagerun_compare_option_word(field, k + 1) ? ", " : " or ",
+                                 sagerun_compare_option_word(field, k));
+    sr_cli_error("%s: --%s '%s': expected %s", cmd, field, text, words);
+    return false;
 }
 
 /* The options with a number: which field, and what it takes. */
@@ -119,6 +106,23 @@ static bool parse_number(const char *cmd, sagerun_compare_options *o, int opt, c
     }
 }
 
+/* One tolerance option: 1 taken, 0 not one of them, -1 a bad argument (said). */
+static int tolerance_option(sagerun_tolerance *t, int opt, const char *arg)
+{
+    int metric = opt == SR_OPT_MAX_ULP     ? SAGERUN_TOLERANCE_MAX_ULP
+                 : opt == SR_OPT_MIN_COS   ? SAGERUN_TOLERANCE_MIN_COS
+                 : opt == SR_OPT_MAX_REL_L1 ? SAGERUN_TOLERANCE_MAX_REL_L1
+                                            : -1;
+    sagerun_error err = {0};
+    if (metric < 0)
+        return 0;
+    if (sagerun_tolerance_add(t, metric, arg, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        return -1;
+    }
+    return 1;
+}
+
 static bool take(const char *cmd, sr_cli_compare_settings *s, int opt, const char *arg)
 {
     switch (opt) {
@@ -137,6 +141,9 @@ static bool take(const char *cmd, sr_cli_compare_settings *s, int opt, const cha
     case SR_OPT_DEVICE: return sr_cli_parse_u32(cmd, "--device", arg, 0, &s->device);
     case SR_OPT_TIMEOUT:
         return sr_cli_parse_decimal(cmd, "--timeout", arg, 0, false, 86400, &s->timeout_s);
+    case SR_OPT_MAX_ULP:
+    case SR_OPT_MIN_COS:
+    case SR_OPT_MAX_REL_L1: return tolerance_option(s->tolerance, opt, arg) > 0;
     default: return parse_number(cmd, &s->opts, opt, arg);
     }
 }
@@ -172,6 +179,13 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
     if (strcmp(s->backend, "auto") != 0 && strcmp(s->backend, "host") != 0 &&
         strcmp(s->backend, "cuda") != 0) {
         sr_cli_error("%s: --backend '%s': expected auto, host or cuda", cmd, s->backend);
+        return false;
+    }
+    if ((sagerun_tolerance_count(s->tolerance, SAGERUN_TOLERANCE_MIN_COS) ||
+         sagerun_tolerance_count(s->tolerance, SAGERUN_TOLERANCE_MAX_REL_L1)) &&
+        (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {
+        sr_cli_error("%s: --min-cos and --max-rel-l1 judge the accuracy check, which "
+                     "--no-accuracy turns off", cmd);
         return false;
     }
     if (s->n_variants) {

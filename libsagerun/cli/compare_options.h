@@ -12,6 +12,22 @@
 #include "cli.h"
 #include "sagerun/compare.h"
 
+/* Tolerance mode (compare.h's sagerun_tolerance): a variant that is not byte-exact passes or
+ * fails by limits (part of the table: sweep passes them on too). */
+enum { SR_OPT_MAX_ULP = 940, SR_OPT_MIN_COS, SR_OPT_MAX_REL_L1 };
+#define SR_CLI_TOLERANCE_OPTIONS                                                                   \
+    {"max-ulp", required_argument, 0, SR_OPT_MAX_ULP},                                             \
+        {"min-cos", required_argument, 0, SR_OPT_MIN_COS},                                         \
+        {"max-rel-l1", required_argument, 0, SR_OPT_MAX_REL_L1}
+#define SR_CLI_TOLERANCE_HELP                                                                      \
+    "tolerance (a variant that is not byte-exact then passes or fails by these; each\n"           \
+    "option is [LABEL=]VALUE, for one variant's label or name or, without LABEL, for all;\n"      \
+    "repeatable):\n"                                                                              \
+    "  --max-ulp N            at most N ulp (of the output dtype) from the baseline's output\n"   \
+    "  --min-cos X            cosine similarity with exact attention at least X\n"               \
+    "  --max-rel-l1 X         relative L1 error against exact attention at most X\n"             \
+    "                         (both over the accuracy rows; --no-accuracy excludes them)\n"
+
 enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR_OPT_TARGET,
        SR_OPT_MAX_TIME, SR_OPT_MIN_ROUNDS, SR_OPT_MAX_ROUNDS, SR_OPT_WARMUP_TIME, SR_OPT_WARMUP,
        SR_OPT_ROUNDS, SR_OPT_ITERATIONS, SR_OPT_ORDER, SR_OPT_THRESHOLD, SR_OPT_TIMER,
@@ -41,7 +57,7 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
         {"no-clocks", no_argument, 0, SR_OPT_NO_CLOCKS},                                           \
         {"backend", required_argument, 0, SR_OPT_BACKEND},                                         \
         {"device", required_argument, 0, SR_OPT_DEVICE},                                           \
-        {"timeout", required_argument, 0, SR_OPT_TIMEOUT}
+        {"timeout", required_argument, 0, SR_OPT_TIMEOUT}, SR_CLI_TOLERANCE_OPTIONS
 
 /* The help of the table, by group: compare prints the groups among its own options. */
 #define SR_CLI_COMPARE_VARIANTS_HELP                                                               \
@@ -112,6 +128,7 @@ typedef struct sr_cli_compare_settings {
     const char *backend;          /* "auto" (default), "host" or "cuda" */
     uint32_t device;
     double timeout_s;             /* 0: isolate.c's default */
+    sagerun_tolerance *tolerance; /* --max-ulp, --min-cos, --max-rel-l1 */
     uint64_t given;               /* bit (opt - SR_OPT_BASELINE) for each option of the table given */
     /* the options as given, in order, for a command that passes them on (sweep) */
     const struct option **given_opts;
@@ -132,8 +149,9 @@ int sr_cli_compare_option(const char *cmd, sr_cli_compare_settings *s, int opt, 
 bool sr_cli_compare_given(const sr_cli_compare_settings *s, int opt);
 
 /* After the options: what they say together. --warmup/--rounds/--iterations without --schedule
- * ask for the fixed schedule; --min-rounds above --max-rounds and an unknown --backend are
- * errors (false after printing why); opts.variants gets the --variant names. */
+ * ask for the fixed schedule; --min-rounds above --max-rounds, an unknown --backend and
+ * --min-cos/--max-rel-l1 with --no-accuracy are errors (false after printing why); opts.variants
+ * gets the --variant names. */
 bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s);
 
 #endif

@@ -567,9 +567,10 @@ static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
     return 0;
 }
 
-int sr_isolate_run(const sr_isolate_options *o, sr_report *report, int *stop_signal)
+int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
+                   int *stop_signal)
 {
-    memset(report, 0, sizeof(*report));
+    *report = NULL;
     *stop_signal = 0;
     parent p = {.o = o};
     int rc = SR_EXIT_ERROR;
@@ -655,7 +656,7 @@ int sr_isolate_run(const sr_isolate_options *o, sr_report *report, int *stop_sig
         free(a);
         if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
             sagerun_error err = {0};
-            if (sr_report_read(report_path, report, &err) != SAGERUN_OK)
+            if (sagerun_compare_result_read(report_path, report, &err) != SAGERUN_OK)
                 sr_cli_error("compare: reading the measurement's report: %s", err.message);
             else
                 rc = SR_EXIT_OK;

@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 
-#include "report.h"
 #include "sagerun/compare.h"
 
 /* The hidden options by which the parent starts a child (never shown in --help). */
@@ -38,9 +37,10 @@ typedef struct sr_isolate_options {
 
 /* Runs the comparison in child processes until one finishes: a variant that crashes, hangs or
  * loses the CUDA context is recorded as failed and the comparison runs again without it.
- * Returns SR_EXIT_OK with *report filled (the child's report: complete, or incomplete when
+ * Returns SR_EXIT_OK with *report (the child's report, read back: complete, or incomplete when
  * interrupted), or an exit code after printing why (the child's own errors are its stderr's).
  * *stop_signal: SIGINT/SIGTERM when interrupted, else 0. */
-int sr_isolate_run(const sr_isolate_options *o, sr_report *report, int *stop_signal);
+int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
+                   int *stop_signal);
 
 #endif

@@ -1,9 +1,7 @@
 /* One variant on one workload (one_variant.h): what `run` and `profile` share. */
 #include <string.h>
 
-#include "inputs.h"
 #include "one_variant.h"
-#include "safe_io.h"
 
 /* The context the variant runs on: a host variant on the host whatever --backend says, a CUDA
  * variant only on a device. */
@@ -39,12 +37,11 @@ static bool create_instance(const sr_cli_one_variant_options *o, sr_cli_one_vari
         sr_cli_error("%s: %s", o->cmd, err.message);
         return false;
     }
-    v->have_workload = true;
-    int saved = sr_stdout_divert();
-    bool ok = sr_inputs_create_for_workload(v->run_ctx, &v->w, &v->in, &err) == SAGERUN_OK &&
+    int saved = sr_cli_stdout_to_stderr();
+    bool ok = sagerun_workload_create_inputs(v->w, v->run_ctx, &v->in, &err) == SAGERUN_OK &&
               sagerun_instance_create(v->reg, index, v->run_ctx, v->in, &v->inst, &err) ==
                   SAGERUN_OK;
-    sr_stdout_restore(saved);
+    sr_cli_stdout_back(saved);
     if (!ok)
         sr_cli_error("%s", err.message);
     else
@@ -77,8 +74,7 @@ bool sr_cli_one_variant_open(const sr_cli_one_variant_options *o, sr_cli_one_var
 
 void sr_cli_one_variant_close(sr_cli_one_variant *v)
 {
-    if (v->have_workload)
-        sr_workload_free(&v->w);
+    sagerun_workload_destroy(v->w);
     sagerun_instance_destroy(v->inst);
     sagerun_inputs_destroy(v->in);
     sagerun_registry_destroy(v->reg);
@@ -92,11 +88,12 @@ void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant)
     const sagerun_problem *p = v->problem;
     printf("variant       %s (%s backend)\n", variant,
            sagerun_backend_name(sagerun_context_backend(v->run_ctx)));
-    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", v->w.name, p->batch, p->seq_len,
-           p->heads_q, p->head_dim, p->heads_kv, p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD",
-           sr_dtype_word((int)p->dtype), p->causal ? " causal" : "");
-    if (v->w.source == SR_WORKLOAD_SYNTHETIC)
-        printf(" synthetic seed %llu\n", (unsigned long long)v->w.synthetic.seed);
+    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", sagerun_workload_name(v->w),
+           p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv,
+           p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", sagerun_dtype_word((int)p->dtype),
+           p->causal ? " causal" : "");
+    if (!sagerun_workload_input_path(v->w))
+        printf(" synthetic seed %llu\n", (unsigned long long)sagerun_workload_seed(v->w));
     else
-        printf(" from %s\n", v->w.input_path);
+        printf(" from %s\n", sagerun_workload_input_path(v->w));
 }

@@ -5,7 +5,6 @@
 #define SAGERUN_CLI_ONE_VARIANT_H
 
 #include "cli.h"
-#include "workload.h"
 
 typedef struct sr_cli_one_variant_options {
     const char *cmd;     /* for messages: "run", "profile" */
@@ -23,8 +22,7 @@ typedef struct sr_cli_one_variant {
     sagerun_context *run_ctx; /* the one the variant runs on: ctx or host_ctx */
     sagerun_registry *reg;
     sagerun_variant_info info;
-    sr_workload w;
-    bool have_workload;
+    sagerun_workload *w;
     sagerun_inputs *in;
     sagerun_instance *inst;
     const sagerun_problem *problem; /* the inputs' */

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "plot.h"
-#include "stats.h"
 
 #define FIG_W 1000.0
 #define CALLS_H 230.0
@@ -53,6 +52,19 @@ static size_t call_count(const sr_plot_variant *v)
     return v->samples ? v->sample_rounds * v->samples_per_round : 0;
 }
 
+/* NumPy's "linear" percentile q of n sorted values (what the library's summaries use). */
+static double percentile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double h = (double)(n - 1) * (q / 100.0);
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    double t = h - (double)lo, a = sorted[lo], b = sorted[lo + 1];
+    return t < 0.5 ? a + (b - a) * t : b - (b - a) * (1 - t);
+}
+
 /* What a box shows: quartiles, whiskers and the scale's range. */
 
 static int cmp_double(const void *a, const void *b)
@@ -81,9 +93,9 @@ static bool box_of(const sr_plot_variant *v, box_stats *s)
         if (isfinite(v->samples[k]))
             s->sorted[s->n++] = v->samples[k];
     qsort(s->sorted, s->n, sizeof(double), cmp_double);
-    s->q1 = sr_percentile_sorted(s->sorted, s->n, 25);
-    s->q2 = sr_percentile_sorted(s->sorted, s->n, 50);
-    s->q3 = sr_percentile_sorted(s->sorted, s->n, 75);
+    s->q1 = percentile_sorted(s->sorted, s->n, 25);
+    s->q2 = percentile_sorted(s->sorted, s->n, 50);
+    s->q3 = percentile_sorted(s->sorted, s->n, 75);
     double iqr = s->q3 - s->q1;
     s->w_lo = s->q1, s->w_hi = s->q3;
     for (size_t k = 0; k < s->n; k++) { /* Tukey: the furthest calls within 1.5 IQR */
@@ -100,7 +112,7 @@ static bool box_of(const sr_plot_variant *v, box_stats *s)
     s->hi = fmin(s->sorted[s->n ? s->n - 1 : 0], s->w_hi + span / 2);
     /* the calls panel: the fastest call to the whiskers or the p95, whichever is higher */
     s->calls_lo = s->sorted[0];
-    s->calls_hi = fmax(s->w_hi, sr_percentile_sorted(s->sorted, s->n, 95));
+    s->calls_hi = fmax(s->w_hi, percentile_sorted(s->sorted, s->n, 95));
     s->tick = NAN;
     s->valid = s->n > 0;
     return true;

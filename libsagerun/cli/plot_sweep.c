@@ -53,7 +53,7 @@ static sagerun_status pick_axis(sweep_fig *f, const char *want, sagerun_error *e
         if (strcmp(names[k], want) == 0)
             return f->x_axis = names[k], SAGERUN_OK;
     if (want)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "--x '%s': not an axis of the sweep "
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "--x '%s': not an axis of the sweep "
                             "(%s)", want, n ? list : "it has no axes: its workloads are drawn "
                             "in order");
     const json_t *rows = json_object_get(f->summary, "workloads");
@@ -319,7 +319,7 @@ sr_canvas *sr_plot_sweep(const json_t *summary, const char *dir, const char *tit
 {
     sweep_fig *f = calloc(1, sizeof *f);
     if (!f)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory"), NULL;
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory"), NULL;
     f->summary = summary;
     f->dir = dir;
     double t = json_number_value(json_object_get(json_object_get(summary, "options"),
@@ -332,7 +332,7 @@ sr_canvas *sr_plot_sweep(const json_t *summary, const char *dir, const char *tit
         json_array_foreach(json_object_get(summary, "workloads"), i, row)
             add_row(f, row);
         if (f->n_ser == 0)
-            sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "nothing to draw: no workload has a "
+            sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "nothing to draw: no workload has a "
                          "report with a variant besides the baseline");
         else if ((c = f->c = sr_canvas_create(FIG_W, 100000))) {
             char sub[512];

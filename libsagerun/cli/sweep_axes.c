@@ -13,7 +13,7 @@ sagerun_status sr_sweep_bad_key(const char *file, const char *key, const char *e
 {
     static const char *const types[] = {"an object", "an array", "a string", "an integer",
                                         "a number",  "true",     "false",    "null"};
-    return sr_error_set(err, SAGERUN_FORMAT, "%s: key '%s': expected %s, found %s", file, key,
+    return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: key '%s': expected %s, found %s", file, key,
                         expected, found ? types[json_typeof(found)] : "nothing");
 }
 
@@ -77,7 +77,7 @@ static sagerun_status check_values(const char *file, const char *name, const jso
                                     values, err);
         for (size_t k = 0; k < i; k++)
             if (json_equal(v, json_array_get(values, k)))
-                return sr_error_set(err, SAGERUN_FORMAT, "%s: %s: value %zu repeats value %zu",
+                return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %s: value %zu repeats value %zu",
                                     file, key, i, k);
     }
     return SAGERUN_OK;
@@ -93,11 +93,11 @@ static sagerun_status check_axes(const char *file, const json_t *axes, size_t *p
     const json_t *values;
     *points = 1;
     if (json_object_size(axes) > SR_SWEEP_MAX_AXES)
-        return sr_error_set(err, SAGERUN_FORMAT, "%s: axes: more than %d axes", file,
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: axes: more than %d axes", file,
                             SR_SWEEP_MAX_AXES);
     json_object_foreach((json_t *)axes, name, values) {
         if (shape_axis(name) < 0 && !field_axis(name) && !variant_axis(name, NULL, NULL))
-            return sr_error_set(err, SAGERUN_FORMAT,
+            return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: axes: unknown axis '%s' (B, N, Hq, D, heads_kv, dtype, "
                                 "layout, causal, sm_scale, or VARIANT[KEY]: a parameter of a "
                                 "variant compared)",
@@ -107,7 +107,7 @@ static sagerun_status check_axes(const char *file, const json_t *axes, size_t *p
             return st;
         *points *= json_array_size(values);
         if (*points > SR_SWEEP_MAX_POINTS)
-            return sr_error_set(err, SAGERUN_FORMAT,
+            return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: axes: more than %d combinations", file, SR_SWEEP_MAX_POINTS);
     }
     return SAGERUN_OK;
@@ -242,11 +242,11 @@ static sagerun_status expand_one(const char *file, const json_t *base, size_t b,
     else if (json_is_string(base)) /* variant axes only: named once loaded */
         *w = json_copy((json_t *)base);
     else
-        return sr_error_set(err, SAGERUN_FORMAT,
+        return sr_cli_error_set(err, SAGERUN_FORMAT,
                             "%s: workloads[%zu]: expected a workload object or a workload file "
                             "path",
                             file, b);
-    return *w ? SAGERUN_OK : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    return *w ? SAGERUN_OK : sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
 }
 
 sagerun_status sr_sweep_axes_expand(const char *file, const json_t *list, const json_t *defaults,
@@ -259,7 +259,7 @@ sagerun_status sr_sweep_axes_expand(const char *file, const json_t *list, const 
         return st;
     for (size_t b = 0; b < json_array_size(list); b++)
         if (json_is_string(json_array_get(list, b)) && has_workload_axes(axes))
-            return sr_error_set(err, SAGERUN_FORMAT,
+            return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: workloads[%zu]: workload axes apply to inline workload "
                                 "objects, not to workload files (VARIANT[KEY] axes apply to both)",
                                 file, b);
@@ -267,14 +267,14 @@ sagerun_status sr_sweep_axes_expand(const char *file, const json_t *list, const 
     json_t *res = json_array();
     json_t **pts = calloc(total ? total : 1, sizeof(*pts));
     if (!res || !pts)
-        st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        st = sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     for (size_t b = 0; st == SAGERUN_OK && b < json_array_size(list); b++)
         for (size_t p = 0; p < points && st == SAGERUN_OK; p++) {
             json_t *point = nth_point(axes, p, points), *w = NULL;
             st = point ? expand_one(file, json_array_get(list, b), b, defaults, point, &w, err)
-                       : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+                       : sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
             if (st == SAGERUN_OK && json_array_append_new(res, w) != 0)
-                st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+                st = sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
             if (st == SAGERUN_OK)
                 pts[n++] = point;
             else
@@ -336,18 +336,18 @@ static sagerun_status apply_variant_axis(const char *file, const char *axis, con
         if (!same_variant(specs[i], variant))
             continue;
         if (spec_sets(specs[i], key))
-            return sr_error_set(err, SAGERUN_FORMAT,
+            return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: axes: '%s' sweeps %s, which the variant '%s' sets already",
                                 file, axis, key, specs[i]);
         char *next = spec_with(specs[i], key, value);
         if (!next)
-            return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
         free(specs[i]);
         specs[i] = next;
         found = true;
     }
     if (!found)
-        return sr_error_set(err, SAGERUN_FORMAT,
+        return sr_cli_error_set(err, SAGERUN_FORMAT,
                             "%s: axes: '%s' sweeps a parameter of variant '%s', which is not "
                             "among the variants compared: name it in \"variants\" (or "
                             "--variant)",
@@ -361,11 +361,11 @@ sagerun_status sr_sweep_point_variants(const char *file, const json_t *point,
 {
     char **specs = calloc(n ? n : 1, sizeof(*specs));
     if (!specs)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     sagerun_status st = SAGERUN_OK;
     for (size_t i = 0; i < n && st == SAGERUN_OK; i++)
         if (!(specs[i] = strdup(variants[i])))
-            st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+            st = sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     const char *name;
     const json_t *v;
     json_object_foreach((json_t *)point, name, v) {

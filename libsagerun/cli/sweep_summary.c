@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "report.h"
 #include "sweep.h"
 #include "sweep_axes.h"
 
@@ -26,16 +25,16 @@ static void csv_workload_rows(FILE *f, const csv_source *src, const json_t *w,
         return;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", src->dir, file);
-    sr_report r;
-    if (sr_report_read(path, &r, NULL) != SAGERUN_OK)
+    sagerun_compare_result *r = NULL;
+    if (sagerun_compare_result_read(path, &r, NULL) != SAGERUN_OK)
         return; /* the summary says why that workload has no report */
     char *values[1 + SR_SWEEP_MAX_AXES] = {(char *)name};
     for (size_t k = 0; k < n_axes; k++)
         values[1 + k] = sr_sweep_row_axis_value(w, axes[k]);
-    sr_report_csv_rows(f, &r, (const char *const *)values, 1 + n_axes);
+    sagerun_compare_result_csv_rows(r, f, (const char *const *)values, 1 + n_axes);
     for (size_t k = 0; k < n_axes; k++)
         free(values[1 + k]);
-    sr_report_clear(&r);
+    sagerun_compare_result_destroy(r);
 }
 
 /* Rows of every workload's report (those that have one): the workload's name, a column per axis
@@ -53,7 +52,7 @@ static bool write_summary_csv_cb(FILE *f, const void *user)
             ok = false;
         }
     if (ok)
-        sr_report_csv_header(f, (const char *const *)lead, 1 + n_axes);
+        sagerun_compare_csv_header(f, (const char *const *)lead, 1 + n_axes);
     const json_t *w;
     json_array_foreach(json_object_get(src->summary, "workloads"), i, w) {
         if (ok)
@@ -68,7 +67,7 @@ sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir
                                           const char *path, sagerun_error *err)
 {
     csv_source src = {summary, dir};
-    return sr_write_file_atomic(path, write_summary_csv_cb, &src, err);
+    return sr_cli_write_file(path, write_summary_csv_cb, &src, err);
 }
 
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
@@ -76,7 +75,7 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
     json_error_t jerr;
     if (err)
         err->status = SAGERUN_OK;
-    json_t *root = sr_json_load_input(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = sr_cli_json_load(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root || !json_object_get(root, "sagerun_sweep_summary")) {
         json_decref(root);
         return NULL;
@@ -84,7 +83,7 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
     if (json_integer_value(json_object_get(root, "sagerun_sweep_summary")) !=
             SR_SWEEP_SUMMARY_VERSION ||
         !json_is_array(json_object_get(root, "workloads"))) {
-        sr_error_set(err, SAGERUN_FORMAT,
+        sr_cli_error_set(err, SAGERUN_FORMAT,
                      "%s: not a sweep summary this sagerun reads (sagerun_sweep_summary %d with a "
                      "'workloads' array)",
                      path, SR_SWEEP_SUMMARY_VERSION);
@@ -98,14 +97,14 @@ sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
 {
     char *p = strdup(dir);
     if (!p)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     for (char *s = p + 1;; s++) {
         if (*s != '/' && *s != '\0')
             continue;
         char saved = *s;
         *s = '\0';
         if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            sagerun_status st = sr_error_set(err, SAGERUN_IO, "%s: cannot create the folder: %s",
+            sagerun_status st = sr_cli_error_set(err, SAGERUN_IO, "%s: cannot create the folder: %s",
                                              p, strerror(errno));
             free(p);
             return st;
@@ -117,7 +116,7 @@ sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
     free(p);
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return sr_error_set(err, SAGERUN_IO, "%s: not a folder", dir);
+        return sr_cli_error_set(err, SAGERUN_IO, "%s: not a folder", dir);
     return SAGERUN_OK;
 }
 
@@ -131,6 +130,22 @@ static const char *str_or(const json_t *o, const char *key, const char *fallback
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s ? s : fallback;
+}
+
+/* A duration in the unit that suits it, as compare's table writes them: "243.919 ms". */
+static void format_seconds(double s, char *buf, size_t len)
+{
+    static const struct {
+        double at_least, scale;
+        const char *format;
+    } units[] = {{1.0, 1.0, "%.4f s"}, {1e-3, 1e3, "%.3f ms"}, {0.0, 1e6, "%.2f us"}};
+    size_t u = 0;
+    while (u + 1 < SR_ARRAY_LEN(units) && !(s >= units[u].at_least))
+        u++;
+    if (isfinite(s))
+        snprintf(buf, len, units[u].format, s * units[u].scale);
+    else
+        snprintf(buf, len, "-");
 }
 
 enum { COLS = 9, CELL = 96 };
@@ -152,7 +167,7 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
     for (size_t i = 0; i < json_array_size(shape) && used < CELL; i++)
         used += (size_t)snprintf(t->cell[2] + used, CELL - used, "%s%lld", i ? "x" : "",
                                  (long long)json_integer_value(json_array_get(shape, i)));
-    sr_format_seconds(base ? num_or_nan(base, "p50_s") : NAN, t->cell[3], CELL);
+    format_seconds(base ? num_or_nan(base, "p50_s") : NAN, t->cell[3], CELL);
     const char *status = str_or(w, "status", "?");
     if (strcmp(status, "error") == 0) {
         snprintf(t->cell[4], CELL, "ERROR");
@@ -167,7 +182,7 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
         return;
     }
     snprintf(t->cell[4], CELL, "%s", str_or(v, "label", "?"));
-    sr_format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
+    format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
     double sp = num_or_nan(v, "speedup_percent");
     const json_t *iv = json_object_get(v, "interval_percent");
     if (json_is_true(json_object_get(v, "is_baseline")))
@@ -333,14 +348,14 @@ sagerun_status sr_sweep_summary_write(const char *dir, const json_t *summary, sa
 {
     char *path = NULL;
     if (asprintf(&path, "%s/%s", dir, SR_SWEEP_SUMMARY_JSON) < 0)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    sagerun_status st = sr_write_file_atomic(path, write_json_cb, summary, err);
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    sagerun_status st = sr_cli_write_file(path, write_json_cb, summary, err);
     free(path);
     if (st != SAGERUN_OK)
         return st;
     if (asprintf(&path, "%s/%s", dir, SR_SWEEP_SUMMARY_MD) < 0)
-        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    st = sr_write_file_atomic(path, write_md_cb, summary, err);
+        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    st = sr_cli_write_file(path, write_md_cb, summary, err);
     free(path);
     return st;
 }

@@ -68,7 +68,7 @@ printf '{"shape": [1, 64, 2, 64], "dtype": "fp8"}' > "$TMP/w-bad.json"
 check "workload file dtype fp8" 1 "$S" workload show "$TMP/w-bad.json"
 contains "names file, key and value" "w-bad.json: key 'dtype': unsupported dtype 'fp8' (expected fp16"
 
-# reports carry one form: the words of sr_dtype_word
+# reports carry one form: the words of sagerun_dtype_word
 check "compare --dtype float16" 0 "$S" compare --backend host --shape 1,64,2,64 --dtype float16 \
     --rounds 2 --iterations 1 --warmup 0 --no-accuracy --json "$TMP/f16.json" --quiet
 contains "the table says fp16" "NHD fp16"

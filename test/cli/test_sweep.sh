@@ -40,8 +40,7 @@ check "a merged report plots" 0 "$S" plot "$TMP/m/n32.json" -o "$TMP/n32.svg"
 # ---- sweep takes compare's options (one table) and passes them on to each workload's compare ----
 for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
     case $opt in --workload|--inputs|--shape|--layout|--dtype|--causal|--seed|--expect-sha256|\
-                 --json|--markdown|--csv|--quiet|--in-process|--max-ulp|--min-cos|--max-rel-l1)
-                 continue ;; esac # compare's own
+                 --json|--markdown|--csv|--quiet|--in-process) continue ;; esac # compare's own
     "$S" sweep --help | grep -q -- "^  $opt " || fail "sweep --help documents compare's $opt"
 done
 echo "ok   sweep --help documents compare's options"

@@ -1,5 +1,6 @@
 /* GPU basics: a CUDA context, device info, and a plugin's embedded kernel launched through the
- * host-services table (the gpu-fill test plugin), its output hashed by the streaming hasher. */
+ * host-services table (the gpu-fill test plugin), its output hashed by the streaming hasher, and
+ * the one device-memory check of a comparison on a workload. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <sodium.h>
 
 #include "gpu_test.h"
+#include "sagerun/compare.h"
 
 #define FAKES SAGERUN_TEST_FAKES
 
@@ -98,12 +100,60 @@ static void newer_gpu_variants_are_rejected(void **state)
     sagerun_registry_destroy(reg);
 }
 
+/* A comparison on a workload checks the device memory it needs, the inputs included, before
+ * anything is allocated (sagerun_compare_run_workload): here Q, K, V of a third of the memory
+ * free each, plus an output, cannot fit; and a workload of 384 GiB of inputs cannot either. */
+static void a_workload_that_cannot_fit_is_refused_before_allocating(void **state)
+{
+    sagerun_context *ctx = *state;
+    sagerun_registry *reg;
+    sagerun_error e = {0};
+    char path[4096];
+    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
+    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
+    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
+    sagerun_compare_options o;
+    sagerun_compare_options_init(&o);
+    const char *variants[] = {"gpu-fill"};
+    o.baseline = "gpu-fill";
+    o.variants = variants;
+    o.variant_count = 1;
+    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY | SAGERUN_COMPARE_NO_CLOCKS;
+    sagerun_device_info info = {.struct_size = sizeof info};
+    assert_int_equal(sagerun_context_device_info(ctx, &info, &e), SAGERUN_OK);
+    /* B=1, H=64, D=128 fp16: 16 KiB per token; N so that one tensor is a third of the memory free */
+    uint64_t n = info.free_memory / 3 / (64 * 128 * 2);
+    sagerun_problem p = sagerun_problem_make(1, (uint32_t)n, 64, 64, 128);
+    sagerun_workload *w = NULL;
+    assert_int_equal(sagerun_workload_synthetic(&p, 1, "a third each", &w, &e), SAGERUN_OK);
+    sagerun_compare_result *res = NULL;
+    assert_int_equal(sagerun_compare_run_workload(reg, ctx, w, &o, &res, &e),
+                     SAGERUN_OUT_OF_MEMORY);
+    printf("%s\n", e.message);
+    assert_non_null(strstr(e.message, "does not fit in device memory"));
+    assert_non_null(strstr(e.message, "refused before allocating"));
+    char inputs[64]; /* the inputs are counted: q, k, v */
+    snprintf(inputs, sizeof inputs, "inputs %.2f GiB",
+             (double)(3 * n * 64 * 128 * 2) / (double)(1ull << 30));
+    assert_non_null(strstr(e.message, inputs));
+    assert_null(res);
+    sagerun_workload_destroy(w);
+    p = sagerun_problem_make(64, 131072, 64, 64, 128);
+    assert_int_equal(sagerun_workload_synthetic(&p, 1, "huge", &w, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_compare_run_workload(reg, ctx, w, &o, &res, &e),
+                     SAGERUN_OUT_OF_MEMORY);
+    assert_non_null(strstr(e.message, "inputs 384.00 GiB"));
+    sagerun_workload_destroy(w);
+    sagerun_registry_destroy(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(device_info_is_filled),
         cmocka_unit_test(plugin_kernel_runs_through_services),
         cmocka_unit_test(newer_gpu_variants_are_rejected),
+        cmocka_unit_test(a_workload_that_cannot_fit_is_refused_before_allocating),
     };
     sagerun_context *probe = gpu_test_context();
     if (!probe)

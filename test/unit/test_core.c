@@ -133,7 +133,7 @@ static void host_context_memory_round_trip(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, src, 1000), 1000);
     close(fd);
-    assert_int_equal(sr_sha256_file(path, h2, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_file_sha256(path, h2, &e), SAGERUN_OK);
     unlink(path);
     assert_string_equal(h1, h2);
     sagerun_device_info info = {.struct_size = sizeof info};

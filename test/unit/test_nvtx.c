@@ -2,7 +2,8 @@
  *
  * Built with CUDA, NVTX loads the test tool (test/nvtx/fake_tool.c, named by
  * NVTX_INJECTION64_PATH) and every range reaches it in order: ranges of this file's own copy of
- * the header and of the library's (a timed sample's "K calls", a variant call's "run NAME").
+ * the header and of the library's (a timed sample's "K calls", a variant call's "run NAME"), and
+ * the public sagerun_range_push/pop that callers outside the library use.
  * Built without CUDA (test_nocuda_build.sh runs this program from such a build, with the CUDA
  * build's tool in SAGERUN_TEST_NVTX_TOOL), the same calls reach no tool: no line is written, and
  * sr_nvtx_active() is false even with NVTX_INJECTION64_PATH set. */
@@ -59,6 +60,10 @@ static void emit_ranges(void)
     assert_int_equal(calls, 3);
     sr_sample_timer_destroy(t);
     sagerun_context_destroy(ctx);
+    sagerun_range_push("public", 0);
+    sagerun_range_push("profile y", 1);
+    sagerun_range_pop();
+    sagerun_range_pop();
     sr_nvtx_pop();
 }
 
@@ -73,15 +78,21 @@ static void test_ranges_reach_the_tool_in_order(void **state)
                        "nvtx pop\n"
                        "nvtx push 3 calls\n"
                        "nvtx pop\n"
+                       "nvtx push public\n"
+                       "nvtx push profile y (registered)\n"
+                       "nvtx pop\n"
+                       "nvtx pop\n"
                        "nvtx pop\n";
     assert_string_equal(read_log(), want);
     assert_true(sr_nvtx_active());
+    assert_int_equal(sagerun_ranges_state(), SAGERUN_RANGES_TOOL);
 }
 #else
 static void test_ranges_compile_out(void **state)
 {
     (void)state;
     assert_false(sr_nvtx_active()); /* NVTX_INJECTION64_PATH is set (main) */
+    assert_int_equal(sagerun_ranges_state(), SAGERUN_RANGES_COMPILED_OUT);
     emit_ranges();
     assert_string_equal(read_log(), "");
 }

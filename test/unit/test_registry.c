@@ -56,7 +56,7 @@ static void good_plugins_load_sorted_with_hash(void **state)
     assert_string_equal(vi.name, "fake-good");
     assert_non_null(strstr(vi.path, "fake_good.so"));
     char expect[65];
-    assert_int_equal(sr_sha256_file(vi.path, expect, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_file_sha256(vi.path, expect, NULL), SAGERUN_OK);
     assert_string_equal(vi.sha256, expect);
     assert_int_equal(strlen(vi.sha256), 64);
     /* On the host backend a CUDA variant that needs a future GPU is listed, not rejected. */

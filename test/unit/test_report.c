@@ -339,7 +339,7 @@ static void test_malformed_reports(void **state)
 
     sr_report r;
     sagerun_error err = {0};
-    assert_int_equal(sr_report_read(tmp_path("does-not-exist.json"), &r, &err), SAGERUN_IO);
+    assert_int_equal(sr_report_read(tmp_path("does-not-exist.json"), &r, &err), SAGERUN_NOT_FOUND);
     assert_non_null(strstr(err.message, "does-not-exist.json"));
 }
 
@@ -458,26 +458,26 @@ static void test_diff(void **state)
     FILE *devnull = fopen("/dev/null", "w");
     assert_int_equal(sr_report_read(SEED_REPORT, &a, &err), SAGERUN_OK);
     assert_int_equal(sr_report_read(SEED_REPORT, &b, &err), SAGERUN_OK);
-    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
     /* every round 10% slower: judged from the rounds, a regression at 2%, not at 20% */
     b.variants[1].timing.p50 *= 1.10;
     for (size_t k = 0; k < b.variants[1].round_count; k++)
         b.variants[1].rounds[k].p50 *= 1.10;
-    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
-    assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 20.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
     /* rounds that disagree (one 30% slower, the others as before): the interval holds 0, so
      * the pooled p50 alone is no regression */
     for (size_t k = 0; k < b.variants[1].round_count; k++)
         b.variants[1].rounds[k].p50 = a.variants[1].rounds[k].p50 * (k == 0 ? 1.3 : k == 1 ? 0.8 : 1.0);
-    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, 0);
     /* without rounds to judge from: the p50 rule */
     size_t saved_rounds = b.variants[1].round_count;
     b.variants[1].round_count = 1;
-    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
     b.variants[1].round_count = saved_rounds;
     for (size_t k = 0; k < b.variants[1].round_count; k++)
@@ -485,16 +485,16 @@ static void test_diff(void **state)
     b.variants[1].timing.p50 = a.variants[1].timing.p50;
     /* byte-exactness lost */
     b.variants[1].byte_exact = 0;
-    assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 20.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_LOST_BYTE_EXACT);
     /* a variant gone */
     b.variant_count = 1;
-    assert_int_equal(sr_report_diff(&a, &b, 20.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 20.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_MISSING);
     b.variant_count = 2;
     /* another workload */
     b.q_shape[1] = 1000;
-    assert_int_equal(sr_report_diff(&a, &b, 2.0, devnull, &findings, &err),
+    assert_int_equal(sr_report_diff(&a, &b, 2.0, false, devnull, &findings, &err),
                      SAGERUN_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "not the same workload"));
     fclose(devnull);
@@ -538,7 +538,7 @@ static void test_diff_relative(void **state)
     const double load[3] = {1.08, 1.10, 1.12};
     scale_rounds(&b, 0, load);
     scale_rounds(&b, 1, load);
-    assert_int_equal(sr_report_diff(&a, &b, 1.0, devnull, &findings, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_diff(&a, &b, 1.0, false, devnull, &findings, &err), SAGERUN_OK);
     assert_int_equal(findings, SAGERUN_DIFF_REGRESSION);
     assert_int_equal(diff_relative(&a, &b, 1.0), 0);
     /* the variant 5% slower on top: caught relative to the baseline, not at a 10% threshold */

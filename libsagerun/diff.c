@@ -1,0 +1,122 @@
+/* Diffs of reports (compare.h): one pair of report files (sagerun_report_diff), or a diff handle
+ * that gathers the rows of many pairs (a sweep's points); the rows are report_diff.c's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof(*opts));
+    opts->struct_size = sizeof(*opts);
+    opts->threshold_percent = 1.0; /* compare's noise threshold */
+}
+
+sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
+                                   const sagerun_report_diff_options *opts, FILE *out,
+                                   unsigned *findings, sagerun_error *err)
+{
+    if (!old_path || !new_path || !out || !findings)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "report_diff: NULL argument");
+    sagerun_report_diff_options o;
+    sagerun_report_diff_options_init(&o);
+    if (opts)
+        memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
+    sr_report a, b;
+    sagerun_status st = sr_report_read(old_path, &a, err);
+    if (st != SAGERUN_OK)
+        return st;
+    if ((st = sr_report_read(new_path, &b, err)) != SAGERUN_OK) {
+        sr_report_clear(&a);
+        return st;
+    }
+    st = sr_report_diff(&a, &b, o.threshold_percent, o.relative != 0, out, findings, err);
+    sr_report_clear(&a);
+    sr_report_clear(&b);
+    return st;
+}
+
+struct sagerun_diff {
+    sr_diff d;
+};
+
+sagerun_status sagerun_diff_create(const sagerun_report_diff_options *opts, sagerun_diff **out,
+                                   sagerun_error *err)
+{
+    if (!out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_create: NULL argument");
+    sagerun_report_diff_options o;
+    sagerun_report_diff_options_init(&o);
+    if (opts)
+        memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
+    if (!(o.threshold_percent >= 0) || o.threshold_percent > 1e6)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "diff: the threshold must be a percentage >= 0 (got %g)",
+                            o.threshold_percent);
+    if (!(*out = calloc(1, sizeof(**out))))
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    sr_diff_init(&(*out)->d, o.threshold_percent, o.relative != 0);
+    return SAGERUN_OK;
+}
+
+void sagerun_diff_destroy(sagerun_diff *diff)
+{
+    if (!diff)
+        return;
+    sr_diff_clear(&diff->d);
+    free(diff);
+}
+
+sagerun_status sagerun_diff_add(sagerun_diff *diff, const char *point,
+                                const sagerun_compare_result *old_result,
+                                const sagerun_compare_result *new_result, sagerun_error *err)
+{
+    if (!diff || !old_result || !new_result)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_add: NULL argument");
+    return sr_diff_reports(&diff->d, point, &old_result->report, &new_result->report, err);
+}
+
+sagerun_status sagerun_diff_add_missing(sagerun_diff *diff, const char *point, const char *why,
+                                        sagerun_error *err)
+{
+    if (!diff || !point || !why)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_add_missing: NULL argument");
+    return sr_diff_missing_point(&diff->d, point, why, err);
+}
+
+unsigned sagerun_diff_findings(const sagerun_diff *diff)
+{
+    return diff ? diff->d.findings : 0;
+}
+
+void sagerun_diff_print(const sagerun_diff *diff, FILE *out, int markdown)
+{
+    if (diff && out)
+        sr_diff_print(&diff->d, out, markdown != 0);
+}
+
+sagerun_status sagerun_diff_write_json(const sagerun_diff *diff, const char *path,
+                                       sagerun_error *err)
+{
+    if (!diff || !path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_write_json: NULL argument");
+    return sr_diff_write_json(&diff->d, path, err);
+}
+
+sagerun_status sagerun_diff_write_markdown(const sagerun_diff *diff, const char *path,
+                                           sagerun_error *err)
+{
+    if (!diff || !path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_write_markdown: NULL argument");
+    return sr_diff_write_markdown(&diff->d, path, err);
+}
+
+sagerun_status sagerun_diff_write_csv(const sagerun_diff *diff, const char *path,
+                                      sagerun_error *err)
+{
+    if (!diff || !path)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_write_csv: NULL argument");
+    return sr_diff_write_csv(&diff->d, path, err);
+}
