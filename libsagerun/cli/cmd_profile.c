@@ -35,12 +35,7 @@ static void profile_usage(FILE *out)
             SR_CLI_WORKLOAD_HELP
             "options:\n"
             "  --warmup N             calls before the checked call (default %d)\n"
-            "  --plugin PATH          also load this plugin file (.so), Python variant file\n"
-            "                         (.py) or folder (may repeat)\n"
-            SR_CLI_PLUGIN_POLICY_HELP
-            "  --backend B            auto (default), host or cuda; host variants always run\n"
-            "                         on the host\n"
-            "  --device K             CUDA device ordinal (default 0)\n"
+            SR_CLI_ONE_VARIANT_HELP
             "exit status: 0 success, 1 error, 2 usage, 3 the profiled call's output differs\n"
             "from the checked call's (the variant is not deterministic)\n",
             SR_PROFILE_DEFAULT_WARMUP);

@@ -19,12 +19,7 @@ static void run_usage(FILE *out)
             "  --save-output F        write the output o to the safetensors file F\n"
             "  --warmup N             untimed runs first (default 1)\n"
             "  --iterations N         timed runs (default 5)\n"
-            "  --plugin PATH          also load this plugin file (.so), Python variant file\n"
-            "                         (.py) or folder (may repeat)\n"
-            SR_CLI_PLUGIN_POLICY_HELP
-            "  --backend B            auto (default), host or cuda; host variants always run\n"
-            "                         on the host\n"
-            "  --device K             CUDA device ordinal (default 0)\n"
+            SR_CLI_ONE_VARIANT_HELP
             "exit status: 0 success, 1 error, 2 usage\n");
 }
 

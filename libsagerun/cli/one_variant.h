@@ -6,6 +6,15 @@
 
 #include "cli.h"
 
+/* The help of the options sr_cli_one_variant_options carries (run and profile print it). */
+#define SR_CLI_ONE_VARIANT_HELP                                                                    \
+    "  --plugin PATH          also load this plugin file (.so), Python variant file\n"          \
+    "                         (.py) or folder (may repeat)\n"                                   \
+    SR_CLI_PLUGIN_POLICY_HELP                                                                      \
+    "  --backend B            auto (default), host or cuda; host variants always run\n"         \
+    "                         on the host\n"                                                    \
+    "  --device K             CUDA device ordinal (default 0)\n"
+
 typedef struct sr_cli_one_variant_options {
     const char *cmd;     /* for messages: "run", "profile" */
     const char *variant; /* NAME or NAME[key=value,...] */
