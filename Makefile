@@ -68,6 +68,8 @@ VARIANT_NVCC_FLAGS ?= -O3 -std=c++17 --use_fast_math -Xptxas -v
 # (wgmma) instead of plain sm_90 SASS, so that Hopper loads that one.
 VARIANT_ARCHS_interleave-softmax := -gencode arch=compute_89,code=sm_89 \
                  -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_89,code=compute_89
+# warp-specialized is Hopper code only (TMA, mbarriers, setmaxnreg, wgmma): it refuses other parts.
+VARIANT_ARCHS_warp-specialized := -gencode arch=compute_90a,code=sm_90a
 
 # nvcc to a fatbin with flags $(1) from sources $(2); ptxas's report (registers, spills) is kept
 # beside it in .ptxas.txt and printed when the build fails.
@@ -202,7 +204,8 @@ cairo-missing:
 endif
 
 # ---- plugins ------------------------------------------------------------------------------------
-PLUGIN_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(SAN_FLAGS) -Iinclude -MMD -MP
+PLUGIN_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden $(SAN_FLAGS) -Iinclude -MMD -MP \
+                 $(if $(HAVE_NVCC),-I$(CUDA_HOME)/include)
 
 $(B)/variants/%.o: variants/%.c
 	@mkdir -p $(@D)

@@ -27,7 +27,7 @@ static const char *const golden_files[] = {"n1000_h2.safetensors", "b2_n333_h3.s
                                            "n1200_gqa4to2.safetensors"};
 
 /* The variants that claim baseline's bytes (SAGE2.md); [0] is baseline itself. */
-static const char *const sage2_variants[] = {"baseline", "interleave-softmax"};
+static const char *const sage2_variants[] = {"baseline", "interleave-softmax", "warp-specialized"};
 enum { N_VARIANTS = sizeof sage2_variants / sizeof sage2_variants[0] };
 
 /* The fp32+fp16 kernel (its own bytes: o_sm89_f16acc). */

@@ -464,6 +464,55 @@ __device__ __forceinline__ __nv_bfloat162 finalize_pair_bf16(float o0, float o1,
     return __floats2bfloat162_rn(__fmul_rn(__fmul_rn(o0, rho), sv0), __fmul_rn(__fmul_rn(o1, rho), sv1));
 }
 
+/* §2.6 epilogue of one warp's NSL 16-row slices (slice sl: rows wrow0 + SLICE_ROWS*sl + {g, g+8}):
+ * normalise, dequantise V, round to fp16 (kBf16: bf16), stage in the warp's sO (NSL * 16 rows of
+ * HD * 2 bytes, swizzled), store the rows < N. */
+template <int HD, bool kBf16, int NSL, int SLICE_ROWS = MMA_M>
+__device__ __forceinline__ void store_rows(const sage2_attn_params &p, const float (&o)[NSL][HD / MMA_N][4],
+                                           const float (&d)[NSL][2], uint8_t *sO, int lane, int b, int h,
+                                           int hk, int wrow0, int N) {
+    constexpr int CBLOCKS = HD / MMA_N;
+    const float *vs = reinterpret_cast<const float *>(p.v_scale) + ((int64_t)b * p.heads_kv + hk) * HD;
+    constexpr int O_ROW_BYTES = HD * 2;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int sl = 0; sl < NSL; ++sl) {
+        const float rho0 = row_inv_denominator(d[sl][0]);
+        const float rho1 = row_inv_denominator(d[sl][1]);
+#pragma unroll
+        for (int cb = 0; cb < CBLOCKS; ++cb) {
+            const int col = cb * MMA_N + 2 * t;
+            const float sv0 = __ldg(vs + col), sv1 = __ldg(vs + col + 1);
+            const int r0 = sl * MMA_M + g, r1 = r0 + 8;
+            if constexpr (kBf16) {
+                const __nv_bfloat162 h0 = finalize_pair_bf16(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
+                const __nv_bfloat162 h1 = finalize_pair_bf16(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
+                *reinterpret_cast<__nv_bfloat162 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
+                *reinterpret_cast<__nv_bfloat162 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
+            } else {
+                const __half2 h0 = finalize_pair(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
+                const __half2 h1 = finalize_pair(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
+                *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
+                *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
+            }
+        }
+    }
+    __syncwarp();
+
+    constexpr int CPR = O_ROW_BYTES / 16;
+    __half *o_bh = reinterpret_cast<__half *>(p.o) + b * p.o_stride_b + h * p.o_stride_h;
+#pragma unroll
+    for (int it = 0; it < NSL * MMA_M * CPR / 32; ++it) {
+        const int idx = it * 32 + lane;
+        const int r = idx / CPR, chunk = idx % CPR;
+        const int grow = SLICE_ROWS == MMA_M ? wrow0 + r : wrow0 + (r / MMA_M) * SLICE_ROWS + r % MMA_M;
+        if (grow < N) {
+            const uint4 val = *reinterpret_cast<const uint4 *>(sO + smem_offset<O_ROW_BYTES>(r, chunk));
+            *reinterpret_cast<uint4 *>(o_bh + (int64_t)grow * p.o_stride_n + chunk * 8) = val;
+        }
+    }
+}
+
 /* =============================================================================================
  * The CTA skeleton that the sage2 kernels share (baseline, interleave-softmax): grid
  * (ceil(N/128), Hq, B), 128 threads; warp w owns query rows 32w..32w+31 of the CTA's 128 as two
@@ -576,52 +625,12 @@ template <int HD> struct Sage2Cta {
         }
     }
 
-    /* §2.6 epilogue: normalise, dequantise V, round to fp16 (kBf16: bf16), stage per warp (smem
-     * must be free: every tile consumed), store the warp's rows < N. */
+    /* §2.6 epilogue of the warp's 32 rows (store_rows; smem must be free: every tile consumed). */
     template <bool kBf16 = false>
     __device__ __forceinline__ void store_o(const sage2_attn_params &p, uint8_t *smem, int b, int h,
                                             int hk, int row0) {
-        const float *vs = reinterpret_cast<const float *>(p.v_scale) + ((int64_t)b * p.heads_kv + hk) * HD;
-        uint8_t *sO = smem + warp * O_WARP_BYTES;
-        constexpr int O_ROW_BYTES = HD * 2;
-        const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-        for (int sl = 0; sl < SLICES; ++sl) {
-            const float rho0 = row_inv_denominator(d[sl][0]);
-            const float rho1 = row_inv_denominator(d[sl][1]);
-#pragma unroll
-            for (int cb = 0; cb < CBLOCKS; ++cb) {
-                const int col = cb * MMA_N + 2 * t;
-                const float sv0 = __ldg(vs + col), sv1 = __ldg(vs + col + 1);
-                const int r0 = sl * MMA_M + g, r1 = r0 + 8;
-                if constexpr (kBf16) {
-                    const __nv_bfloat162 h0 = finalize_pair_bf16(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
-                    const __nv_bfloat162 h1 = finalize_pair_bf16(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
-                    *reinterpret_cast<__nv_bfloat162 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
-                    *reinterpret_cast<__nv_bfloat162 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
-                } else {
-                    const __half2 h0 = finalize_pair(o[sl][cb][0], o[sl][cb][1], rho0, sv0, sv1);
-                    const __half2 h1 = finalize_pair(o[sl][cb][2], o[sl][cb][3], rho1, sv0, sv1);
-                    *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r0, cb) + 4 * t) = h0;
-                    *reinterpret_cast<__half2 *>(sO + smem_offset<O_ROW_BYTES>(r1, cb) + 4 * t) = h1;
-                }
-            }
-        }
-        __syncwarp();
-
-        constexpr int CPR = O_ROW_BYTES / 16;
-        __half *o_bh = reinterpret_cast<__half *>(p.o) + b * p.o_stride_b + h * p.o_stride_h;
-        const int wrow0 = row0 + warp * WARP_Q;
-#pragma unroll
-        for (int it = 0; it < WARP_Q * CPR / 32; ++it) {
-            const int idx = it * 32 + lane;
-            const int r = idx / CPR, chunk = idx % CPR;
-            const int grow = wrow0 + r;
-            if (grow < N) {
-                const uint4 val = *reinterpret_cast<const uint4 *>(sO + smem_offset<O_ROW_BYTES>(r, chunk));
-                *reinterpret_cast<uint4 *>(o_bh + (int64_t)grow * p.o_stride_n + chunk * 8) = val;
-            }
-        }
+        store_rows<HD, kBf16, SLICES>(p, o, d, smem + warp * O_WARP_BYTES, lane, b, h, hk,
+                                      row0 + warp * WARP_Q, N);
     }
 };
 

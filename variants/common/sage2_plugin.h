@@ -33,12 +33,31 @@
 #define SAGE2_WARP_Q 32 /* two 16-row slices per warp */
 #endif
 
+/* The oldest part a variant runs on; one that needs more defines its own (and, where newer
+ * parts cannot run its code either, refuses them in SAGE2_CHECK_DEVICE). */
+#ifndef SAGE2_MIN_CC
+#define SAGE2_MIN_CC 89 /* FP8 mma.sync needs sm_89 */
+#endif
+
+/* Hooks of a variant whose kernel takes more than sage2_attn_params (define all or none):
+ *   SAGE2_STATE_EXTRA            members added to sage2_state
+ *   SAGE2_PREPARE_EXTRA(st, err, errlen)   int: completes them after the parameters are set
+ *   SAGE2_KERNEL_ARG(st)         the address of the kernel's one parameter
+ * and SAGE2_CHECK_DEVICE(cc, err, errlen): int, SAGERUN_UNSUPPORTED for a part it cannot run on. */
+#ifndef SAGE2_KERNEL_ARG
+#define SAGE2_STATE_EXTRA
+#define SAGE2_PREPARE_EXTRA(st, err, errlen) 0
+#define SAGE2_KERNEL_ARG(st) (&(st)->params)
+#endif
+#ifndef SAGE2_CHECK_DEVICE
+#define SAGE2_CHECK_DEVICE(cc, err, errlen) 0
+#endif
+
 /* The launch contract of SAGE2.md section 2 (the seed's "scheduler"). */
 enum {
     SAGE2_CTA_Q = 128,
     SAGE2_CTA_K = 64,
-    SAGE2_WARP_K = 64,
-    SAGE2_MIN_CC = 89         /* FP8 mma.sync needs sm_89 */
+    SAGE2_WARP_K = 64
 };
 
 /* The GPU image of this plugin, embedded by the Makefile. */
@@ -51,6 +70,7 @@ typedef struct sage2_state {
     sage2_attn_params params;
     uint32_t grid[3];
     uint32_t smem_bytes; /* dynamic shared memory per CTA on this device */
+    SAGE2_STATE_EXTRA
 } sage2_state;
 
 static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
@@ -92,6 +112,8 @@ static int sage2_geometry_with(const sagerun_geometry_args *args, const sagerun_
                                sagerun_launch_geometry *g, char *err, size_t errlen)
 {
     int rc = sage2_geometry(p, g, err, errlen);
+    if (rc == 0 && args->device->backend == SAGERUN_BACKEND_CUDA)
+        rc = SAGE2_CHECK_DEVICE(args->device->compute_capability, err, errlen);
     if (rc == 0)
         g->dynamic_shared_memory_bytes = sage2_smem_for(args->device->compute_capability);
     return rc;
@@ -120,6 +142,11 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
         snprintf(err, errlen, "the host gave no sage2-quantized inputs");
         return SAGERUN_INVALID_ARGUMENT;
     }
+    int dev_rc = s->backend(s->host) == SAGERUN_BACKEND_CUDA
+                     ? SAGE2_CHECK_DEVICE(s->compute_capability(s->host), err, errlen)
+                     : 0;
+    if (dev_rc != 0)
+        return dev_rc;
     sage2_state *st = calloc(1, sizeof *st);
     if (!st) {
         snprintf(err, errlen, "out of memory");
@@ -196,14 +223,14 @@ static int sage2_prepare(void *state, char *err, size_t errlen)
     a->v_len = (int32_t)t->v_len;
     /* D^-0.5 as an fp32 value when the problem leaves it 0 (SAGE2.md 2.2). */
     a->sm_scale = p->sm_scale > 0 ? p->sm_scale : (float)(1.0 / sqrt((double)D));
-    return 0;
+    return SAGE2_PREPARE_EXTRA(st, err, errlen);
 }
 
 static int sage2_run(void *state, char *err, size_t errlen)
 {
     sage2_state *st = state;
     const uint32_t block[3] = {SAGE2_THREADS, 1, 1};
-    void *args[] = {&st->params};
+    void *args[] = {SAGE2_KERNEL_ARG(st)};
     return st->services->launch(st->services->host, st->kernel, st->grid, block, st->smem_bytes,
                                 args, err, errlen);
 }

@@ -168,6 +168,79 @@ __device__ __forceinline__ float fadd_noftz(float a, float b) {
     return r;
 }
 
+/* §2.2-§2.5 for one 16-row slice: x from S_int, the online softmax (m, d of its two rows, α),
+ * and P as the f16 A registers of P·V. diag: the causal offset of score_tile_scale. */
+template <bool kScaleX, bool kMask, bool kCausal>
+__device__ __forceinline__ void softmax_slice(const int32_t (&s)[KEY_BLOCKS][4], float delta, float c, int valid_keys,
+                                              int lane, float (&m)[2], float (&d)[2], float (&alpha)[2],
+                                              uint32_t (&pf)[PV_KHALVES][2][4], int diag) {
+    float x[KEY_BLOCKS][4];
+    score_tile_scale<kScaleX, kMask, kCausal>(s, x, delta, valid_keys, lane, diag);
+    online_softmax_update(x, c, m, d, alpha);
+    pack_p_f16(x, pf);
+}
+
+/* ---- P·V of a warpgroup: 16-row slices x 32-channel groups, two groups in flight ------------- */
+constexpr int PV_N = 32;          /* channels per P·V group (16: +4%, 64: +2.5%, spilling; 32: +18%,
+                                     interleave-softmax's first round) */
+constexpr int PV_NB = PV_N / MMA_N; /* 8-channel blocks per group */
+
+/* One P·V group: channels [PV_N*cg, +PV_N) of a slice, the four steps of the chain (k-half kh:
+ * its low then its high 16 bits, scale-d 0 then 1) into h[kh]. vh: the f16 V tile. */
+__device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
+                                         uint32_t vh, int cg) {
+    const uint64_t dv = kmajor_desc<VH_ROW_BYTES>(vh + cg * PV_N * VH_ROW_BYTES);
+    wgmma_f16_m64n32k16_rs<0>(h[0], pf[0][0], dv + 0);
+    wgmma_f16_m64n32k16_rs<1>(h[0], pf[0][1], dv + 2);
+    wgmma_f16_m64n32k16_rs<0>(h[1], pf[1][0], dv + 4);
+    wgmma_f16_m64n32k16_rs<1>(h[1], pf[1][1], dv + 6);
+    commit();
+}
+/* B = H(k-half 0) + H(k-half 1), a non-ftz add; O = fma(α, O, B) (SAGE2.md §2.5). The sm_90
+ * lowering computes (0 + H0) + H1: its first add changes nothing but a −0 into +0, and a chain
+ * that starts from zero never yields −0 on this hardware (above), so it is left out (−10% of
+ * interleave-softmax's instructions, +6% speed). o: the slice's accumulator, [HD/8][4]. */
+template <int CBLOCKS>
+__device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)[2][PV_NB][4], int cg,
+                                        const float (&alpha)[2]) {
+#pragma unroll
+    for (int nb = 0; nb < PV_NB; ++nb) {
+        float(&oc)[4] = o[cg * PV_NB + nb];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], fadd_noftz(h[0][nb][i], h[1][nb][i]));
+    }
+}
+/* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next
+ * one computes. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
+ * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
+template <int HD, int NSL>
+__device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
+                                          const float (&alpha)[NSL][2], uint32_t vh) {
+    constexpr int GROUPS = NSL * (HD / PV_N);
+    float h[2][2][PV_NB][4];
+#pragma unroll
+    for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
+    fence();
+    pv_issue(h[0], pf[0], vh, 0);
+#pragma unroll
+    for (int gi = 0; gi < GROUPS; ++gi) {
+        const int sl = gi / (HD / PV_N), cg = gi % (HD / PV_N);
+        if (gi + 1 < GROUPS) {
+            pv_issue(h[(gi + 1) & 1], pf[(gi + 1) / (HD / PV_N)], vh, (gi + 1) % (HD / PV_N));
+            wait<1>();
+        } else {
+            wait<0>();
+        }
+        hold(h[gi & 1][0]);
+        hold(h[gi & 1][1]);
+        pv_fold(o[sl], h[gi & 1], cg, alpha[sl]);
+        if (gi + 2 < GROUPS) fence(); /* the fold wrote registers near the next wgmma */
+    }
+#pragma unroll
+    for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
+}
+
 } // namespace wg
 } // namespace sage2
 #endif /* SAGE2_HAS_WGMMA || host pass */

@@ -121,10 +121,6 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
     static constexpr int V8_OFF = K_OFF + 2 * K_BYTES;  /* 2 buffers */
     static constexpr int VH_OFF = V8_OFF + 2 * V8_BYTES;
     static constexpr int TOTAL = VH_OFF + VH_BYTES;     /* 64 KiB at D = 128 */
-    static constexpr int PV_N = 32;                     /* channels per P·V group (16: +4%, 64: +2.5%,
-                                                           spilling; 32: +18%, first round) */
-    static constexpr int PV_GROUPS = HD / PV_N;         /* channel groups per slice */
-    static constexpr int PV_NB = PV_N / MMA_N;          /* 8-channel blocks per group */
     static_assert(TOTAL <= 65536, "smem");
     static_assert(Q_OFF % 1024 == 0 && K_OFF % 1024 == 0 && V8_OFF % 1024 == 0 && VH_OFF % 1024 == 0,
                   "wgmma operands need 1024-byte aligned tiles");
@@ -179,32 +175,6 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) cp_async_16(dst + it * ROWS_PER * CTA_K, src + it * step, 16u);
     }
-    /* One P·V group: channels [PV_N*cg, +PV_N) of slice sl, the four steps of the chain. */
-    __device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
-                                             int cg) {
-        const uint64_t dv = wg::kmajor_desc<wg::VH_ROW_BYTES>(smem_u32(smem + VH_OFF) +
-                                                              cg * PV_N * wg::VH_ROW_BYTES);
-        wg::wgmma_f16_m64n32k16_rs<0>(h[0], pf[0][0], dv + 0);
-        wg::wgmma_f16_m64n32k16_rs<1>(h[0], pf[0][1], dv + 2);
-        wg::wgmma_f16_m64n32k16_rs<0>(h[1], pf[1][0], dv + 4);
-        wg::wgmma_f16_m64n32k16_rs<1>(h[1], pf[1][1], dv + 6);
-        wg::commit();
-    }
-    /* B = H(k-half 0) + H(k-half 1), a non-ftz add; O = fma(α, O, B) (SAGE2.md §2.5). The sm_90
-     * lowering computes (0 + H0) + H1: its first add changes nothing but a −0 into +0, and a chain
-     * that starts from zero never yields −0 on this hardware (sage2_wgmma.cuh), so it is left out
-     * (−10% of the tile's instructions, +6% speed). */
-    __device__ __forceinline__ void pv_fold(const float (&h)[2][PV_NB][4], int sl, int cg,
-                                            const float (&alpha)[2]) {
-#pragma unroll
-        for (int nb = 0; nb < PV_NB; ++nb) {
-            float(&oc)[4] = o[sl][cg * PV_NB + nb];
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], wg::fadd_noftz(h[0][nb][i], h[1][nb][i]));
-        }
-    }
-
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         const float delta = dequant_delta(q_scale, __ldg(ks_bh + j));
         const float c = tile_slope<kScaleX>(c0, delta);
@@ -249,45 +219,13 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
         wg::hold(s[1]);
 #pragma unroll
         for (int sl = 0; sl < SLICES; ++sl)
-            softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, c, valid_keys, sl, alpha[sl], pf[sl],
-                                                   kCausal ? this->qrow0 + sl * MMA_M - j * CTA_K : 0);
+            wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, c, valid_keys, lane, m[sl], d[sl], alpha[sl],
+                                                       pf[sl], kCausal ? this->qrow0 + sl * MMA_M - j * CTA_K : 0);
 
         __syncthreads(); /* the f16 V tile is complete */
 
-        /* §2.5: groups (sl, cg) in order, two in flight */
-        float h[2][2][PV_NB][4];
-#pragma unroll
-        for (int sl = 0; sl < SLICES; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
-        wg::fence();
-        pv_issue(h[0], pf[0], 0);
-#pragma unroll
-        for (int gi = 0; gi < SLICES * PV_GROUPS; ++gi) {
-            const int sl = gi / PV_GROUPS, cg = gi % PV_GROUPS;
-            if (gi + 1 < SLICES * PV_GROUPS) {
-                const int sl1 = (gi + 1) / PV_GROUPS, cg1 = (gi + 1) % PV_GROUPS;
-                pv_issue(h[(gi + 1) & 1], pf[sl1], cg1);
-                wg::wait<1>();
-            } else {
-                wg::wait<0>();
-            }
-            wg::hold(h[gi & 1][0]);
-            wg::hold(h[gi & 1][1]);
-            pv_fold(h[gi & 1], sl, cg, alpha[sl]);
-            if (gi + 2 < SLICES * PV_GROUPS) wg::fence(); /* the fold wrote registers near the next wgmma */
-        }
-#pragma unroll
-        for (int sl = 0; sl < SLICES; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
-    }
-
-    /* x from S_int, online softmax (m, d of the slice), P as the f16 A registers of P·V */
-    template <bool kScaleX, bool kMask, bool kCausal = false>
-    __device__ __forceinline__ void softmax_slice(const int32_t (&s)[KEY_BLOCKS][4], float delta, float c,
-                                                  int valid_keys, int sl, float (&alpha)[2],
-                                                  uint32_t (&pf)[PV_KHALVES][2][4], int diag = 0) {
-        float x[KEY_BLOCKS][4];
-        score_tile_scale<kScaleX, kMask, kCausal>(s, x, delta, valid_keys, lane, diag);
-        online_softmax_update(x, c, m[sl], d[sl], alpha);
-        wg::pack_p_f16(x, pf);
+        /* §2.5: groups (sl, cg) in order, two in flight (sage2_wgmma.cuh) */
+        wg::pv_slices<HD, SLICES>(o, pf, alpha, smem_u32(smem + VH_OFF));
     }
 
     template <bool kCausal = false, bool kBf16 = false>

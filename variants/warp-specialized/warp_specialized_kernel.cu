@@ -1,0 +1,311 @@
+/* sage2 `warp-specialized`: the baseline's numerics (byte-identical; SAGE2.md is the contract)
+ * with FlashAttention-3's structure on Hopper (sm_90a only):
+ *   - warpgroup 0, the producer: one thread issues bulk tensor copies (TMA) of Q once and of the K
+ *     and V8 tiles into a ring of STAGES stages, each completing on an mbarrier; all 128 threads
+ *     convert each V8 tile to the f16 operand layout of P·V (sage2_wgmma.cuh) into a ring of
+ *     VH_STAGES stages. Its registers are lowered to PRODUCER_REGS.
+ *   - warpgroups 1 and 2, the consumers: 64 query rows each (one 16-row slice per warp), registers
+ *     raised to CONSUMER_REGS. Per KV tile j: Q·Kᵀ(j) is issued as one wgmma group, P·V(j-1)
+ *     (P of the previous tile, in registers) runs while it computes, then the softmax of tile j.
+ *     With kPingPong the two consumer warpgroups take turns to issue their tensor work, so that
+ *     one's softmax runs while the other's wgmmas compute.
+ * Why the bytes are baseline's: every value that reaches the output goes through the same pieces
+ * as interleave-softmax (score_tile_scale, online_softmax_update, the f16 replay of the FP8
+ * P·V, store_rows); rows keep their Q scale (one per 32 rows), tiles their order and classes.
+ *
+ * Launch: grid (ceil(N/128), Hq, B), WS_THREADS threads, WS_SMEM_BYTES of dynamic shared memory
+ * (ws_params.h: the configurations). */
+#include "ws_params.h"
+#include "../common/sage2_device.cuh"
+#include "../common/sage2_wgmma.cuh"
+#include "../common/sage2_async.cuh"
+
+namespace {
+
+using namespace sage2;
+
+constexpr int NSL = WS_SLICES;                /* 16-row slices per consumer warp */
+constexpr int CONSUMER_WGS = WS_CONSUMER_WGS; /* consumer warpgroups: 128 rows in all */
+constexpr int CONSUMER_WARPS = CONSUMER_WGS * NUM_WARPS;
+constexpr int STAGES = WS_STAGES;             /* K and V8 tiles in flight */
+constexpr int VH_STAGES = 2;                  /* f16 V tiles */
+constexpr int WG_THREADS = 128;
+constexpr int CTA_THREADS = WS_THREADS;
+constexpr int CTAS_PER_SM = NSL == 2 ? 2 : 1;
+/* 64K registers per SM: 2 x (128 x 24 + 128 x 232), or 128 x 40 + 256 x 232 */
+constexpr int PRODUCER_REGS = NSL == 2 ? 24 : 40;
+constexpr int CONSUMER_REGS = 232;
+static_assert(CONSUMER_WGS * NSL == 2, "the consumers hold the CTA's 128 rows");
+constexpr int BAR_PRODUCER = 1;    /* named barrier of the producer warpgroup */
+constexpr int BAR_TURN = 2;        /* +c: consumer warpgroup c may issue its tensor work */
+
+/* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
+ * swizzle of TMA and wgmma), the mbarriers last. */
+template <int HD> struct WsLayout {
+    static constexpr int Q_BYTES = CTA_Q * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
+    static constexpr int VH_BYTES = HD * wg::VH_ROW_BYTES;
+    static constexpr int Q_OFF = 0;
+    static constexpr int K_OFF = Q_OFF + Q_BYTES;
+    static constexpr int V8_OFF = K_OFF + STAGES * K_BYTES;
+    static constexpr int VH_OFF = V8_OFF + STAGES * V8_BYTES;
+    static constexpr int BAR_OFF = VH_OFF + VH_STAGES * VH_BYTES;
+    /* barriers: Q full, KV full[STAGES], KV empty[STAGES], VH full[VH_STAGES], VH empty[VH_STAGES] */
+    static constexpr int BAR_Q = 0, BAR_KV_FULL = 1, BAR_KV_EMPTY = BAR_KV_FULL + STAGES;
+    static constexpr int BAR_VH_FULL = BAR_KV_EMPTY + STAGES, BAR_VH_EMPTY = BAR_VH_FULL + VH_STAGES;
+    static constexpr int N_BARS = BAR_VH_EMPTY + VH_STAGES;
+    static_assert(BAR_OFF + N_BARS * 8 <= WS_SMEM_BYTES, "the layout exceeds the plugin's shared memory");
+    static constexpr int TX_KV = K_BYTES + V8_BYTES; /* bytes per KV stage */
+    static_assert(K_OFF % 1024 == 0 && V8_OFF % 1024 == 0 && VH_OFF % 1024 == 0, "tile alignment");
+    static_assert(CTA_Q * HD * 2 <= BAR_OFF, "the O staging of 128 rows exceeds the tiles' smem");
+};
+
+/* The CTA's coordinates and the KV walk, the same for every role. */
+struct WsCta {
+    int N, n_tiles, row0, b, h, hk;
+    __device__ __forceinline__ void begin(const sage2_attn_params &p, bool causal) {
+        N = p.seq_len;
+        row0 = blockIdx.x * CTA_Q;
+        h = blockIdx.y;
+        b = blockIdx.z;
+        hk = h / (p.heads_q / p.heads_kv);
+        const int kv_end = causal ? min(N, row0 + CTA_Q) : N; /* Sage2Cta::causal_begin */
+        n_tiles = (kv_end + CTA_K - 1) / CTA_K;
+    }
+};
+
+/* Map coordinates of a box: rows (or channels) `row` of head `head` of batch b. */
+__device__ __forceinline__ void tma_box(uint32_t dst, const CUtensorMap &map, uint32_t bar, int inner, int row,
+                                        int head, int b, int heads_inner) {
+    if (heads_inner)
+        async::tma_load_4d(dst, &map, bar, inner, head, row, b);
+    else
+        async::tma_load_4d(dst, &map, bar, inner, row, head, b);
+}
+
+template <int HD> struct Producer {
+    using L = WsLayout<HD>;
+    const ws_attn_params &P;
+    const WsCta &cta;
+    uint8_t *smem;
+    uint32_t sbase, bars;
+    int tid; /* 0..127 */
+
+    __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
+
+    /* KV tile t into stage t % STAGES (one thread). */
+    __device__ __forceinline__ void issue_kv(int t) const {
+        const int st = t % STAGES;
+        async::bar_arrive_expect(bar(L::BAR_KV_FULL + st), L::TX_KV);
+        tma_box(sbase + L::K_OFF + st * L::K_BYTES, P.map_k, bar(L::BAR_KV_FULL + st), 0, t * CTA_K, cta.hk, cta.b,
+                P.k_heads_inner);
+        tma_box(sbase + L::V8_OFF + st * L::V8_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), t * CTA_K, 0, cta.hk,
+                cta.b, P.v_heads_inner);
+    }
+
+    __device__ __forceinline__ void run() const {
+        if (tid == 0) {
+            async::prefetch_map(&P.map_q);
+            async::prefetch_map(&P.map_k);
+            async::prefetch_map(&P.map_v);
+            async::bar_arrive_expect(bar(L::BAR_Q), L::Q_BYTES);
+            for (int half = 0; half < 2; ++half)
+                tma_box(sbase + L::Q_OFF + half * (L::Q_BYTES / 2), P.map_q, bar(L::BAR_Q), 0,
+                        cta.row0 + half * (CTA_Q / 2), cta.h, cta.b, P.q_heads_inner);
+            for (int t = 0; t < STAGES && t < cta.n_tiles; ++t) issue_kv(t);
+        }
+        for (int j = 0; j < cta.n_tiles; ++j) {
+            const int st = j % STAGES, hs = j % VH_STAGES;
+            async::bar_wait(bar(L::BAR_KV_FULL + st), (j / STAGES) & 1);
+            if (j >= VH_STAGES) async::bar_wait(bar(L::BAR_VH_EMPTY + hs), (j / VH_STAGES - 1) & 1);
+            wg::convert_v_tile_f16<HD>(smem + L::VH_OFF + hs * L::VH_BYTES, smem + L::V8_OFF + st * L::V8_BYTES, tid);
+            wg::fence_proxy_async(); /* the f16 tile is read by wgmma next */
+            async::bar_arrive(bar(L::BAR_VH_FULL + hs));
+            if (j + STAGES < cta.n_tiles) {
+                async::named_sync(BAR_PRODUCER, WG_THREADS); /* every thread is done with V8 of stage st */
+                if (tid == 0) {
+                    async::bar_wait(bar(L::BAR_KV_EMPTY + st), (j / STAGES) & 1); /* and both consumers with K */
+                    wg::fence_proxy_async();
+                    issue_kv(j + STAGES);
+                }
+            }
+        }
+        __syncthreads(); /* pairs with the consumers' walk_tiles: shared memory is free */
+    }
+};
+
+/* A consumer warpgroup: NSL M = 64 tiles of the CTA's Q (tile t = NSL * cw + sl, rows 64t..64t+63);
+ * warp w of the warpgroup holds rows 64t + 16w .. +15 of each, one 16-row slice per tile. */
+template <int HD> struct Consumer {
+    using L = WsLayout<HD>;
+    static constexpr int CBLOCKS = HD / MMA_N;
+    const sage2_attn_params &p;
+    const WsCta &cta;
+    uint8_t *smem;
+    uint32_t sbase, bars;
+    int cw, w, lane; /* consumer warpgroup, warp in it, lane */
+    int n_tiles;     /* walk_tiles reads it */
+    const float *ks_bh;
+    float c0;
+    float q_scale[NSL];
+    float o[NSL][CBLOCKS][4], m[NSL][2], d[NSL][2];
+    int32_t s[NSL][KEY_BLOCKS][4];       /* scores of the tile being computed */
+    uint32_t pf[NSL][PV_KHALVES][2][4];  /* P of the tile whose P·V is pending */
+    float alpha[NSL][2];                 /* and its α */
+
+    __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
+    /* first CTA row of slice sl of this warp */
+    __device__ __forceinline__ int slice_row(int sl) const { return 64 * (NSL * cw + sl) + MMA_M * w; }
+
+    __device__ __forceinline__ void init() {
+        n_tiles = cta.n_tiles;
+        ks_bh = reinterpret_cast<const float *>(p.k_scale) + ((int64_t)cta.b * p.heads_kv + cta.hk) * p.k_scale_per_head;
+        const float *qs = reinterpret_cast<const float *>(p.q_scale) +
+                          ((int64_t)cta.b * p.heads_q + cta.h) * p.q_scale_per_head + blockIdx.x * NUM_WARPS;
+        c0 = softmax_c0(p.sm_scale);
+#pragma unroll
+        for (int sl = 0; sl < NSL; ++sl) {
+            q_scale[sl] = __ldg(qs + slice_row(sl) / WARP_Q); /* §1.2: one scale per 32 rows */
+#pragma unroll
+            for (int cb = 0; cb < CBLOCKS; ++cb)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) o[sl][cb][i] = 0.0f;
+            m[sl][0] = m[sl][1] = NEG_BIG;
+            d[sl][0] = d[sl][1] = 1.0f;
+        }
+    }
+
+    /* §2.1: S_int of the warpgroup's tiles and KV tile j, one wgmma group (not waited for). */
+    __device__ __forceinline__ void issue_scores(int j) {
+        const int st = j % STAGES;
+        async::bar_wait(bar(L::BAR_KV_FULL + st), (j / STAGES) & 1);
+        const uint64_t dk = wg::kmajor_desc<HD>(sbase + L::K_OFF + st * L::K_BYTES);
+        wg::fence();
+#pragma unroll
+        for (int sl = 0; sl < NSL; ++sl) {
+            const uint64_t dq = wg::kmajor_desc<HD>(sbase + L::Q_OFF + (NSL * cw + sl) * (L::Q_BYTES / 2));
+            wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
+#pragma unroll
+            for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
+        }
+        wg::commit();
+    }
+    __device__ __forceinline__ void scores_done(int j) {
+#pragma unroll
+        for (int sl = 0; sl < NSL; ++sl) wg::hold(s[sl]);
+        if (lane == 0) async::bar_arrive(bar(L::BAR_KV_EMPTY + j % STAGES));
+    }
+
+    /* §2.5 for tile jj with the P and α kept from its softmax; returns with every wgmma done. */
+    __device__ __forceinline__ void pv(int jj) {
+        const int hs = jj % VH_STAGES;
+        async::bar_wait(bar(L::BAR_VH_FULL + hs), (jj / VH_STAGES) & 1);
+        wg::pv_slices<HD, NSL>(o, pf, alpha, sbase + L::VH_OFF + hs * L::VH_BYTES);
+        if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + hs));
+    }
+
+    /* §2.2-§2.5 of tile j for every slice (both chains interleaved by ptxas) */
+    template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax(int j) {
+        const float k_scale = __ldg(ks_bh + j);
+#pragma unroll
+        for (int sl = 0; sl < NSL; ++sl) {
+            const float delta = dequant_delta(q_scale[sl], k_scale);
+            const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0;
+            wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
+                                                       lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
+        }
+    }
+
+    __device__ __forceinline__ void turn_begin() const {
+        if (WS_PINGPONG && CONSUMER_WGS == 2) async::named_sync(BAR_TURN + cw, 2 * WG_THREADS);
+    }
+    __device__ __forceinline__ void turn_end(bool last) const {
+        if (WS_PINGPONG && CONSUMER_WGS == 2 && !(last && cw == 1))
+            async::named_arrive(BAR_TURN + (cw ^ 1), 2 * WG_THREADS);
+    }
+
+    /* Tile j (walk_tiles). One slice per warp: Q·Kᵀ(j) issued, P·V(j-1) while it computes, then
+     * the softmax of j, and the last tile (kMask) runs its own P·V. Two slices (no registers for
+     * a second score tile): Q·Kᵀ(j), its softmax, P·V(j). */
+    template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
+        if constexpr (NSL == 1) {
+            turn_begin();
+            issue_scores(j);
+            if (j > 0)
+                pv(j - 1);
+            else
+                wg::wait<0>();
+            turn_end(kMask);
+            scores_done(j);
+            softmax<kScaleX, kMask, kCausal>(j);
+            if constexpr (kMask) pv(j);
+        } else {
+            issue_scores(j);
+            wg::wait<0>();
+            scores_done(j);
+            softmax<kScaleX, kMask, kCausal>(j);
+            pv(j);
+        }
+    }
+
+    template <bool kCausal, bool kBf16> __device__ __forceinline__ void run() {
+        init();
+        if (WS_PINGPONG && CONSUMER_WGS == 2 && cw == 1)
+            async::named_arrive(BAR_TURN + 0, 2 * WG_THREADS); /* consumer 0 goes first */
+        async::bar_wait(bar(L::BAR_Q), 0);
+        walk_tiles<kCausal>(*this); /* ends with the CTA barrier: shared memory is free */
+        store_rows<HD, kBf16, NSL, 64>(p, o, d, smem + (NUM_WARPS * cw + w) * (NSL * MMA_M * HD * 2), lane, cta.b,
+                                       cta.h, cta.hk, cta.row0 + slice_row(0), cta.N);
+    }
+};
+
+template <int HD, bool kCausal, bool kBf16>
+__device__ __forceinline__ void ws_run(const ws_attn_params &P, uint8_t *smem) {
+    using L = WsLayout<HD>;
+    WsCta cta;
+    cta.begin(P.p, kCausal);
+    const uint32_t sbase = smem_u32(smem), bars = sbase + L::BAR_OFF;
+    const int tid = threadIdx.x, wgi = tid / WG_THREADS;
+    if (tid == 0) {
+        async::bar_init(bars + 8 * L::BAR_Q, 1);
+        for (int s = 0; s < STAGES; ++s) {
+            async::bar_init(bars + 8 * (L::BAR_KV_FULL + s), 1);
+            async::bar_init(bars + 8 * (L::BAR_KV_EMPTY + s), CONSUMER_WARPS); /* lane 0 of each consumer warp */
+        }
+        for (int s = 0; s < VH_STAGES; ++s) {
+            async::bar_init(bars + 8 * (L::BAR_VH_FULL + s), WG_THREADS); /* every producer thread */
+            async::bar_init(bars + 8 * (L::BAR_VH_EMPTY + s), CONSUMER_WARPS);
+        }
+        async::bar_init_fence();
+    }
+    __syncthreads();
+    if (wgi == 0) {
+        async::regs_lower<PRODUCER_REGS>();
+        const Producer<HD> pr{P, cta, smem, sbase, bars, tid};
+        pr.run();
+    } else {
+        async::regs_raise<CONSUMER_REGS>();
+        Consumer<HD> co{P.p, cta, smem, sbase, bars, wgi - 1, (tid / 32) % NUM_WARPS, tid & 31};
+        co.template run<kCausal, kBf16>();
+    }
+}
+
+template <bool kCausal, bool kBf16> __device__ __forceinline__ void ws_any_head_dim(const ws_attn_params &P, uint8_t *smem) {
+    if (smem_u32(smem) & 1023) __trap(); /* TMA's and wgmma's 128-byte swizzle need aligned tiles */
+    if (P.p.head_dim == 128)
+        ws_run<128, kCausal, kBf16>(P, smem);
+    else if (P.p.head_dim == 64)
+        ws_run<64, kCausal, kBf16>(P, smem);
+}
+
+} // namespace
+
+/* One kernel per (causal, bf16), as the other sage2 variants (sage2_plugin.h picks by name). */
+#define WS_KERNEL(NAME, CAUSAL, BF16)                                                                  \
+    extern "C" __global__ void __launch_bounds__(CTA_THREADS, CTAS_PER_SM) NAME(const __grid_constant__ ws_attn_params P) { \
+        extern __shared__ __align__(1024) uint8_t NAME##_smem[];                                       \
+        ws_any_head_dim<CAUSAL, BF16>(P, NAME##_smem);                                                 \
+    }
+WS_KERNEL(sage2_attn_warp_specialized, false, false)
+WS_KERNEL(sage2_attn_warp_specialized_causal, true, false)
+WS_KERNEL(sage2_attn_warp_specialized_bf16, false, true)
+WS_KERNEL(sage2_attn_warp_specialized_bf16_causal, true, true)

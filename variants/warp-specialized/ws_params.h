@@ -1,0 +1,42 @@
+/* Kernel parameter of the `warp-specialized` variant: the sage2 parameters plus the tensor maps
+ * of the bulk tensor copies (TMA) of Q, K and V8, built on the host (warp_specialized.c) with
+ * cuTensorMapEncodeTiled. Included from C and CUDA; CUtensorMap (cuda.h) is 64-byte aligned on
+ * both sides, so the layout is the same.
+ *
+ * Every map is 4-D with the innermost axis contiguous (Q, K: the head dimension; V8: the
+ * sequence) and one box per copy: 64 rows of Q or K ([64][D] int8), or all D channels of 64 V8
+ * slots ([D][64] e4m3), swizzled as the kernels' smem_offset (128-byte rows: 128B, 64-byte rows:
+ * 64B). The two middle axes are the row (sequence or channel) and the head, in the order of their
+ * strides: *_heads_inner says the head axis is map axis 1 (NHD) rather than axis 2 (HND). */
+#ifndef SAGERUN_VARIANTS_WS_PARAMS_H
+#define SAGERUN_VARIANTS_WS_PARAMS_H
+
+#include <cuda.h>
+
+#include "../common/sage2_params.h"
+
+/* The CTA program (warp_specialized_kernel.cu): WS_SLICES 16-row slices per consumer warp.
+ *   2: one consumer warpgroup of 128 rows (two M = 64 wgmma tiles) + the producer, 256 threads,
+ *      two CTAs per SM (3 KV stages);
+ *   1: two consumer warpgroups of 64 rows + the producer, 384 threads, one CTA per SM (4 stages).
+ * WS_PINGPONG (1 only): the two consumers take turns issuing their tensor work. */
+#ifndef WS_SLICES
+#define WS_SLICES 2
+#endif
+#ifndef WS_PINGPONG
+#define WS_PINGPONG 0
+#endif
+#define WS_CONSUMER_WGS (2 / WS_SLICES)
+#define WS_THREADS (128 * (1 + WS_CONSUMER_WGS))
+#define WS_STAGES (WS_SLICES == 2 ? 3 : 4)
+/* Dynamic shared memory per CTA (D = 128: Q 16K + K and V8 8K per stage + f16 V 2x16K +
+ * mbarriers; D = 64 uses half of it). The kernel checks its layout against it. */
+#define WS_SMEM_BYTES (16384 + WS_STAGES * 2 * 8192 + 2 * 16384 + 1024)
+
+typedef struct ws_attn_params {
+    sage2_attn_params p;
+    int32_t q_heads_inner, k_heads_inner, v_heads_inner, reserved;
+    CUtensorMap map_q, map_k, map_v;
+} ws_attn_params;
+
+#endif
