@@ -34,17 +34,28 @@ __device__ __forceinline__ void bar_arrive_expect(uint32_t bar, uint32_t bytes) 
     asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                  : "memory");
 }
-/* Waits until the phase of parity `parity` has completed (acquire: the bytes it delivered, and
- * what the arriving threads wrote before arriving, are visible afterwards). */
-__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
+/* One probe: has the phase of parity `parity` completed? (It may suspend the thread for a while
+ * before answering no.) */
+__device__ __forceinline__ bool bar_try_wait(uint32_t bar, uint32_t parity) {
+    uint32_t done;
     asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "WAIT:\n"
-                 "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra WAIT;\n"
-                 "}\n" ::"r"(bar),
-                 "r"(parity)
+                 ".reg .pred p;\n"
+                 "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n"
+                 "}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
                  : "memory");
+    return done != 0;
+}
+/* Waits until the phase of parity `parity` has completed (acquire: the bytes it delivered, and
+ * what the arriving threads wrote before arriving, are visible afterwards). The loop is C++, not
+ * a branch inside the asm, so that the compiler reconverges the warp after it: the .aligned
+ * instructions that follow (wgmma, bar.sync) need every lane together (compute-sanitizer's
+ * synccheck reported divergent threads at them with the asm loop). */
+__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
+    while (!bar_try_wait(bar, parity)) {
+    }
 }
 
 /* The tensor map (a __grid_constant__ kernel parameter) into the constant cache ahead of use. */
@@ -61,13 +72,9 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const void *map, uint3
                  : "memory");
 }
 
-/* Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads: sync waits for all of
- * them, arrive counts this warp in without waiting. */
+/* Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads. */
 __device__ __forceinline__ void named_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /* This warpgroup's register budget per thread, raised or lowered (the kernel must have a

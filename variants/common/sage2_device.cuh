@@ -635,11 +635,11 @@ template <int HD> struct Sage2Cta {
 };
 
 /* §2.2's walk over the KV tiles: tiles 0..n-3 fold δ into the slope (class 1), n-2 and n-1 scale
- * x (class 2), n-1 masks; cta.tile<kScaleX, kMask>(j) runs tile j. Then waits for every copy and
- * every warp: shared memory is free (the O staging area). kCausal: n is the causal CTA's tile
+ * x (class 2), n-1 masks; cta.tile<kScaleX, kMask>(j) runs tile j. Then (kCtaSync) waits for every
+ * copy and every warp: shared memory is free (the O staging area). kCausal: n is the causal CTA's tile
  * count (Sage2Cta::causal_begin) and both class-2 tiles also mask keys after the row
  * (cta.tile<kScaleX, kMask, true>). */
-template <bool kCausal = false, class Cta> __device__ __forceinline__ void walk_tiles(Cta &cta) {
+template <bool kCausal = false, bool kCtaSync = true, class Cta> __device__ __forceinline__ void walk_tiles(Cta &cta) {
     int j = 0;
     for (; j < cta.n_tiles - 2; ++j) cta.template tile<false, false>(j);
     if constexpr (kCausal) {
@@ -650,8 +650,10 @@ template <bool kCausal = false, class Cta> __device__ __forceinline__ void walk_
         cta.template tile<true, true>(j);
     }
 
-    cp_async_wait<0>();
-    __syncthreads();
+    if constexpr (kCtaSync) { /* a CTA whose threads all walk; others synchronise themselves */
+        cp_async_wait<0>();
+        __syncthreads();
+    }
 }
 
 /* Kernel body: the head dimensions handled (a uniform branch), anything else writes nothing.

@@ -4,11 +4,12 @@
  *     and V8 tiles into a ring of STAGES stages, each completing on an mbarrier; all 128 threads
  *     convert each V8 tile to the f16 operand layout of P·V (sage2_wgmma.cuh) into a ring of
  *     VH_STAGES stages. Its registers are lowered to PRODUCER_REGS.
- *   - warpgroups 1 and 2, the consumers: 64 query rows each (one 16-row slice per warp), registers
- *     raised to CONSUMER_REGS. Per KV tile j: Q·Kᵀ(j) is issued as one wgmma group, P·V(j-1)
- *     (P of the previous tile, in registers) runs while it computes, then the softmax of tile j.
- *     With kPingPong the two consumer warpgroups take turns to issue their tensor work, so that
- *     one's softmax runs while the other's wgmmas compute.
+ *   - the consumers, registers raised to CONSUMER_REGS, hold the CTA's 128 query rows as M = 64
+ *     wgmma tiles (ws_params.h): WS_SLICES 2 (default), one warpgroup with two tiles, two CTAs
+ *     per SM, per KV tile Q·Kᵀ, softmax, P·V (Consumer::tile); WS_SLICES 1, two warpgroups of one
+ *     tile, whose softmax overlaps their next Q·Kᵀ and previous P·V (Consumer::tile_deferred).
+ * The consumers release each stage to the producer with mbarrier arrivals; nothing synchronises
+ * the whole CTA until the epilogue.
  * Why the bytes are baseline's: every value that reaches the output goes through the same pieces
  * as interleave-softmax (score_tile_scale, online_softmax_update, the f16 replay of the FP8
  * P·V, store_rows); rows keep their Q scale (one per 32 rows), tiles their order and classes.
@@ -32,12 +33,15 @@ constexpr int VH_STAGES = 2;                  /* f16 V tiles */
 constexpr int WG_THREADS = 128;
 constexpr int CTA_THREADS = WS_THREADS;
 constexpr int CTAS_PER_SM = NSL == 2 ? 2 : 1;
-/* 64K registers per SM: 2 x (128 x 24 + 128 x 232), or 128 x 40 + 256 x 232 */
-constexpr int PRODUCER_REGS = NSL == 2 ? 24 : 40;
-constexpr int CONSUMER_REGS = 232;
+/* 64K registers per SM: 2 x (128 x 24 + 128 x 232), or 128 x WS_PRODUCER_REGS + 256 x the rest */
+#ifndef WS_PRODUCER_REGS
+#define WS_PRODUCER_REGS 40 /* 24 (consumers 240) spilled in the producer: -9% (NOTES-kernels.md) */
+#endif
+constexpr int PRODUCER_REGS = NSL == 2 ? 24 : WS_PRODUCER_REGS;
+constexpr int CONSUMER_REGS = NSL == 2 ? 232 : (65536 / 128 - PRODUCER_REGS) / 2 / 8 * 8;
 static_assert(CONSUMER_WGS * NSL == 2, "the consumers hold the CTA's 128 rows");
 constexpr int BAR_PRODUCER = 1;    /* named barrier of the producer warpgroup */
-constexpr int BAR_TURN = 2;        /* +c: consumer warpgroup c may issue its tensor work */
+constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
@@ -129,7 +133,7 @@ template <int HD> struct Producer {
                 }
             }
         }
-        __syncthreads(); /* pairs with the consumers' walk_tiles: shared memory is free */
+        /* and exits: the consumers have waited for every byte it delivered before they finish */
     }
 };
 
@@ -215,29 +219,11 @@ template <int HD> struct Consumer {
         }
     }
 
-    __device__ __forceinline__ void turn_begin() const {
-        if (WS_PINGPONG && CONSUMER_WGS == 2) async::named_sync(BAR_TURN + cw, 2 * WG_THREADS);
-    }
-    __device__ __forceinline__ void turn_end(bool last) const {
-        if (WS_PINGPONG && CONSUMER_WGS == 2 && !(last && cw == 1))
-            async::named_arrive(BAR_TURN + (cw ^ 1), 2 * WG_THREADS);
-    }
-
-    /* Tile j (walk_tiles). One slice per warp: Q·Kᵀ(j) issued, P·V(j-1) while it computes, then
-     * the softmax of j, and the last tile (kMask) runs its own P·V. Two slices (no registers for
-     * a second score tile): Q·Kᵀ(j), its softmax, P·V(j). */
+    /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
+     * its softmax, P·V(j). One slice per warp: tile_overlapped. */
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         if constexpr (NSL == 1) {
-            turn_begin();
-            issue_scores(j);
-            if (j > 0)
-                pv(j - 1);
-            else
-                wg::wait<0>();
-            turn_end(kMask);
-            scores_done(j);
-            softmax<kScaleX, kMask, kCausal>(j);
-            if constexpr (kMask) pv(j);
+            tile_deferred<kScaleX, kMask, kCausal>(j);
         } else {
             issue_scores(j);
             wg::wait<0>();
@@ -247,12 +233,103 @@ template <int HD> struct Consumer {
         }
     }
 
+    /* One slice per warp (FlashAttention-3's intra-warpgroup overlap): the softmax of j overlaps
+     * Q·Kᵀ(j+1) and the last two P·V groups of j-1. Tile j runs
+     * C(j-1) A(j) B(j): C packs P(j-1) and issues its P·V, folding its first groups; A reads the
+     * scores of j, issues Q·Kᵀ(j+1) and runs the softmax of j while the last two groups of j-1
+     * compute; B folds them. Between tiles only Q·Kᵀ(j+1) is in flight (ptxas serialises every
+     * wgmma when P·V accumulators cross the tile loop's back-edge: NOTES-kernels.md, v3). */
+    float h[2][2][wg::PV_NB][4]; /* the P·V groups in flight */
+    float x[KEY_BLOCKS][4];      /* P (fp32) of the tile whose P·V is next */
+    float alpha_prev[2];         /* α of that tile */
+
+    /* C: P·V of tile jj (P in x): its groups in order, the last two left in flight */
+    __device__ __forceinline__ void pv_start(int jj) {
+        constexpr int G = HD / wg::PV_N; /* groups per tile (even) */
+        wg::pack_p_f16(x, pf[0]);
+        const uint32_t vh = sbase + L::VH_OFF + (jj % VH_STAGES) * L::VH_BYTES;
+        async::bar_wait(bar(L::BAR_VH_FULL + jj % VH_STAGES), (jj / VH_STAGES) & 1);
+        wg::hold(pf[0][0]), wg::hold(pf[0][1]);
+        wg::fence();
+        wg::pv_issue(h[0], pf[0], vh, 0);
+        wg::pv_issue(h[1], pf[0], vh, 1);
+#pragma unroll
+        for (int cg = 0; cg + 2 < G; ++cg) { /* pending: cg, cg+1 */
+            wg::wait<1>();
+            wg::hold(h[cg & 1][0]), wg::hold(h[cg & 1][1]);
+            wg::pv_fold(o[0], h[cg & 1], cg, alpha_prev);
+            wg::fence();
+            wg::pv_issue(h[cg & 1], pf[0], vh, cg + 2);
+        }
+    }
+    /* B: the last two groups of tile jj; kNewer: Q·Kᵀ(jj+2) was committed after them */
+    template <bool kNewer> __device__ __forceinline__ void pv_finish(int jj) {
+        constexpr int G = HD / wg::PV_N;
+        wg::wait<kNewer ? 2 : 1>();
+        wg::hold(h[0][0]), wg::hold(h[0][1]);
+        wg::pv_fold(o[0], h[0], G - 2, alpha_prev);
+        wg::wait<kNewer ? 1 : 0>();
+        wg::hold(h[1][0]), wg::hold(h[1][1]);
+        wg::pv_fold(o[0], h[1], G - 1, alpha_prev);
+        wg::hold(pf[0][0]), wg::hold(pf[0][1]);
+        if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + jj % VH_STAGES));
+    }
+
+    template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void tile_deferred(int j) {
+        if (j > 0) {
+            pv_start(j - 1);
+            wg::wait<2>(); /* Q·Kᵀ(j), committed before those groups (pv_start's waits cover it at D = 128) */
+        } else {
+            wg::wait<0>();
+        }
+        scores_done(j);
+        const float delta = dequant_delta(q_scale[0], __ldg(ks_bh + j));
+        float xn[KEY_BLOCKS][4];
+        score_tile_scale<kScaleX, kMask, kCausal>(s[0], xn, delta, cta.N - j * CTA_K, lane,
+                                                  kCausal ? cta.row0 + slice_row(0) - j * CTA_K : 0);
+        wg::hold(xn); /* read out before the next Q·Kᵀ overwrites the registers */
+        if constexpr (!kMask) issue_scores(j + 1);
+        float alpha_j[2];
+        online_softmax_update(xn, tile_slope<kScaleX>(c0, delta), m[0], d[0], alpha_j);
+        if (j > 0) pv_finish<!kMask>(j - 1);
+#pragma unroll
+        for (int nb = 0; nb < KEY_BLOCKS; ++nb)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) x[nb][i] = xn[nb][i];
+        alpha_prev[0] = alpha_j[0];
+        alpha_prev[1] = alpha_j[1];
+        if constexpr (kMask) { /* the last tile: its own P·V now */
+            pv_start(j);
+            pv_finish<false>(j);
+        }
+    }
+
     template <bool kCausal, bool kBf16> __device__ __forceinline__ void run() {
         init();
-        if (WS_PINGPONG && CONSUMER_WGS == 2 && cw == 1)
-            async::named_arrive(BAR_TURN + 0, 2 * WG_THREADS); /* consumer 0 goes first */
         async::bar_wait(bar(L::BAR_Q), 0);
-        walk_tiles<kCausal>(*this); /* ends with the CTA barrier: shared memory is free */
+        if constexpr (NSL == 1) {
+            /* h defined before any wgmma is in flight (an undefined accumulator is materialised
+             * by movs, which inside a wgmma's pipeline stage make ptxas serialise: C7515) */
+#pragma unroll
+            for (int b2 = 0; b2 < 2; ++b2)
+#pragma unroll
+                for (int kh = 0; kh < 2; ++kh)
+#pragma unroll
+                    for (int nb = 0; nb < wg::PV_NB; ++nb)
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) h[b2][kh][nb][i] = 0.0f;
+#pragma unroll
+            for (int nb = 0; nb < KEY_BLOCKS; ++nb)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) s[0][nb][i] = 0;
+            wg::hold(h[0][0]), wg::hold(h[0][1]), wg::hold(h[1][0]), wg::hold(h[1][1]), wg::hold(s[0]);
+            issue_scores(0); /* the tile programs find it in flight */
+        }
+        walk_tiles<kCausal, false>(*this);
+        /* every consumer is done with the tiles: shared memory is free for the O staging (the
+         * producer takes no part: a CTA barrier reached from its code and from ours would be two
+         * barriers in divergent code, which synccheck rightly refuses) */
+        async::named_sync(BAR_CONSUMERS, CONSUMER_WGS * WG_THREADS);
         store_rows<HD, kBf16, NSL, 64>(p, o, d, smem + (NUM_WARPS * cw + w) * (NSL * MMA_M * HD * 2), lane, cta.b,
                                        cta.h, cta.hk, cta.row0 + slice_row(0), cta.N);
     }

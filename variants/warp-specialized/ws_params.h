@@ -18,13 +18,11 @@
 /* The CTA program (warp_specialized_kernel.cu): WS_SLICES 16-row slices per consumer warp.
  *   2: one consumer warpgroup of 128 rows (two M = 64 wgmma tiles) + the producer, 256 threads,
  *      two CTAs per SM (3 KV stages);
- *   1: two consumer warpgroups of 64 rows + the producer, 384 threads, one CTA per SM (4 stages).
- * WS_PINGPONG (1 only): the two consumers take turns issuing their tensor work. */
+ *   1: two consumer warpgroups of 64 rows + the producer, 384 threads, one CTA per SM (4 stages),
+ *      each softmax overlapping its own warpgroup's next Q·Kᵀ and previous P·V.
+ * 2 is the faster on the H200 (test/bench/NOTES-kernels.md, issue 17). */
 #ifndef WS_SLICES
 #define WS_SLICES 2
-#endif
-#ifndef WS_PINGPONG
-#define WS_PINGPONG 0
 #endif
 #define WS_CONSUMER_WGS (2 / WS_SLICES)
 #define WS_THREADS (128 * (1 + WS_CONSUMER_WGS))
