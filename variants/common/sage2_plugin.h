@@ -32,6 +32,10 @@
 #ifndef SAGE2_WARP_Q
 #define SAGE2_WARP_Q 32 /* two 16-row slices per warp */
 #endif
+/* Query rows per CTA: SAGE2.md section 2's 128 (the numerics' block); a CTA may hold several. */
+#ifndef SAGE2_CTA_ROWS
+#define SAGE2_CTA_ROWS SAGE2_CTA_Q
+#endif
 
 /* The oldest part a variant runs on; one that needs more defines its own (and, where newer
  * parts cannot run its code either, refuses them in SAGE2_CHECK_DEVICE). */
@@ -85,13 +89,13 @@ static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, 
         snprintf(err, errlen, "dtype is not supported, only F16 or BF16 in and out");
         return SAGERUN_UNSUPPORTED;
     }
-    g->cta_q = SAGE2_CTA_Q;
+    g->cta_q = SAGE2_CTA_ROWS;
     g->cta_k = SAGE2_CTA_K;
     g->warp_q = SAGE2_WARP_Q;
     g->warp_k = SAGE2_WARP_K;
     g->threads_per_cta = SAGE2_THREADS;
     g->dynamic_shared_memory_bytes = SAGE2_SMEM_BYTES;
-    g->grid_ctas = (uint64_t)((p->seq_len + SAGE2_CTA_Q - 1) / SAGE2_CTA_Q) * p->heads_q *
+    g->grid_ctas = (uint64_t)((p->seq_len + SAGE2_CTA_ROWS - 1) / SAGE2_CTA_ROWS) * p->heads_q *
                    p->batch;
     return 0;
 }
@@ -171,7 +175,7 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
     st->services = s;
     st->inputs = in;
     const sagerun_problem *p = &in->problem;
-    st->grid[0] = (p->seq_len + SAGE2_CTA_Q - 1) / SAGE2_CTA_Q;
+    st->grid[0] = (p->seq_len + SAGE2_CTA_ROWS - 1) / SAGE2_CTA_ROWS;
     st->grid[1] = p->heads_q;
     st->grid[2] = p->batch;
     *state = st;

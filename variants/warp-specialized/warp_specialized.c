@@ -18,6 +18,7 @@
 #define SAGE2_KERNEL_NAME "sage2_attn_warp_specialized"
 #define SAGE2_THREADS WS_THREADS /* the producer and the consumer warpgroups */
 #define SAGE2_WARP_Q (16 * WS_SLICES)
+#define SAGE2_CTA_ROWS WS_CTA_ROWS
 #define SAGE2_MIN_CC 90
 #define SAGE2_SMEM_BYTES WS_SMEM_BYTES
 

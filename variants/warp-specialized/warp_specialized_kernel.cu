@@ -26,27 +26,35 @@ namespace {
 using namespace sage2;
 
 constexpr int NSL = WS_SLICES;                /* 16-row slices per consumer warp */
-constexpr int CONSUMER_WGS = WS_CONSUMER_WGS; /* consumer warpgroups: 128 rows in all */
+constexpr int CONSUMER_WGS = WS_CONSUMER_WGS; /* consumer warpgroups */
+constexpr int CTA_ROWS = WS_CTA_ROWS;         /* 64 * NSL * CONSUMER_WGS query rows */
 constexpr int CONSUMER_WARPS = CONSUMER_WGS * NUM_WARPS;
 constexpr int STAGES = WS_STAGES;             /* K and V8 tiles in flight */
 constexpr int VH_STAGES = 2;                  /* f16 V tiles */
 constexpr int WG_THREADS = 128;
 constexpr int CTA_THREADS = WS_THREADS;
-constexpr int CTAS_PER_SM = NSL == 2 ? 2 : 1;
+constexpr int CTAS_PER_SM = WS_CTAS_PER_SM;
 /* 64K registers per SM: 2 x (128 x 24 + 128 x 232), or 128 x WS_PRODUCER_REGS + 256 x the rest */
 #ifndef WS_PRODUCER_REGS
 #define WS_PRODUCER_REGS 40 /* 24 (consumers 240) spilled in the producer: -9% (NOTES-kernels.md) */
 #endif
-constexpr int PRODUCER_REGS = NSL == 2 ? 24 : WS_PRODUCER_REGS;
-constexpr int CONSUMER_REGS = NSL == 2 ? 232 : (65536 / 128 - PRODUCER_REGS) / 2 / 8 * 8;
-static_assert(CONSUMER_WGS * NSL == 2, "the consumers hold the CTA's 128 rows");
+constexpr int PRODUCER_REGS = CTAS_PER_SM == 2 ? 24 : WS_PRODUCER_REGS;
+/* setmaxnreg moves registers within what the CTA got at launch (the entry cap times its threads);
+ * asking for more blocks forever (a 256-row build with 32/240 hung: 65536 > 384 x 168) */
+constexpr int ENTRY_REGS = 65536 / CTAS_PER_SM / CTA_THREADS / 8 * 8;
+constexpr int CONSUMER_REGS =
+    (ENTRY_REGS * CTA_THREADS - PRODUCER_REGS * WG_THREADS) / (CONSUMER_WGS * WG_THREADS) / 8 * 8;
+static_assert(PRODUCER_REGS * WG_THREADS + CONSUMER_REGS * CONSUMER_WGS * WG_THREADS <= ENTRY_REGS * CTA_THREADS,
+              "the warpgroups' registers exceed the CTA's");
+static_assert(CTA_ROWS % CTA_Q == 0 || CTA_ROWS == CTA_Q, "whole 128-row blocks per CTA");
 constexpr int BAR_PRODUCER = 1;    /* named barrier of the producer warpgroup */
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
 template <int HD> struct WsLayout {
-    static constexpr int Q_BYTES = CTA_Q * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
+    static constexpr int Q_BYTES = CTA_ROWS * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
+    static constexpr int Q_TILE = 64 * HD; /* one M = 64 wgmma tile of Q, one TMA box */
     static constexpr int VH_BYTES = HD * wg::VH_ROW_BYTES;
     static constexpr int Q_OFF = 0;
     static constexpr int K_OFF = Q_OFF + Q_BYTES;
@@ -60,20 +68,26 @@ template <int HD> struct WsLayout {
     static_assert(BAR_OFF + N_BARS * 8 <= WS_SMEM_BYTES, "the layout exceeds the plugin's shared memory");
     static constexpr int TX_KV = K_BYTES + V8_BYTES; /* bytes per KV stage */
     static_assert(K_OFF % 1024 == 0 && V8_OFF % 1024 == 0 && VH_OFF % 1024 == 0, "tile alignment");
-    static_assert(CTA_Q * HD * 2 <= BAR_OFF, "the O staging of 128 rows exceeds the tiles' smem");
+    static_assert(CTA_ROWS * HD * 2 <= BAR_OFF, "the O staging of the CTA's rows exceeds the tiles' smem");
 };
 
-/* The CTA's coordinates and the KV walk, the same for every role. */
+/* KV tiles a 128-row block starting at row `block_row0` walks (Sage2Cta::causal_begin). */
+__device__ __forceinline__ int block_tiles(int N, int block_row0, bool causal) {
+    const int kv_end = causal ? min(N, block_row0 + CTA_Q) : N;
+    return (kv_end + CTA_K - 1) / CTA_K;
+}
+
+/* The CTA's coordinates; n_tiles: the KV tiles the producer delivers (those of its last block). */
 struct WsCta {
     int N, n_tiles, row0, b, h, hk;
     __device__ __forceinline__ void begin(const sage2_attn_params &p, bool causal) {
         N = p.seq_len;
-        row0 = blockIdx.x * CTA_Q;
+        row0 = blockIdx.x * CTA_ROWS;
         h = blockIdx.y;
         b = blockIdx.z;
         hk = h / (p.heads_q / p.heads_kv);
-        const int kv_end = causal ? min(N, row0 + CTA_Q) : N; /* Sage2Cta::causal_begin */
-        n_tiles = (kv_end + CTA_K - 1) / CTA_K;
+        const int last_block_row0 = (min(row0 + CTA_ROWS, N) - 1) / CTA_Q * CTA_Q; /* of rows < N */
+        n_tiles = block_tiles(N, last_block_row0, causal);
     }
 };
 
@@ -112,9 +126,9 @@ template <int HD> struct Producer {
             async::prefetch_map(&P.map_k);
             async::prefetch_map(&P.map_v);
             async::bar_arrive_expect(bar(L::BAR_Q), L::Q_BYTES);
-            for (int half = 0; half < 2; ++half)
-                tma_box(sbase + L::Q_OFF + half * (L::Q_BYTES / 2), P.map_q, bar(L::BAR_Q), 0,
-                        cta.row0 + half * (CTA_Q / 2), cta.h, cta.b, P.q_heads_inner);
+            for (int t = 0; t < CTA_ROWS / 64; ++t)
+                tma_box(sbase + L::Q_OFF + t * L::Q_TILE, P.map_q, bar(L::BAR_Q), 0, cta.row0 + 64 * t, cta.h, cta.b,
+                        P.q_heads_inner);
             for (int t = 0; t < STAGES && t < cta.n_tiles; ++t) issue_kv(t);
         }
         for (int j = 0; j < cta.n_tiles; ++j) {
@@ -160,15 +174,18 @@ template <int HD> struct Consumer {
     /* first CTA row of slice sl of this warp */
     __device__ __forceinline__ int slice_row(int sl) const { return 64 * (NSL * cw + sl) + MMA_M * w; }
 
-    __device__ __forceinline__ void init() {
-        n_tiles = cta.n_tiles;
+    /* first row of the warpgroup; a warpgroup past the sequence's end only releases the stages */
+    __device__ __forceinline__ int wg_row0() const { return cta.row0 + 64 * NSL * cw; }
+
+    template <bool kCausal> __device__ __forceinline__ void init() {
+        n_tiles = block_tiles(cta.N, wg_row0() / CTA_Q * CTA_Q, kCausal); /* its 128-row block's walk */
         ks_bh = reinterpret_cast<const float *>(p.k_scale) + ((int64_t)cta.b * p.heads_kv + cta.hk) * p.k_scale_per_head;
         const float *qs = reinterpret_cast<const float *>(p.q_scale) +
-                          ((int64_t)cta.b * p.heads_q + cta.h) * p.q_scale_per_head + blockIdx.x * NUM_WARPS;
+                          ((int64_t)cta.b * p.heads_q + cta.h) * p.q_scale_per_head;
         c0 = softmax_c0(p.sm_scale);
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
-            q_scale[sl] = __ldg(qs + slice_row(sl) / WARP_Q); /* §1.2: one scale per 32 rows */
+            q_scale[sl] = __ldg(qs + (cta.row0 + slice_row(sl)) / WARP_Q); /* §1.2: one scale per 32 rows */
 #pragma unroll
             for (int cb = 0; cb < CBLOCKS; ++cb)
 #pragma unroll
@@ -186,7 +203,7 @@ template <int HD> struct Consumer {
         wg::fence();
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
-            const uint64_t dq = wg::kmajor_desc<HD>(sbase + L::Q_OFF + (NSL * cw + sl) * (L::Q_BYTES / 2));
+            const uint64_t dq = wg::kmajor_desc<HD>(sbase + L::Q_OFF + (NSL * cw + sl) * L::Q_TILE);
             wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
 #pragma unroll
             for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
@@ -213,7 +230,7 @@ template <int HD> struct Consumer {
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
             const float delta = dequant_delta(q_scale[sl], k_scale);
-            const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0;
+            const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
             wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
                                                        lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
         }
@@ -304,8 +321,34 @@ template <int HD> struct Consumer {
         }
     }
 
+    /* Tiles [from, the producer's count) this warpgroup does not walk: received and released. */
+    __device__ __forceinline__ void drain(int from) {
+        for (int t = from; t < cta.n_tiles; ++t) {
+            async::bar_wait(bar(L::BAR_KV_FULL + t % STAGES), (t / STAGES) & 1);
+            if (lane == 0) async::bar_arrive(bar(L::BAR_KV_EMPTY + t % STAGES));
+            async::bar_wait(bar(L::BAR_VH_FULL + t % VH_STAGES), (t / VH_STAGES) & 1);
+            if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + t % VH_STAGES));
+        }
+    }
+
     template <bool kCausal, bool kBf16> __device__ __forceinline__ void run() {
-        init();
+        /* one warpgroup: it starts at the CTA's first row and walks the producer's tiles */
+        const bool active = CONSUMER_WGS == 1 || wg_row0() < cta.N;
+        if (active) {
+            init<kCausal>();
+            walk<kCausal>();
+        }
+        if constexpr (CONSUMER_WGS > 1) drain(active ? n_tiles : 0);
+        /* every consumer is done with the tiles: shared memory is free for the O staging (the
+         * producer takes no part: a CTA barrier reached from its code and from ours would be two
+         * barriers in divergent code, which synccheck rightly refuses) */
+        async::named_sync(BAR_CONSUMERS, CONSUMER_WGS * WG_THREADS);
+        if (active)
+            store_rows<HD, kBf16, NSL, 64>(p, o, d, smem + (NUM_WARPS * cw + w) * (NSL * MMA_M * HD * 2), lane,
+                                           cta.b, cta.h, cta.hk, cta.row0 + slice_row(0), cta.N);
+    }
+
+    template <bool kCausal> __device__ __forceinline__ void walk() {
         async::bar_wait(bar(L::BAR_Q), 0);
         if constexpr (NSL == 1) {
             /* h defined before any wgmma is in flight (an undefined accumulator is materialised
@@ -326,12 +369,6 @@ template <int HD> struct Consumer {
             issue_scores(0); /* the tile programs find it in flight */
         }
         walk_tiles<kCausal, false>(*this);
-        /* every consumer is done with the tiles: shared memory is free for the O staging (the
-         * producer takes no part: a CTA barrier reached from its code and from ours would be two
-         * barriers in divergent code, which synccheck rightly refuses) */
-        async::named_sync(BAR_CONSUMERS, CONSUMER_WGS * WG_THREADS);
-        store_rows<HD, kBf16, NSL, 64>(p, o, d, smem + (NUM_WARPS * cw + w) * (NSL * MMA_M * HD * 2), lane, cta.b,
-                                       cta.h, cta.hk, cta.row0 + slice_row(0), cta.N);
     }
 };
 

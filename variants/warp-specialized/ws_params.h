@@ -15,21 +15,26 @@
 
 #include "../common/sage2_params.h"
 
-/* The CTA program (warp_specialized_kernel.cu): WS_SLICES 16-row slices per consumer warp.
- *   2: one consumer warpgroup of 128 rows (two M = 64 wgmma tiles) + the producer, 256 threads,
- *      two CTAs per SM (3 KV stages);
- *   1: two consumer warpgroups of 64 rows + the producer, 384 threads, one CTA per SM (4 stages),
- *      each softmax overlapping its own warpgroup's next Q·Kᵀ and previous P·V.
- * 2 is the faster on the H200 (test/bench/NOTES-kernels.md, issue 17). */
+/* The CTA program (warp_specialized_kernel.cu): a producer warpgroup and WS_CONSUMER_WGS consumer
+ * warpgroups of WS_SLICES M = 64 tiles each (one 16-row slice per warp and tile):
+ *   SLICES 2, WGS 1: 128 rows, 256 threads, two CTAs per SM (3 KV stages);
+ *   SLICES 2, WGS 2: 256 rows (two of SAGE2.md's 128-row blocks), 384 threads, one CTA per SM;
+ *   SLICES 1, WGS 2: 128 rows, 384 threads, one CTA per SM, each softmax overlapping its own
+ *                    warpgroup's next Q·Kᵀ and previous P·V.
+ * Measured on the H200: test/bench/NOTES-kernels.md (issue 17). */
 #ifndef WS_SLICES
 #define WS_SLICES 2
 #endif
+#ifndef WS_CONSUMER_WGS
 #define WS_CONSUMER_WGS (2 / WS_SLICES)
+#endif
+#define WS_CTA_ROWS (64 * WS_SLICES * WS_CONSUMER_WGS)
 #define WS_THREADS (128 * (1 + WS_CONSUMER_WGS))
-#define WS_STAGES (WS_SLICES == 2 ? 3 : 4)
-/* Dynamic shared memory per CTA (D = 128: Q 16K + K and V8 8K per stage + f16 V 2x16K +
- * mbarriers; D = 64 uses half of it). The kernel checks its layout against it. */
-#define WS_SMEM_BYTES (16384 + WS_STAGES * 2 * 8192 + 2 * 16384 + 1024)
+#define WS_CTAS_PER_SM (WS_THREADS == 256 ? 2 : 1)
+#define WS_STAGES (WS_CTAS_PER_SM == 2 ? 3 : 4)
+/* Dynamic shared memory per CTA (D = 128: Q, K and V8 8K per stage, f16 V 2x16K, mbarriers;
+ * D = 64 uses half of it). The kernel checks its layout against it. */
+#define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * 2 * 8192 + 2 * 16384 + 1024)
 
 typedef struct ws_attn_params {
     sage2_attn_params p;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The warp-specialized kernel's configurations (variants/warp-specialized/ws_params.h) all build:
+# the default that ships, and the two measured alternatives (one slice per warp; 256-row CTAs),
+# which no plugin builds and which would otherwise rot. For each: nvcc succeeds (the layout's and
+# the register split's static_asserts hold) and ptxas serialises no wgmma (C7514/C7515/C7517:
+# an accumulator touched while its wgmma is in flight, which costs the kernel its overlap).
+set -u
+source "$(dirname "$0")/lib.sh"
+
+NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+if [ -n "$NO_CUDA_BUILD" ] || ! [ -x "$NVCC" ]; then
+    echo "SKIP: no nvcc ($NVCC): the CUDA configurations are not built"
+    finish
+fi
+
+shipped="$ROOT/build/variants/warp-specialized/image.ptxas.txt"
+if [ -f "$shipped" ]; then
+    grep -q "C751[0-9]" "$shipped" && fail "the shipped build serialises no wgmma" "$(grep C751 "$shipped" | head -3)" \
+        || echo "ok   the shipped build serialises no wgmma"
+fi
+
+build() { # build NAME FLAGS...
+    local name=$1; shift
+    "$NVCC" -O3 -std=c++17 --use_fast_math -Xptxas -v -gencode arch=compute_90a,code=sm_90a \
+        -I"$ROOT/include" "$@" -cubin "$ROOT/variants/warp-specialized/warp_specialized_kernel.cu" \
+        -o "$TMP/$name.cubin" > "$TMP/$name.log" 2>&1
+    echo $? > "$TMP/$name.rc"
+}
+build one-slice -DWS_SLICES=1 &
+build rows256 -DWS_SLICES=2 -DWS_CONSUMER_WGS=2 -DWS_PRODUCER_REGS=40 &
+wait
+for name in one-slice rows256; do
+    if [ "$(cat "$TMP/$name.rc")" = 0 ]; then echo "ok   $name builds"; else fail "$name builds" "$(tail -20 "$TMP/$name.log")"; fi
+    grep -q "C751[0-9]" "$TMP/$name.log" && fail "$name serialises no wgmma" "$(grep C751 "$TMP/$name.log" | head -3)" \
+        || echo "ok   $name serialises no wgmma"
+done
+finish
