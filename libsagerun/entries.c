@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "engine.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "nvtx.h"
 
 void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, const char *phase)

@@ -3,9 +3,6 @@
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
-#ifndef INT_MAX /* fontconfig.h needs it; <limits.h> on this include path is libsagerun's */
-#define INT_MAX __INT_MAX__
-#endif
 #include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdlib.h>

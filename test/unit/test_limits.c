@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "quantize.h"
 #include "sagerun/compare.h"
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "kernels/compare_params.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "quantize.h"
 
 /* Modules of libsagerun's kernels, events, the byte-diff result and allocation granularity: a

@@ -2,8 +2,8 @@
  * estimated from the problem and the variants, against the memory free. Shapes whose sizes or
  * index arithmetic would overflow are refused earlier, by sagerun_problem_check (problem.c), which
  * every path that allocates inputs calls first (sr_inputs_alloc). */
-#ifndef SAGERUN_LIMITS_H
-#define SAGERUN_LIMITS_H
+#ifndef SAGERUN_RESOURCE_LIMITS_H
+#define SAGERUN_RESOURCE_LIMITS_H
 
 #include <stdbool.h>
 #include <stddef.h>
