@@ -137,7 +137,11 @@ plugins: $(PLUGINS) $(PY_BRIDGE)
 PARITY_TOOL   := $(B)/test/gpu/parity/kmean_dump
 tests: $(UNIT_TESTS) $(GPU_TESTS) $(FAKE_PLUGINS) $(PARITY_TOOL) $(NVTX_TOOL)
 
-$(addprefix $(B)/obj/libsagerun/,compare.o cli/main.o cli/cmd_merge.o cli/cmd_sweep.o): $(COMMIT_STAMP)
+# Every object that bakes the commit in (reports' source_commit, --version, merge and sweep
+# summaries) is rebuilt when it changes: found by name, so that moving the code cannot leave one
+# behind (assemble.c was, after the report assembly left compare.c, and reports named a stale commit).
+COMMIT_USERS  := $(patsubst %.c,$(B)/obj/%.o,$(shell grep -l SAGERUN_GIT_COMMIT libsagerun/*.c libsagerun/cli/*.c))
+$(COMMIT_USERS): $(COMMIT_STAMP)
 
 $(B)/obj/libsagerun/%.o: libsagerun/%.c
 	@mkdir -p $(@D)

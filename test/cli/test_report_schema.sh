@@ -9,6 +9,12 @@ V=(python3 "$ROOT/test/cli/validate_reports.py")
 check "host compare" 0 "$S" compare --backend host --shape 1,64,2,64 --rounds 3 --iterations 2 \
     --warmup 0 --quiet --json "$TMP/host.json"
 check "the host report validates" 0 "${V[@]}" "$TMP/host.json"
+# the report names the commit the binary says it was built from (an object left out of the
+# rebuild on a new commit once made every report name an older one)
+commit=$("$S" --version | sed -n 's/.*commit \([0-9a-f]*\).*/\1/p')
+reported=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source_commit"])' "$TMP/host.json")
+[ -n "$commit" ] && [ "${reported%-dirty}" = "$commit" ] && echo "ok   the report's source_commit is the binary's ($commit)" \
+    || fail "the report's source_commit is the binary's" "--version: $commit, report: $reported"
 check "the seed report validates" 0 "${V[@]}" "$ROOT/test/data/seed-report.json"
 py "a host report has no GPU fields" '
 import json, sys
