@@ -237,7 +237,7 @@ template <int HD> struct Consumer {
     }
 
     /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
-     * its softmax, P·V(j). One slice per warp: tile_overlapped. */
+     * its softmax, P·V(j). One slice per warp: tile_deferred. */
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         if constexpr (NSL == 1) {
             tile_deferred<kScaleX, kMask, kCausal>(j);
@@ -254,8 +254,10 @@ template <int HD> struct Consumer {
      * Q·Kᵀ(j+1) and the last two P·V groups of j-1. Tile j runs
      * C(j-1) A(j) B(j): C packs P(j-1) and issues its P·V, folding its first groups; A reads the
      * scores of j, issues Q·Kᵀ(j+1) and runs the softmax of j while the last two groups of j-1
-     * compute; B folds them. Between tiles only Q·Kᵀ(j+1) is in flight (ptxas serialises every
-     * wgmma when P·V accumulators cross the tile loop's back-edge: NOTES-kernels.md, v3). */
+     * compute; B folds them. Between tiles only Q·Kᵀ(j+1) is in flight. (An order that kept P·V
+     * groups in flight across tiles, v3 in NOTES-kernels.md, was serialised by ptxas; the cause
+     * found later, undefined accumulators materialised inside a wgmma's stage, is fixed in run(),
+     * so that order is untried since.) */
     float h[2][2][wg::PV_NB][4]; /* the P·V groups in flight */
     float x[KEY_BLOCKS][4];      /* P (fp32) of the tile whose P·V is next */
     float alpha_prev[2];         /* α of that tile */
