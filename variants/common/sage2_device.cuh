@@ -464,6 +464,20 @@ __device__ __forceinline__ __nv_bfloat162 finalize_pair_bf16(float o0, float o1,
     return __floats2bfloat162_rn(__fmul_rn(__fmul_rn(o0, rho), sv0), __fmul_rn(__fmul_rn(o1, rho), sv1));
 }
 
+/* §2.2-§2.4: the starting state of NSL 16-row slices: O = 0, m = -5e6, d = 1. */
+template <int NSL, int CBLOCKS>
+__device__ __forceinline__ void init_rows(float (&o)[NSL][CBLOCKS][4], float (&m)[NSL][2], float (&d)[NSL][2]) {
+#pragma unroll
+    for (int sl = 0; sl < NSL; ++sl) {
+#pragma unroll
+        for (int cb = 0; cb < CBLOCKS; ++cb)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) o[sl][cb][i] = 0.0f;
+        m[sl][0] = m[sl][1] = NEG_BIG;
+        d[sl][0] = d[sl][1] = 1.0f;
+    }
+}
+
 /* §2.6 epilogue of one warp's NSL 16-row slices (slice sl: rows wrow0 + SLICE_ROWS*sl + {g, g+8}):
  * normalise, dequantise V, round to fp16 (kBf16: bf16), stage in the warp's sO (NSL * 16 rows of
  * HD * 2 bytes, swizzled), store the rows < N. */
@@ -573,15 +587,7 @@ template <int HD> struct Sage2Cta {
         q_scale = __ldg(reinterpret_cast<const float *>(p.q_scale) +
                         ((int64_t)b * p.heads_q + h) * p.q_scale_per_head + bx * NUM_WARPS + warp);
         c0 = softmax_c0(p.sm_scale);
-#pragma unroll
-        for (int sl = 0; sl < SLICES; ++sl) {
-#pragma unroll
-            for (int cb = 0; cb < CBLOCKS; ++cb)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) o[sl][cb][i] = 0.0f;
-            m[sl][0] = m[sl][1] = NEG_BIG;
-            d[sl][0] = d[sl][1] = 1.0f;
-        }
+        init_rows(o, m, d);
     }
 
     /* §2.2-§2.5 for both slices of the warp: x from S_int, online softmax (m, d updated), P as

@@ -184,15 +184,9 @@ template <int HD> struct Consumer {
                           ((int64_t)cta.b * p.heads_q + cta.h) * p.q_scale_per_head;
         c0 = softmax_c0(p.sm_scale);
 #pragma unroll
-        for (int sl = 0; sl < NSL; ++sl) {
+        for (int sl = 0; sl < NSL; ++sl)
             q_scale[sl] = __ldg(qs + (cta.row0 + slice_row(sl)) / WARP_Q); /* §1.2: one scale per 32 rows */
-#pragma unroll
-            for (int cb = 0; cb < CBLOCKS; ++cb)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) o[sl][cb][i] = 0.0f;
-            m[sl][0] = m[sl][1] = NEG_BIG;
-            d[sl][0] = d[sl][1] = 1.0f;
-        }
+        init_rows(o, m, d);
     }
 
     /* §2.1: S_int of the warpgroup's tiles and KV tile j, one wgmma group (not waited for). */
