@@ -46,7 +46,7 @@ constexpr int CONSUMER_REGS =
     (ENTRY_REGS * CTA_THREADS - PRODUCER_REGS * WG_THREADS) / (CONSUMER_WGS * WG_THREADS) / 8 * 8;
 static_assert(PRODUCER_REGS * WG_THREADS + CONSUMER_REGS * CONSUMER_WGS * WG_THREADS <= ENTRY_REGS * CTA_THREADS,
               "the warpgroups' registers exceed the CTA's");
-static_assert(CTA_ROWS % CTA_Q == 0 || CTA_ROWS == CTA_Q, "whole 128-row blocks per CTA");
+static_assert(CTA_ROWS % CTA_Q == 0, "whole 128-row blocks per CTA");
 constexpr int BAR_PRODUCER = 1;    /* named barrier of the producer warpgroup */
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
 
@@ -171,6 +171,22 @@ template <int HD> struct Consumer {
     float alpha[NSL][2];                 /* and its α */
 
     __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
+    /* The rings, as a consumer sees them: wait until tile j's stage has landed (its shared
+     * address), and release it to the producer (lane 0 of each consumer warp arrives). */
+    __device__ __forceinline__ uint32_t k_wait(int j) const {
+        async::bar_wait(bar(L::BAR_KV_FULL + j % STAGES), (j / STAGES) & 1);
+        return sbase + L::K_OFF + (j % STAGES) * L::K_BYTES;
+    }
+    __device__ __forceinline__ void kv_release(int j) const {
+        if (lane == 0) async::bar_arrive(bar(L::BAR_KV_EMPTY + j % STAGES));
+    }
+    __device__ __forceinline__ uint32_t vh_wait(int j) const {
+        async::bar_wait(bar(L::BAR_VH_FULL + j % VH_STAGES), (j / VH_STAGES) & 1);
+        return sbase + L::VH_OFF + (j % VH_STAGES) * L::VH_BYTES;
+    }
+    __device__ __forceinline__ void vh_release(int j) const {
+        if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + j % VH_STAGES));
+    }
     /* first CTA row of slice sl of this warp */
     __device__ __forceinline__ int slice_row(int sl) const { return 64 * (NSL * cw + sl) + MMA_M * w; }
 
@@ -191,9 +207,7 @@ template <int HD> struct Consumer {
 
     /* §2.1: S_int of the warpgroup's tiles and KV tile j, one wgmma group (not waited for). */
     __device__ __forceinline__ void issue_scores(int j) {
-        const int st = j % STAGES;
-        async::bar_wait(bar(L::BAR_KV_FULL + st), (j / STAGES) & 1);
-        const uint64_t dk = wg::kmajor_desc<HD>(sbase + L::K_OFF + st * L::K_BYTES);
+        const uint64_t dk = wg::kmajor_desc<HD>(k_wait(j));
         wg::fence();
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
@@ -207,15 +221,13 @@ template <int HD> struct Consumer {
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) wg::hold(s[sl]);
-        if (lane == 0) async::bar_arrive(bar(L::BAR_KV_EMPTY + j % STAGES));
+        kv_release(j);
     }
 
     /* §2.5 for tile jj with the P and α kept from its softmax; returns with every wgmma done. */
     __device__ __forceinline__ void pv(int jj) {
-        const int hs = jj % VH_STAGES;
-        async::bar_wait(bar(L::BAR_VH_FULL + hs), (jj / VH_STAGES) & 1);
-        wg::pv_slices<HD, NSL>(o, pf, alpha, sbase + L::VH_OFF + hs * L::VH_BYTES);
-        if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + hs));
+        wg::pv_slices<HD, NSL>(o, pf, alpha, vh_wait(jj));
+        vh_release(jj);
     }
 
     /* §2.2-§2.5 of tile j for every slice (both chains interleaved by ptxas) */
@@ -260,8 +272,7 @@ template <int HD> struct Consumer {
     __device__ __forceinline__ void pv_start(int jj) {
         constexpr int G = HD / wg::PV_N; /* groups per tile (even) */
         wg::pack_p_f16(x, pf[0]);
-        const uint32_t vh = sbase + L::VH_OFF + (jj % VH_STAGES) * L::VH_BYTES;
-        async::bar_wait(bar(L::BAR_VH_FULL + jj % VH_STAGES), (jj / VH_STAGES) & 1);
+        const uint32_t vh = vh_wait(jj);
         wg::hold(pf[0][0]), wg::hold(pf[0][1]);
         wg::fence();
         wg::pv_issue(h[0], pf[0], vh, 0);
@@ -285,7 +296,7 @@ template <int HD> struct Consumer {
         wg::hold(h[1][0]), wg::hold(h[1][1]);
         wg::pv_fold(o[0], h[1], G - 1, alpha_prev);
         wg::hold(pf[0][0]), wg::hold(pf[0][1]);
-        if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + jj % VH_STAGES));
+        vh_release(jj);
     }
 
     template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void tile_deferred(int j) {
@@ -320,10 +331,10 @@ template <int HD> struct Consumer {
     /* Tiles [from, the producer's count) this warpgroup does not walk: received and released. */
     __device__ __forceinline__ void drain(int from) {
         for (int t = from; t < cta.n_tiles; ++t) {
-            async::bar_wait(bar(L::BAR_KV_FULL + t % STAGES), (t / STAGES) & 1);
-            if (lane == 0) async::bar_arrive(bar(L::BAR_KV_EMPTY + t % STAGES));
-            async::bar_wait(bar(L::BAR_VH_FULL + t % VH_STAGES), (t / VH_STAGES) & 1);
-            if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + t % VH_STAGES));
+            k_wait(t);
+            kv_release(t);
+            vh_wait(t);
+            vh_release(t);
         }
     }
 
