@@ -12,10 +12,9 @@
 # estimates by up to 3% (the interval's lower bound by up to +1.3%, over 84 points), so the diffs
 # here judge at a 2% threshold (--threshold 2): the injected 5% must clear it with its whole
 # interval. The regression is real work (not an edited report) and the same judgement that passes
-# the re-run must catch it: the test cannot pass by judging nothing. One control: where the
-# injected point's own interval is wider than +-2.5% (a host so loaded — load average 4 and more on
-# 2 cores — that its timing cannot resolve 5% against 2%), a miss is said as SKIP, not passed;
-# a miss with an interval narrow enough fails.
+# the re-run must catch it: the test cannot pass by judging nothing. Load that lasts seconds can
+# still bias one sweep beyond its interval, so a failed judgement is measured again with fresh
+# sweeps (see judge_catch below): a bug fails all three attempts.
 set -u
 source "$(dirname "$0")/lib.sh"
 WORK=$FAKES/host_work.so
@@ -64,45 +63,101 @@ assert p["scales"]["x"] == {"axis": "N", "values": ["64", "96", "128", "160"]}, 
 assert [s["points"] for s in l["series"]] == [4, 4, 4], l["series"]
 ' "$TMP/fig.png.layout"
 
-sweep "the sweep again, 5% more work at N=160, block=16" "$TMP/slow" SAGERUN_TEST_WORK_EXTRA=160:16:5
-out=$("$S" diff --relative --threshold 2 "$TMP/old/summary.json" "$TMP/slow/summary.json" \
-      --json "$TMP/slow.diff.json" 2>&1)
-rc=$?
-resolvable=$(python3 -c '
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["rows"]
-        if r["point"] == "w/N=160,work[block]=16" and r["speedup_interval_percent"]]
-iv = rows[0]["speedup_interval_percent"] if rows else None
-print("missing" if not rows else "yes" if rows[0]["regression"] or (iv["high"] - iv["low"]) / 2 <= 2.5
-      else "no: its interval is %+.2f%% [%+.2f, %+.2f]" % (iv["estimate"], iv["low"], iv["high"]))
-' "$TMP/slow.diff.json" 2>&1)
-if [ $rc -ne 4 ] && [[ $resolvable == no:* ]]; then
-    echo "SKIP: the host is too loaded to resolve 5% at N=160 (${resolvable#no: }; load average" \
-         "$(cut -d' ' -f1-3 /proc/loadavg)): re-run on a quieter machine"
-else
-[ $rc -eq 4 ] && echo "ok   diff --relative catches it (exit 4)" \
-    || fail "diff --relative catches it: exit $rc, expected 4 (the injected point: $resolvable)" "$out"
-grep -qE "^w/N=160,work\[block\]=16 +work\[block=16\] .* slower .*SLOWER$" <<<"$out" \
-    && echo "ok   the point named" || fail "the point named" "$out"
-py "that point alone, about 5% slower" '
-import json, sys
-d = json.load(open(sys.argv[1]))
+# A judgement is one diff of two fresh sweeps, and one that fails is measured again (at most 3
+# attempts, each with sweeps of its own): load on a shared host comes in bursts of seconds that can
+# bias one sweep's point by more than its own interval says (a 2-core CI VM once moved the injected
+# point by 8.6% with an interval of +-2.3%). A bug fails every attempt; what each attempt saw is
+# printed. An attempt whose injected point's interval is wider than +-1.5% cannot resolve 5% against
+# 2% (5 - 2 x 1.5 = 2), and one that ends with more runnable threads than cores (the 1-minute load
+# average) was disturbed by what else ran: if every attempt failed and each was one or the other,
+# it is a SKIP, not a pass; a failure on a quiet host with a narrow interval fails the test.
+loaded() { # prints "load L on N cores" where the 1-minute load average is over the core count
+    awk -v n="$(nproc)" '$1 > n { printf "load %s on %d cores", $1, n }' /proc/loadavg
+}
+judge_catch() { # judge_catch REF SLOW: prints "caught", "miss: WHY" or "wide: WHY"
+    local diff_out
+    diff_out=$("$S" diff --relative --threshold 2 "$1/summary.json" "$2/summary.json" \
+               --json "$2.diff.json" 2>&1)
+    python3 -c '
+import json, re, sys
+rc, table, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+try:
+    d = json.load(open(path))
+except (OSError, ValueError) as e:
+    sys.exit(print("error: diff exit %d, no JSON (%s): %s" % (rc, e, table[-400:])))
+rows = [r for r in d["rows"] if r["point"] == "w/N=160,work[block]=16" and r["speedup_interval_percent"]]
+if not rows:
+    sys.exit(print("error: the injected point was not judged"))
+iv = rows[0]["speedup_interval_percent"]
+seen = "%+.2f%% [%+.2f, %+.2f]" % (iv["estimate"], iv["low"], iv["high"])
 bad = [(r["point"], r["variant"]) for r in d["rows"] if r["regression"]]
-assert bad == [("w/N=160,work[block]=16", "work[block=16]")], bad
-row = next(r for r in d["rows"] if r["regression"])
-change = (100 / (100 + row["speedup_interval_percent"]["estimate"]) - 1) * 100
-assert 3 < change < 8, change
-assert d["relative"] is True and d["regression"] is True
-' "$TMP/slow.diff.json"
+change = (100 / (100 + iv["estimate"]) - 1) * 100
+named = re.search(r"^w/N=160,work\[block\]=16 +work\[block=16\] .* slower .*SLOWER$", table, re.M)
+why = ("diff exit %d, expected 4" % rc if rc != 4 else
+       "regressions %s, expected that point alone" % bad if bad != [("w/N=160,work[block]=16", "work[block=16]")] else
+       "the table does not name it" if not named else
+       "%.2f%% slower, expected 3 to 8" % change if not 3 < change < 8 else
+       "the JSON lacks relative/regression" if not (d["relative"] is True and d["regression"] is True) else "")
+print("caught: %.2f%% slower" % change if not why else
+      ("wide: " if (iv["high"] - iv["low"]) / 2 > 1.5 else "miss: ") + why + "; the point " + seen)
+' "$?" "$diff_out" "$2.diff.json"
+}
+verdicts="" caught=""
+for i in 1 2 3; do
+    if [ "$i" -eq 1 ]; then ref=$TMP/old; else
+        ref=$TMP/ref$i; sweep "attempt $i: the reference sweep again" "$ref"; fi
+    sweep "attempt $i: the sweep with 5% more work at N=160, block=16" "$TMP/slow$i" \
+        SAGERUN_TEST_WORK_EXTRA=160:16:5
+    v=$(judge_catch "$ref" "$TMP/slow$i")
+    l=$(loaded); [ -n "$l" ] && [[ $v == miss* ]] && v="loaded (${l}): ${v#miss: }"
+    verdicts+="attempt $i: $v"$'\n'
+    [[ $v == caught* ]] && { caught=$i; break; }
+done
+if [ -n "$caught" ]; then
+    [ "$caught" -gt 1 ] && echo "note: earlier attempts failed:" && head -n $((caught - 1)) <<<"$verdicts"
+    echo "ok   diff --relative catches the injected 5%, that point alone named (exit 4; attempt $caught: ${v#caught: })"
+elif ! grep -q "^attempt [0-9]: \(miss\|error\)" <<<"$verdicts"; then
+    echo "SKIP: the host is too loaded to resolve 5% at N=160 in 3 attempts (load average" \
+         "$(cut -d' ' -f1-3 /proc/loadavg)): re-run on a quieter machine"; echo -n "$verdicts"
+else
+    fail "diff --relative catches the injected 5%, that point alone named" "$verdicts"
 fi
 
-sweep "an identical re-run" "$TMP/again"
-check "diff --relative passes it" 0 "$S" diff --relative --threshold 2 "$TMP/old/summary.json" "$TMP/again/summary.json" --json "$TMP/again.diff.json"
-py "no regression, every point judged" '
+# The identical re-run, judged the same way: attempt 1 against the first sweep, a later attempt
+# between the last two re-runs.
+prev=$TMP/old verdicts="" passed=""
+for i in 1 2 3; do
+    sweep "an identical re-run ($i)" "$TMP/again$i"
+    "$S" diff --relative --threshold 2 "$prev/summary.json" "$TMP/again$i/summary.json" \
+        --json "$TMP/again$i.diff.json" >"$TMP/again$i.diff.out" 2>&1
+    rc=$?
+    v=$(python3 -c '
 import json, sys
-d = json.load(open(sys.argv[1]))
+rc = int(sys.argv[1])
+try:
+    d = json.load(open(sys.argv[2]))
+except (OSError, ValueError) as e:
+    sys.exit(print("error: diff exit %d, no JSON (%s)" % (rc, e)))
 judged = [r for r in d["rows"] if r["speedup_interval_percent"]]
-assert len(judged) == 12 and not any(r["regression"] for r in d["rows"]), d["rows"]
-' "$TMP/again.diff.json"
+bad = ["%s %s %+.2f%% [%+.2f, %+.2f]" % (r["point"], r["variant"], *(r["speedup_interval_percent"][k]
+       for k in ("estimate", "low", "high"))) for r in d["rows"] if r["regression"]]
+print("error: diff exit %d, expected 0 or 4" % rc if rc not in (0, 4) else "error: %d points judged, expected 12" % len(judged)
+      if len(judged) != 12 else "regression (exit %d): %s" % (rc, "; ".join(bad)) if bad or rc
+      else "passed")
+' "$rc" "$TMP/again$i.diff.json" 2>&1)
+    l=$(loaded); [ -n "$l" ] && [[ $v == regression* ]] && v="loaded (${l}): $v"
+    verdicts+="attempt $i: $v"$'\n'
+    [ "$v" = passed ] && { passed=$i; break; }
+    prev=$TMP/again$i
+done
+if [ -n "$passed" ]; then
+    [ "$passed" -gt 1 ] && echo "note: earlier attempts failed:" && head -n $((passed - 1)) <<<"$verdicts"
+    echo "ok   diff --relative passes an identical re-run, every point judged (attempt $passed)"
+elif [ "$(grep -c "^attempt [0-9]: loaded" <<<"$verdicts")" -eq 3 ]; then
+    echo "SKIP: the host is too loaded to judge an identical re-run in 3 attempts: re-run on a" \
+         "quieter machine"; echo -n "$verdicts"
+else
+    fail "diff --relative passes an identical re-run" "$verdicts$(cat "$TMP/again3.diff.out")"
+fi
 
 finish
