@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -21,6 +20,7 @@ extern char **environ;
 #include "compare_options.h"
 #include "sweep.h"
 #include "sweep_axes.h"
+#include "sweep_file.h"
 
 static void sweep_usage(FILE *out)
 {
@@ -82,302 +82,6 @@ static void sweep_usage(FILE *out)
             "  2  usage error\n"
             "  3  everything ran, but some output is not byte-exact (nor within the tolerance\n"
             "     given: --max-ulp, --min-cos, --max-rel-l1)\n");
-}
-
-/* ---- the sweep file --------------------------------------------------------------------------- */
-
-typedef struct sweep {
-    json_t *root;           /* the file's JSON; strings below point into it */
-    json_t *expanded;       /* the workloads with the axes applied (NULL: no axes) */
-    json_t **axes;          /* per workload: {axis: value} of its point (NULL: no axes) */
-    char ***specs;          /* per workload: the variants it compares (NULL: no variant axes) */
-    size_t spec_count;      /* entries of each specs[i] */
-    char *name;
-    char sha256[65];
-    sagerun_workload **workloads; /* every workload of the file, parsed and checked */
-    char **files;           /* report file name per workload */
-    size_t count;
-    /* compare options of the file (the command line overrides them) */
-    const char *baseline;
-    const char **variants;
-    size_t variant_count;
-    bool has_variants;
-    long long warmup, rounds, iterations, accuracy_rows; /* -1: not given */
-    double threshold;                                    /* NaN: not given */
-    int accuracy, clocks;                                /* -1: not given */
-} sweep;
-
-static void sweep_free(sweep *s)
-{
-    for (size_t i = 0; s->workloads && i < s->count; i++)
-        sagerun_workload_destroy(s->workloads[i]);
-    for (size_t i = 0; s->files && i < s->count; i++)
-        free(s->files[i]);
-    for (size_t i = 0; s->axes && i < s->count; i++)
-        json_decref(s->axes[i]);
-    free(s->axes);
-    for (size_t i = 0; s->specs && i < s->count; i++)
-        sr_sweep_specs_free(s->specs[i], s->spec_count);
-    free(s->specs);
-    json_decref(s->expanded);
-    free(s->workloads);
-    free(s->files);
-    free(s->variants);
-    free(s->name);
-    json_decref(s->root);
-}
-
-static const char *const sweep_keys[] = {
-    "name",  "description", "workloads", "defaults",    "baseline",      "variants",
-    "warmup", "rounds",     "iterations", "noise_threshold_percent", "accuracy_rows",
-    "accuracy", "clocks", "axes"};
-
-static sagerun_status get_count(const char *file, json_t *root, const char *key, long long min,
-                                long long *out, sagerun_error *err)
-{
-    json_t *j = json_object_get(root, key);
-    *out = -1;
-    if (!j)
-        return SAGERUN_OK;
-    if (!json_is_integer(j) || json_integer_value(j) < min || json_integer_value(j) > 100000000) {
-        char what[48];
-        snprintf(what, sizeof(what), "an integer >= %lld", min);
-        return sr_sweep_bad_key(file, key, what, j, err);
-    }
-    *out = (long long)json_integer_value(j);
-    return SAGERUN_OK;
-}
-
-static sagerun_status get_flag(const char *file, json_t *root, const char *key, int *out,
-                               sagerun_error *err)
-{
-    json_t *j = json_object_get(root, key);
-    *out = -1;
-    if (!j)
-        return SAGERUN_OK;
-    if (!json_is_boolean(j))
-        return sr_sweep_bad_key(file, key, "true or false", j, err);
-    *out = json_is_true(j);
-    return SAGERUN_OK;
-}
-
-/* A file name for a workload's report: its name with characters other than [A-Za-z0-9._-]
- * replaced by '_'. */
-static char *report_file_name(const char *name)
-{
-    char *s = malloc(strlen(name) + 6);
-    if (!s)
-        return NULL;
-    size_t n = 0;
-    for (const char *c = name; *c; c++)
-        s[n++] = (strchr("._-", *c) || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
-                  (*c >= 'A' && *c <= 'Z'))
-                     ? *c
-                     : '_';
-    if (n && s[0] == '.')
-        s[0] = '_'; /* no hidden files, no ".." */
-    strcpy(s + n, ".json");
-    return s;
-}
-
-static sagerun_status parse_workload(const char *file, const char *dir, json_t *defaults,
-                                     json_t *item, size_t i, sagerun_workload **w,
-                                     sagerun_error *err)
-{
-    char origin[512];
-    snprintf(origin, sizeof(origin), "%s: workloads[%zu]", file, i);
-    sagerun_status st;
-    if (json_is_string(item)) {
-        const char *p = json_string_value(item);
-        char *path = NULL;
-        if (p[0] == '/' ? !(path = strdup(p)) : asprintf(&path, "%s/%s", dir, p) < 0)
-            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-        st = sagerun_workload_load(path, w, err);
-        free(path);
-        return st == SAGERUN_OK ? st : sr_cli_error_prefix(err, "%s", origin);
-    }
-    if (!json_is_object(item)) {
-        static const char *const types[] = {"an object", "an array", "a string", "an integer",
-                                            "a number",  "true",     "false",    "null"};
-        return sr_cli_error_set(err, SAGERUN_FORMAT,
-                            "%s: expected a workload object or a workload file path, found %s",
-                            origin, types[json_typeof(item)]);
-    }
-    json_t *obj = json_copy(item);
-    if (!obj || (defaults && json_object_update_missing(obj, defaults) != 0)) {
-        json_decref(obj);
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    }
-    char *text = json_dumps(obj, JSON_COMPACT);
-    bool named = json_object_get(obj, "name") != NULL;
-    json_decref(obj);
-    if (!text)
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    st = sagerun_workload_parse(text, origin, dir, w, err);
-    free(text);
-    if (st != SAGERUN_OK || named)
-        return st;
-    const sagerun_problem *p = sagerun_workload_problem(*w);
-    char name[64];
-    snprintf(name, sizeof name, "%ux%ux%ux%u", p->batch, p->seq_len, p->heads_q, p->head_dim);
-    return sagerun_workload_set_name(*w, name, err);
-}
-
-/* A workload file's workload at a point of the axes: "NAME/tuned[block]=64". */
-static sagerun_status name_point(sagerun_workload *w, const json_t *point, sagerun_error *err)
-{
-    char *label = sr_sweep_point_label(point), *full = NULL;
-    if (!label || asprintf(&full, "%s/%s", sagerun_workload_name(w), label) < 0) {
-        free(label);
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    }
-    free(label);
-    sagerun_status st = sagerun_workload_set_name(w, full, err);
-    free(full);
-    return st;
-}
-
-static sagerun_status sweep_load(const char *path, sweep *s, sagerun_error *err)
-{
-    memset(s, 0, sizeof(*s));
-    s->threshold = NAN;
-    json_error_t jerr;
-    s->root = sr_cli_json_load(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!s->root) {
-        if (jerr.line <= 0 && jerr.position == 0)
-            return sr_cli_error_set(err, SAGERUN_IO, "%s", jerr.text); /* "unable to open PATH: ..." */
-        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
-                            jerr.column, jerr.text);
-    }
-    json_t *root = s->root;
-    if (!json_is_object(root))
-        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: a sweep file must be a JSON object", path);
-    const char *key;
-    json_t *value;
-    json_object_foreach(root, key, value) {
-        bool known = false;
-        for (size_t i = 0; i < SR_ARRAY_LEN(sweep_keys) && !known; i++)
-            known = strcmp(key, sweep_keys[i]) == 0;
-        if (!known)
-            return sr_cli_error_set(err, SAGERUN_FORMAT,
-                                "%s: unknown key '%s' (known: name, description, workloads, "
-                                "defaults, baseline, variants, warmup, rounds, iterations, "
-                                "noise_threshold_percent, accuracy_rows, accuracy, clocks, axes)",
-                                path, key);
-    }
-    sagerun_status st;
-    json_t *j;
-    if ((j = json_object_get(root, "name"))) {
-        if (!json_is_string(j) || !json_string_value(j)[0])
-            return sr_sweep_bad_key(path, "name", "a non-empty string", j, err);
-        s->name = strdup(json_string_value(j));
-    } else {
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        size_t n = strlen(base);
-        if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-            n -= 5;
-        s->name = strndup(base, n);
-    }
-    if (!s->name)
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    if ((j = json_object_get(root, "description")) && !json_is_string(j))
-        return sr_sweep_bad_key(path, "description", "a string", j, err);
-    if ((j = json_object_get(root, "baseline"))) {
-        if (!json_is_string(j) || !json_string_value(j)[0])
-            return sr_sweep_bad_key(path, "baseline", "a variant name", j, err);
-        s->baseline = json_string_value(j);
-    }
-    if ((j = json_object_get(root, "variants"))) {
-        if (!json_is_array(j))
-            return sr_sweep_bad_key(path, "variants", "an array of variant names", j, err);
-        s->variant_count = json_array_size(j);
-        s->has_variants = true;
-        if (!(s->variants = calloc(s->variant_count + 1, sizeof(*s->variants))))
-            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-        for (size_t i = 0; i < s->variant_count; i++) {
-            json_t *v = json_array_get(j, i);
-            if (!json_is_string(v) || !json_string_value(v)[0]) {
-                char k[32];
-                snprintf(k, sizeof(k), "variants[%zu]", i);
-                return sr_sweep_bad_key(path, k, "a variant name", v, err);
-            }
-            s->variants[i] = json_string_value(v);
-        }
-    }
-    if ((st = get_count(path, root, "warmup", 0, &s->warmup, err)) ||
-        (st = get_count(path, root, "rounds", 1, &s->rounds, err)) ||
-        (st = get_count(path, root, "iterations", 1, &s->iterations, err)) ||
-        (st = get_count(path, root, "accuracy_rows", 1, &s->accuracy_rows, err)) ||
-        (st = get_flag(path, root, "accuracy", &s->accuracy, err)) ||
-        (st = get_flag(path, root, "clocks", &s->clocks, err)))
-        return st;
-    if ((j = json_object_get(root, "noise_threshold_percent"))) {
-        if (!json_is_number(j) || !(json_number_value(j) >= 0) || !isfinite(json_number_value(j)))
-            return sr_sweep_bad_key(path, "noise_threshold_percent", "a percentage >= 0", j, err);
-        s->threshold = json_number_value(j);
-    }
-    json_t *defaults = json_object_get(root, "defaults");
-    if (defaults && !json_is_object(defaults))
-        return sr_sweep_bad_key(path, "defaults", "an object of workload keys", defaults, err);
-    json_t *list = json_object_get(root, "workloads");
-    if (!list)
-        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: key 'workloads' is missing (a list of "
-                            "workload objects or workload file paths)", path);
-    if (!json_is_array(list) || json_array_size(list) == 0)
-        return sr_sweep_bad_key(path, "workloads", "a non-empty array of workloads", list, err);
-
-    json_t *axes = json_object_get(root, "axes");
-    if (axes) {
-        size_t n = 0;
-        if ((st = sr_sweep_axes_expand(path, list, defaults, axes, &s->expanded, &s->axes, &n, err)))
-            return st;
-        list = s->expanded;
-    }
-    s->count = json_array_size(list);
-    s->workloads = calloc(s->count, sizeof(*s->workloads));
-    s->files = calloc(s->count, sizeof(*s->files));
-    if (!s->workloads || !s->files)
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    char *copy = strdup(path);
-    if (!copy)
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    const char *dir = dirname(copy);
-    for (size_t i = 0; i < s->count; i++) {
-        st = parse_workload(path, dir, defaults, json_array_get(list, i), i, &s->workloads[i],
-                            err);
-        if (st == SAGERUN_OK && s->axes && json_is_string(json_array_get(list, i)))
-            st = name_point(s->workloads[i], s->axes[i], err); /* a file: named once loaded */
-        const char *name = st == SAGERUN_OK ? sagerun_workload_name(s->workloads[i]) : NULL;
-        if (st != SAGERUN_OK) {
-            /* the entries that failed are left NULL */
-            free(copy);
-            return st;
-        }
-        if (!(s->files[i] = report_file_name(name))) {
-            free(copy);
-            return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-        }
-        if (strcmp(s->files[i], SR_SWEEP_SUMMARY_JSON) == 0) {
-            free(copy);
-            return sr_cli_error_set(err, SAGERUN_FORMAT,
-                                "%s: workloads[%zu]: name '%s' is reserved: its report file "
-                                "would be the sweep's %s",
-                                path, i, name, SR_SWEEP_SUMMARY_JSON);
-        }
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(s->files[k], s->files[i]) == 0) {
-                free(copy);
-                return sr_cli_error_set(err, SAGERUN_FORMAT,
-                                    "%s: workloads[%zu]: name '%s' gives the same report file "
-                                    "(%s) as workloads[%zu]: give the workloads distinct names",
-                                    path, i, name, s->files[i], k);
-            }
-    }
-    free(copy);
-    if ((st = sagerun_file_sha256(path, s->sha256, err)) != SAGERUN_OK)
-        return st;
-    return SAGERUN_OK;
 }
 
 /* ---- running ---------------------------------------------------------------------------------- */
@@ -451,7 +155,7 @@ static void args_free(arg_list *a)
  * options first, where the command line does not give them, then the command line's compare
  * options as given (a later value wins in compare). With variant-parameter axes each point names
  * its own variants (run_one): none are shared. */
-static bool compare_args(arg_list *a, const sweep *s, const sr_cli_compare_settings *set)
+static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compare_settings *set)
 {
     const sagerun_compare_options *o = &set->opts;
     bool per_point = s->specs != NULL;
@@ -480,36 +184,6 @@ static bool compare_args(arg_list *a, const sweep *s, const sr_cli_compare_setti
             ok = args_add(a, "--%s", set->given_opts[i]->name) &&
                  (!set->given_args[i] || args_add(a, "%s", set->given_args[i]));
     return ok;
-}
-
-/* The effective compare options: the command line over the sweep file over compare's defaults
- * (the baseline: the host's "reference" when neither names one). */
-static void apply_sweep_file(const sweep *s, sr_cli_compare_settings *set, bool on_host)
-{
-    sagerun_compare_options *o = &set->opts;
-    if (s->warmup >= 0 && !sr_cli_compare_given(set, SR_OPT_WARMUP))
-        o->warmup = (uint32_t)s->warmup;
-    if (s->rounds >= 0 && !sr_cli_compare_given(set, SR_OPT_ROUNDS))
-        o->rounds = (uint32_t)s->rounds;
-    if (s->iterations >= 0 && !sr_cli_compare_given(set, SR_OPT_ITERATIONS))
-        o->iterations = (uint32_t)s->iterations;
-    if (s->accuracy_rows >= 0 && !sr_cli_compare_given(set, SR_OPT_ACC_ROWS))
-        o->accuracy_rows = (uint32_t)s->accuracy_rows;
-    if (isfinite(s->threshold) && !sr_cli_compare_given(set, SR_OPT_THRESHOLD))
-        o->noise_threshold_percent = s->threshold;
-    if (s->accuracy == 0)
-        o->flags |= SAGERUN_COMPARE_SKIP_ACCURACY;
-    if (s->clocks == 0)
-        o->flags |= SAGERUN_COMPARE_NO_CLOCKS;
-    if ((s->warmup >= 0 || s->rounds >= 0 || s->iterations >= 0) &&
-        !sr_cli_compare_given(set, SR_OPT_SCHEDULE))
-        o->schedule = SAGERUN_SCHEDULE_FIXED;
-    if (!set->n_variants && s->has_variants) {
-        o->variants = s->variants;
-        o->variant_count = s->variant_count;
-    }
-    if (!sr_cli_compare_given(set, SR_OPT_BASELINE))
-        o->baseline = s->baseline ? s->baseline : on_host ? "reference" : o->baseline;
 }
 
 /* Runs `argv` as this program with stdout discarded and stderr into the file `log`; returns its
@@ -671,35 +345,6 @@ done:
     return rc;
 }
 
-/* Where the axes sweep variant parameters: each point's variant specs (s->specs), each bound once
- * so that an unknown key or a value out of range stops the sweep before anything runs. */
-static sagerun_status point_specs(sweep *s, const char *path, const sagerun_compare_options *o,
-                                  sagerun_registry *reg, sagerun_error *err)
-{
-    bool any = false;
-    for (size_t i = 0; s->axes && i < s->count; i++)
-        any = any || sr_sweep_point_has_variant_axes(s->axes[i]);
-    if (!any)
-        return SAGERUN_OK;
-    if (!(s->specs = calloc(s->count, sizeof(*s->specs))))
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    s->spec_count = o->variants ? o->variant_count : 0;
-    for (size_t i = 0; i < s->count; i++) {
-        sagerun_status st = sr_sweep_point_variants(path, s->axes[i], o->variants,
-                                                    s->spec_count, &s->specs[i], err);
-        for (size_t k = 0; st == SAGERUN_OK && k < s->spec_count; k++) {
-            long index;
-            if ((st = sagerun_registry_bind(reg, s->specs[i][k], &index, err)) != SAGERUN_OK)
-                sr_cli_error_prefix(err, "%s: workload '%s': %s", path,
-                                    sagerun_workload_name(s->workloads[i]),
-                                s->specs[i][k]);
-        }
-        if (st != SAGERUN_OK)
-            return st;
-    }
-    return SAGERUN_OK;
-}
-
 static bool parse_shard(const char *text, long *index, long *count)
 {
     char *end;
@@ -716,7 +361,122 @@ static bool parse_shard(const char *text, long *index, long *count)
     return true;
 }
 
-int sr_cmd_sweep(int argc, char **argv)
+/* What the run of a sweep needs beyond the file: where, which shard, and on what. */
+typedef struct sweep_run {
+    const char *out_dir;
+    long shard_index, shard_count; /* count 0: not sharded */
+    bool quiet, on_host;
+    const char *device, *backend;
+} sweep_run;
+
+static bool in_shard(const sweep_run *run, size_t i)
+{
+    return !run->shard_count || (long)(i % (size_t)run->shard_count) == run->shard_index;
+}
+
+/* --out-dir's default: sweep-NAME (a shard: sweep-NAME-shard-IofN), a '/' of NAME as '_'. */
+static char *default_out_dir(const char *name, long shard_index, long shard_count)
+{
+    char *dir = NULL;
+    int n = shard_count ? asprintf(&dir, "sweep-%s-shard-%ldof%ld", name, shard_index, shard_count)
+                        : asprintf(&dir, "sweep-%s", name);
+    if (n < 0)
+        return NULL;
+    for (char *p = dir; *p; p++)
+        if (*p == '/')
+            *p = '_';
+    return dir;
+}
+
+/* The summary before anything ran (sweep.h): the sweep, its effective options, no rows yet. */
+static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
+                           const sagerun_compare_options *opts, const sweep_run *run)
+{
+    json_t *names = json_array(), *variants = json_null();
+    for (size_t i = 0; names && i < s->count; i++)
+        json_array_append_new(names, json_string(sagerun_workload_name(s->workloads[i])));
+    if (opts->variants) {
+        variants = json_array();
+        for (size_t i = 0; i < opts->variant_count; i++)
+            json_array_append_new(variants, json_string(opts->variants[i]));
+    }
+    const char *schedule = opts->schedule == SAGERUN_SCHEDULE_FIXED  ? "fixed"
+                           : opts->schedule == SAGERUN_SCHEDULE_SEED ? "seed"
+                                                                     : "timed";
+    return json_pack(
+        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b}, "
+        "s:o, s:{s:s, s:s, s:s}, s:[]}",
+        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s->name, "file",
+        sweep_path, "sha256", s->sha256, "workload_count", (json_int_t)s->count, "workloads",
+        names, "options", "baseline", opts->baseline, "variants", variants, "schedule", schedule,
+        "warmup", (json_int_t)opts->warmup, "rounds", (json_int_t)opts->rounds, "iterations",
+        (json_int_t)opts->iterations, "noise_threshold_percent", opts->noise_threshold_percent,
+        "accuracy_rows", (json_int_t)opts->accuracy_rows, "accuracy",
+        !(opts->flags & SAGERUN_COMPARE_SKIP_ACCURACY), "clocks",
+        !(opts->flags & SAGERUN_COMPARE_NO_CLOCKS), "shard",
+        shard_json(run->shard_index, run->shard_count), "tool", "name", "sagerun", "version",
+        SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT, "workloads");
+}
+
+/* Runs the shard's workloads one by one, the summary written before the first and after each
+ * (an interrupted sweep keeps what ran). Returns -1 when they all ran, else the exit code. */
+static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const sweep_run *run,
+                         json_t *summary)
+{
+    sagerun_error err = {0};
+    json_t *rows = json_object_get(summary, "workloads");
+    size_t mine = 0, done = 0;
+    for (size_t i = 0; i < s->count; i++)
+        mine += in_shard(run, i);
+    if (mine == 0 && !run->quiet)
+        fprintf(stderr, "sagerun sweep: shard %ld/%ld has no workload (the sweep has %zu)\n",
+                run->shard_index, run->shard_count, s->count);
+    /* an empty summary first: a shard that dies early still says which sweep it belonged to */
+    if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        return SR_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < s->count; i++) {
+        if (!in_shard(run, i))
+            continue;
+        const sagerun_workload *w = s->workloads[i];
+        const sagerun_problem *wp = sagerun_workload_problem(w);
+        if (!run->quiet)
+            fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
+                    ++done, mine, i, sagerun_workload_name(w), wp->batch, wp->seq_len,
+                    wp->heads_q, wp->head_dim, run->on_host ? "" : " on ",
+                    run->on_host ? "" : run->device);
+        json_t *row = workload_row(i, w, run->device, run->backend);
+        if (row && s->axes)
+            json_object_set(row, "axes", s->axes[i]); /* the point's named axes */
+        if (!row || json_array_append_new(rows, row) != 0) {
+            sr_cli_error("sweep: out of memory");
+            return SR_EXIT_ERROR;
+        }
+        int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
+                            w, run->out_dir, s->files[i], row);
+        if (!run->quiet && json_is_string(json_object_get(row, "error")))
+            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sagerun_workload_name(w),
+                    json_string_value(json_object_get(row, "error")));
+        if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
+            sr_cli_error("sweep: %s", err.message);
+            return SR_EXIT_ERROR;
+        }
+        if (child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM) {
+            /* The interrupt reached the comparison too (same process group): stop here; the
+             * summary holds what ran, this workload's report is marked incomplete. */
+            sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
+                         run->out_dir);
+            return child;
+        }
+    }
+    return -1;
+}
+
+/* The sweep's own options (the compare options go to set); returns -1 to go on, else the exit
+ * code (--help, a usage error). */
+static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sweep_run *run,
+                         const char **csv_path)
 {
     enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV };
     static const struct option longopts[] = {
@@ -727,197 +487,110 @@ int sr_cmd_sweep(int argc, char **argv)
         {"quiet", no_argument, 0, O_QUIET},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    sr_cli_compare_settings set;
-    if (!sr_cli_compare_settings_init(&set, "sweep", argc))
-        return SR_EXIT_ERROR;
-    int c, rc = SR_EXIT_USAGE;
-    arg_list shared = {0};
-    const char *out_dir = NULL, *csv_path = NULL;
-    bool quiet = false;
-    long shard_index = 0, shard_count = 0;
-    sweep s = {0};
-    bool loaded = false;
-    char *dir_buf = NULL;
-    sagerun_context *ctx = NULL;
-    sagerun_registry *reg = NULL;
-    json_t *summary = NULL;
-    sagerun_error err = {0};
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case O_OUT_DIR: out_dir = optarg; break;
-        case O_CSV: csv_path = optarg; break;
+        case O_OUT_DIR: run->out_dir = optarg; break;
+        case O_CSV: *csv_path = optarg; break;
         case O_SHARD:
-            if (!parse_shard(optarg, &shard_index, &shard_count)) {
+            if (!parse_shard(optarg, &run->shard_index, &run->shard_count)) {
                 sr_cli_error("sweep: --shard '%s': expected I/N with 0 <= I < N (e.g. 0/2)",
                              optarg);
-                goto out;
+                return SR_EXIT_USAGE;
             }
             break;
-        case O_QUIET: quiet = true; break;
-        case 'h': sweep_usage(stdout); rc = SR_EXIT_OK; goto out;
+        case O_QUIET: run->quiet = true; break;
+        case 'h': sweep_usage(stdout); return SR_EXIT_OK;
         default: {
-            int taken = sr_cli_compare_option("sweep", &set, c, optarg);
+            int taken = sr_cli_compare_option("sweep", set, c, optarg);
             if (taken < 0)
-                goto out;
-            if (!taken) {
-                rc = sr_cli_bad_option("sweep", c, argv);
-                goto out;
-            }
+                return SR_EXIT_USAGE;
+            if (!taken)
+                return sr_cli_bad_option("sweep", c, argv);
         }
         }
     }
     if (argc - optind != 1) {
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
-        goto out;
+        return SR_EXIT_USAGE;
     }
-    if (!sr_cli_compare_settings_finish("sweep", &set))
+    if (!sr_cli_compare_settings_finish("sweep", set))
+        return SR_EXIT_USAGE;
+    const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {argv[optind]};
+    if (*csv_path && !sr_cli_check_outputs("sweep", csv_opt, csv_path, 1, csv_in, 1))
+        return SR_EXIT_ERROR;
+    return -1;
+}
+
+int sr_cmd_sweep(int argc, char **argv)
+{
+    sr_cli_compare_settings set;
+    if (!sr_cli_compare_settings_init(&set, "sweep", argc))
+        return SR_EXIT_ERROR;
+    sweep_run run = {0};
+    const char *csv_path = NULL;
+    arg_list shared = {0};
+    sr_sweep_file s = {0};
+    char *dir_buf = NULL;
+    sagerun_context *ctx = NULL;
+    sagerun_registry *reg = NULL;
+    json_t *summary = NULL;
+    sagerun_error err = {0};
+    int rc = parse_options(argc, argv, &set, &run, &csv_path);
+    if (rc >= 0)
         goto out;
     const char *sweep_path = argv[optind];
-    const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {sweep_path};
-    if (csv_path && !sr_cli_check_outputs("sweep", csv_opt, &csv_path, 1, csv_in, 1)) {
-        rc = SR_EXIT_ERROR;
-        goto out;
-    }
-
     rc = SR_EXIT_ERROR;
-    loaded = true;
-    if (sweep_load(sweep_path, &s, &err) != SAGERUN_OK) {
-        sr_cli_error("sweep: %s", err.message);
-        goto out;
-    }
-    if (sr_cli_context(set.backend, (int)set.device, quiet, &ctx, &err) != SAGERUN_OK ||
+    if (sr_sweep_file_load(sweep_path, &s, &err) != SAGERUN_OK ||
+        sr_cli_context(set.backend, (int)set.device, run.quiet, &ctx, &err) != SAGERUN_OK ||
         sr_cli_registry(ctx, set.plugins, set.n_plugins, &set.policy, &reg, &err) !=
             SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
         goto out;
     }
-    bool on_host = sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST;
-    apply_sweep_file(&s, &set, on_host);
+    run.on_host = sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST;
+    sr_sweep_file_apply(&s, &set, run.on_host);
     const sagerun_compare_options opts = set.opts;
-    if (on_host && !sr_cli_compare_given(&set, SR_OPT_BASELINE) && !s.baseline && !quiet)
+    if (run.on_host && !sr_cli_compare_given(&set, SR_OPT_BASELINE) && !s.baseline && !run.quiet)
         fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a GPU)\n");
-    if (point_specs(&s, sweep_path, &opts, reg, &err) != SAGERUN_OK) {
+    if (sr_sweep_file_bind_points(&s, sweep_path, &opts, reg, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
-        goto out;
-    }
-    if (!compare_args(&shared, &s, &set)) {
-        sr_cli_error("sweep: out of memory");
         goto out;
     }
     sagerun_device_info info = {.struct_size = sizeof info};
     if (sagerun_context_device_info(ctx, &info, &err) != SAGERUN_OK)
         snprintf(info.name, sizeof(info.name), "unknown");
     const char *backend_name = sagerun_backend_name(sagerun_context_backend(ctx));
-
-    if (!out_dir) {
-        int n = shard_count ? asprintf(&dir_buf, "sweep-%s-shard-%ldof%ld", s.name, shard_index,
-                                       shard_count)
-                            : asprintf(&dir_buf, "sweep-%s", s.name);
-        if (n < 0) {
-            dir_buf = NULL;
-            sr_cli_error("sweep: out of memory");
-            goto out;
-        }
-        for (char *p = dir_buf; *p; p++)
-            if (*p == '/')
-                *p = '_';
-        out_dir = dir_buf;
-    }
-    if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK) {
-        sr_cli_error("sweep: --out-dir: %s", err.message);
-        goto out;
-    }
-
-    json_t *names = json_array(), *variants = json_null();
-    for (size_t i = 0; names && i < s.count; i++)
-        json_array_append_new(names, json_string(sagerun_workload_name(s.workloads[i])));
-    if (opts.variants) {
-        variants = json_array();
-        for (size_t i = 0; i < opts.variant_count; i++)
-            json_array_append_new(variants, json_string(opts.variants[i]));
-    }
-    summary = json_pack(
-        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b}, "
-        "s:o, s:{s:s, s:s, s:s}, s:[]}",
-        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s.name, "file",
-        sweep_path, "sha256", s.sha256, "workload_count", (json_int_t)s.count, "workloads", names,
-        "options", "baseline", opts.baseline, "variants", variants, "schedule",
-        opts.schedule == SAGERUN_SCHEDULE_FIXED  ? "fixed"
-        : opts.schedule == SAGERUN_SCHEDULE_SEED ? "seed"
-                                                 : "timed",
-        "warmup",
-        (json_int_t)opts.warmup, "rounds", (json_int_t)opts.rounds, "iterations",
-        (json_int_t)opts.iterations, "noise_threshold_percent", opts.noise_threshold_percent,
-        "accuracy_rows", (json_int_t)opts.accuracy_rows, "accuracy",
-        !(opts.flags & SAGERUN_COMPARE_SKIP_ACCURACY), "clocks",
-        !(opts.flags & SAGERUN_COMPARE_NO_CLOCKS), "shard", shard_json(shard_index, shard_count),
-        "tool", "name", "sagerun", "version", SAGERUN_VERSION_STRING, "git_commit",
-        SAGERUN_GIT_COMMIT, "workloads");
-    if (!summary) {
+    run.device = info.name;
+    run.backend = backend_name ? backend_name : "?";
+    if (!run.out_dir && !(run.out_dir = dir_buf = default_out_dir(s.name, run.shard_index,
+                                                                  run.shard_count))) {
         sr_cli_error("sweep: out of memory");
         goto out;
     }
-    json_t *rows = json_object_get(summary, "workloads");
-    size_t mine = 0, done = 0;
-    for (size_t i = 0; i < s.count; i++)
-        mine += !shard_count || (long)(i % (size_t)shard_count) == shard_index;
-    if (mine == 0 && !quiet)
-        fprintf(stderr, "sagerun sweep: shard %ld/%ld has no workload (the sweep has %zu)\n",
-                shard_index, shard_count, s.count);
-    /* an empty summary first: a shard that dies early still says which sweep it belonged to */
-    if (sr_sweep_summary_write(out_dir, summary, &err) != SAGERUN_OK) {
-        sr_cli_error("sweep: %s", err.message);
+    if (sr_sweep_mkdirs(run.out_dir, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --out-dir: %s", err.message);
         goto out;
     }
-    for (size_t i = 0; i < s.count; i++) {
-        if (shard_count && (long)(i % (size_t)shard_count) != shard_index)
-            continue;
-        const sagerun_workload *w = s.workloads[i];
-        const sagerun_problem *wp = sagerun_workload_problem(w);
-        if (!quiet) {
-            fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
-                    ++done, mine, i, sagerun_workload_name(w), wp->batch, wp->seq_len,
-                    wp->heads_q, wp->head_dim, on_host ? "" : " on ", on_host ? "" : info.name);
-        }
-        json_t *row = workload_row(i, w, info.name, backend_name ? backend_name : "?");
-        if (row && s.axes)
-            json_object_set(row, "axes", s.axes[i]); /* the point's named axes */
-        if (!row || json_array_append_new(rows, row) != 0) {
-            sr_cli_error("sweep: out of memory");
-            goto out;
-        }
-        int child = run_one(&shared, s.specs ? s.specs[i] : NULL, s.specs ? s.spec_count : 0, w,
-                            out_dir, s.files[i], row);
-        if (!quiet && json_is_string(json_object_get(row, "error")))
-            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sagerun_workload_name(w),
-                    json_string_value(json_object_get(row, "error")));
-        if (sr_sweep_summary_write(out_dir, summary, &err) != SAGERUN_OK) {
-            sr_cli_error("sweep: %s", err.message);
-            goto out;
-        }
-        if (child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM) {
-            /* The interrupt reached the comparison too (same process group): stop here; the
-             * summary holds what ran, this workload's report is marked incomplete. */
-            sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
-                         out_dir);
-            rc = child;
-            goto out;
-        }
+    if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run))) {
+        sr_cli_error("sweep: out of memory");
+        goto out;
     }
+    if ((rc = run_workloads(&s, &shared, &run, summary)) >= 0)
+        goto out;
     sr_sweep_summary_print(summary, stdout, false);
-    fprintf(stdout, "summary: %s/%s, %s/%s\n", out_dir, SR_SWEEP_SUMMARY_JSON, out_dir,
+    fprintf(stdout, "summary: %s/%s, %s/%s\n", run.out_dir, SR_SWEEP_SUMMARY_JSON, run.out_dir,
             SR_SWEEP_SUMMARY_MD);
     rc = sr_sweep_summary_exit_code(summary);
-    if (csv_path && sr_sweep_summary_write_csv(summary, out_dir, csv_path, &err) != SAGERUN_OK) {
+    if (csv_path && sr_sweep_summary_write_csv(summary, run.out_dir, csv_path, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: --csv: %s", err.message);
         rc = SR_EXIT_ERROR;
     }
 out:
     args_free(&shared);
     json_decref(summary);
-    if (loaded)
-        sweep_free(&s);
+    sr_sweep_file_free(&s);
     free(dir_buf);
     sagerun_registry_destroy(reg);
     sagerun_context_destroy(ctx);
