@@ -245,11 +245,171 @@ static bool out_dir_not_an_input(const char *out_dir, const input *in, size_t n)
     return true;
 }
 
-static int cmp_index(const void *a, const void *b)
+/* The inputs and, per workload index of the sweep, the row taken and the input it came from. */
+typedef struct merge {
+    input *in;
+    size_t n;
+    json_t **owner; /* NULL: in no input */
+    size_t *owner_input;
+    size_t count; /* the sweep's workloads */
+} merge;
+
+/* Every input a summary of the same sweep, none given twice. */
+static bool inputs_agree(const merge *m)
 {
-    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "index"));
-    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "index"));
-    return (x > y) - (x < y);
+    for (size_t i = 1; i < m->n; i++) {
+        const char *why = mismatch(m->in[0].root, m->in[i].root);
+        if (why) {
+            sr_cli_error("merge: %s and %s are not shards of one sweep: %s", m->in[0].path,
+                         m->in[i].path, why);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < m->n; i++)
+        for (size_t k = 0; k < i; k++) {
+            struct stat a, b;
+            if (stat(m->in[i].path, &a) == 0 && stat(m->in[k].path, &b) == 0 &&
+                a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+                sr_cli_error("merge: %s is given twice (also as %s)", m->in[i].path,
+                             m->in[k].path);
+                return false;
+            }
+        }
+    return true;
+}
+
+/* Each row of each input to its workload index; a workload in two inputs is an error. */
+static bool take_rows(merge *m)
+{
+    m->owner = calloc(m->count ? m->count : 1, sizeof(*m->owner));
+    m->owner_input = calloc(m->count ? m->count : 1, sizeof(*m->owner_input));
+    if (!m->owner || !m->owner_input) {
+        sr_cli_error("merge: out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        json_t *rows = json_object_get(m->in[i].root, "workloads");
+        for (size_t k = 0; k < json_array_size(rows); k++) {
+            json_t *row = json_array_get(rows, k);
+            size_t idx = (size_t)json_integer_value(json_object_get(row, "index"));
+            if (m->owner[idx]) {
+                char a[64], b[64];
+                shard_text(m->in[m->owner_input[idx]].root, a, sizeof(a));
+                shard_text(m->in[i].root, b, sizeof(b));
+                sr_cli_error("merge: duplicate: workload %zu (%s) is in both %s (%s) and %s (%s): "
+                             "a shard given twice, or shards that overlap",
+                             idx, str_of(row, "name"), m->in[m->owner_input[idx]].path, a,
+                             m->in[i].path, b);
+                return false;
+            }
+            m->owner[idx] = row;
+            m->owner_input[idx] = i;
+        }
+    }
+    return true;
+}
+
+/* The workloads in no input, as the summary's "missing" ([] when none); NULL, said, when some
+ * are missing and that is not allowed. */
+static json_t *missing_rows(const merge *m, const json_t *names, bool allow_missing)
+{
+    json_t *missing = json_array();
+    size_t n_missing = 0;
+    for (size_t idx = 0; missing && idx < m->count; idx++)
+        if (!m->owner[idx]) {
+            n_missing++;
+            json_array_append_new(missing,
+                                  json_pack("{s:I, s:O}", "index", (json_int_t)idx, "name",
+                                            json_array_get(names, idx)));
+        }
+    if (!missing)
+        sr_cli_error("merge: out of memory");
+    if (!missing || !n_missing || allow_missing)
+        return missing;
+    char list[512] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < json_array_size(missing) && used < sizeof(list); k++) {
+        const json_t *x = json_array_get(missing, k);
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s (%lld)", k ? ", " : "",
+                                 str_of(x, "name"),
+                                 (long long)json_integer_value(json_object_get(x, "index")));
+    }
+    json_decref(missing);
+    sr_cli_error("merge: %zu of %zu workloads are in none of the summaries: %s (a shard "
+                 "missing or unfinished? --allow-missing merges anyway)",
+                 n_missing, m->count, list);
+    return NULL;
+}
+
+/* The rows taken, by workload index, each one's report copied into out_dir; NULL when a copy
+ * failed (said). */
+static json_t *merged_rows(const merge *m, const char *out_dir)
+{
+    json_t *rows = json_array();
+    for (size_t idx = 0; rows && idx < m->count; idx++) {
+        if (!m->owner[idx])
+            continue;
+        const char *report = str_of(m->owner[idx], "report");
+        if ((report && !copy_report(&m->in[m->owner_input[idx]], out_dir, report)) ||
+            json_array_append(rows, m->owner[idx]) != 0) {
+            json_decref(rows);
+            return NULL;
+        }
+    }
+    return rows;
+}
+
+/* The merged summary of m: its rows and where they came from; NULL when a report could not be
+ * copied (said). */
+static json_t *merged_summary(const merge *m, const char *out_dir, json_t *missing)
+{
+    json_t *rows = merged_rows(m, out_dir), *from = json_array();
+    for (size_t i = 0; from && i < m->n; i++)
+        json_array_append_new(from, json_pack("{s:s, s:O}", "summary", m->in[i].path, "shard",
+                                              json_object_get(m->in[i].root, "shard")));
+    if (!rows || !from) {
+        json_decref(rows);
+        json_decref(from);
+        json_decref(missing);
+        return NULL;
+    }
+    json_t *merged = json_pack(
+        "{s:i, s:O, s:O, s:n, s:o, s:{s:s, s:s, s:s}, s:o}", "sagerun_sweep_summary",
+        SR_SWEEP_SUMMARY_VERSION, "sweep", json_object_get(m->in[0].root, "sweep"), "options",
+        json_object_get(m->in[0].root, "options"), "shard", "merged_from", from, "tool", "name",
+        "sagerun", "version", SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT,
+        "workloads", rows);
+    if (merged && json_array_size(missing))
+        json_object_set_new(merged, "missing", missing);
+    else
+        json_decref(missing);
+    if (!merged)
+        sr_cli_error("merge: out of memory");
+    return merged;
+}
+
+/* The merged summary into out_dir, which must be no input's folder. */
+static bool write_merged(merge *m, const char *out_dir, bool allow_missing, json_t **merged)
+{
+    const json_t *sweep = json_object_get(m->in[0].root, "sweep");
+    json_t *missing = missing_rows(m, json_object_get(sweep, "workloads"), allow_missing);
+    if (!missing)
+        return false;
+    sagerun_error err = {0};
+    bool ok = false;
+    if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK)
+        sr_cli_error("merge: --out-dir: %s", err.message);
+    else if (reports_claimed_once(m->in, m->owner, m->owner_input, m->count) &&
+             out_dir_not_an_input(out_dir, m->in, m->n)) {
+        *merged = merged_summary(m, out_dir, missing);
+        missing = NULL; /* the summary's now */
+        if (*merged && sr_sweep_summary_write(out_dir, *merged, &err) != SAGERUN_OK)
+            sr_cli_error("merge: %s", err.message);
+        else
+            ok = *merged != NULL;
+    }
+    json_decref(missing);
+    return ok;
 }
 
 int sr_cmd_merge(int argc, char **argv)
@@ -277,160 +437,28 @@ int sr_cmd_merge(int argc, char **argv)
                      "--help')");
         return SR_EXIT_USAGE;
     }
-    size_t n = (size_t)(argc - optind);
-    input *in = calloc(n, sizeof(*in));
-    json_t **owner = NULL; /* per workload index: the row taken */
-    size_t *owner_input = NULL;
+    merge m = {.n = (size_t)(argc - optind)};
     json_t *merged = NULL;
     char *dir_buf = NULL;
     int rc = SR_EXIT_ERROR;
-    if (!in) {
+    if (!(m.in = calloc(m.n, sizeof(*m.in)))) {
         sr_cli_error("merge: out of memory");
         return SR_EXIT_ERROR;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!load_input(argv[optind + (int)i], &in[i]))
+    for (size_t i = 0; i < m.n; i++)
+        if (!load_input(argv[optind + (int)i], &m.in[i]))
             goto out;
-    /* same sweep; no summary given twice */
-    for (size_t i = 1; i < n; i++) {
-        const char *why = mismatch(in[0].root, in[i].root);
-        if (why) {
-            sr_cli_error("merge: %s and %s are not shards of one sweep: %s", in[0].path,
-                         in[i].path, why);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < i; k++) {
-            struct stat a, b;
-            if (stat(in[i].path, &a) == 0 && stat(in[k].path, &b) == 0 &&
-                a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-                sr_cli_error("merge: %s is given twice (also as %s)", in[i].path, in[k].path);
-                goto out;
-            }
-        }
-    const json_t *sweep = json_object_get(in[0].root, "sweep");
-    const json_t *names = json_object_get(sweep, "workloads");
-    size_t count = json_array_size(names);
-    owner = calloc(count ? count : 1, sizeof(*owner));
-    owner_input = calloc(count ? count : 1, sizeof(*owner_input));
-    if (!owner || !owner_input) {
+    m.count = json_array_size(json_object_get(json_object_get(m.in[0].root, "sweep"),
+                                              "workloads"));
+    if (!inputs_agree(&m) || !take_rows(&m))
+        goto out;
+    const char *name = str_of(json_object_get(m.in[0].root, "sweep"), "name");
+    if (!out_dir && !(out_dir = dir_buf = sr_sweep_default_out_dir(name, 0, 0))) {
         sr_cli_error("merge: out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        json_t *rows = json_object_get(in[i].root, "workloads");
-        for (size_t k = 0; k < json_array_size(rows); k++) {
-            json_t *row = json_array_get(rows, k);
-            size_t idx = (size_t)json_integer_value(json_object_get(row, "index"));
-            if (owner[idx]) {
-                char a[64], b[64];
-                shard_text(in[owner_input[idx]].root, a, sizeof(a));
-                shard_text(in[i].root, b, sizeof(b));
-                sr_cli_error("merge: duplicate: workload %zu (%s) is in both %s (%s) and %s (%s): "
-                             "a shard given twice, or shards that overlap",
-                             idx, str_of(row, "name"), in[owner_input[idx]].path, a, in[i].path,
-                             b);
-                goto out;
-            }
-            owner[idx] = row;
-            owner_input[idx] = i;
-        }
-    }
-    json_t *missing = json_array();
-    size_t n_missing = 0;
-    for (size_t idx = 0; idx < count; idx++)
-        if (!owner[idx]) {
-            n_missing++;
-            json_array_append_new(missing,
-                                  json_pack("{s:I, s:O}", "index", (json_int_t)idx, "name",
-                                            json_array_get(names, idx)));
-        }
-    if (n_missing && !allow_missing) {
-        char list[512] = "";
-        size_t used = 0;
-        for (size_t k = 0; k < json_array_size(missing) && used < sizeof(list); k++) {
-            const json_t *x = json_array_get(missing, k);
-            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s (%lld)",
-                                     k ? ", " : "", str_of(x, "name"),
-                                     (long long)json_integer_value(json_object_get(x, "index")));
-        }
-        json_decref(missing);
-        sr_cli_error("merge: %zu of %zu workloads are in none of the summaries: %s (a shard "
-                     "missing or unfinished? --allow-missing merges anyway)",
-                     n_missing, count, list);
+    if (!write_merged(&m, out_dir, allow_missing, &merged))
         goto out;
-    }
-
-    if (!out_dir) {
-        if (asprintf(&dir_buf, "sweep-%s", str_of(sweep, "name")) < 0) {
-            dir_buf = NULL;
-            json_decref(missing);
-            sr_cli_error("merge: out of memory");
-            goto out;
-        }
-        for (char *p = dir_buf; *p; p++)
-            if (*p == '/')
-                *p = '_';
-        out_dir = dir_buf;
-    }
-    sagerun_error err = {0};
-    if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK) {
-        json_decref(missing);
-        sr_cli_error("merge: --out-dir: %s", err.message);
-        goto out;
-    }
-    if (!reports_claimed_once(in, owner, owner_input, count) ||
-        !out_dir_not_an_input(out_dir, in, n)) {
-        json_decref(missing);
-        goto out;
-    }
-    json_t *from = json_array(), *rows = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(from, json_pack("{s:s, s:O}", "summary", in[i].path, "shard",
-                                              json_object_get(in[i].root, "shard")));
-    for (size_t idx = 0; idx < count; idx++) {
-        if (!owner[idx])
-            continue;
-        const char *report = str_of(owner[idx], "report");
-        if (report && !copy_report(&in[owner_input[idx]], out_dir, report)) {
-            json_decref(from);
-            json_decref(rows);
-            json_decref(missing);
-            goto out;
-        }
-        json_array_append(rows, owner[idx]);
-    }
-    /* rows come by index already; sorting keeps that true whatever the loop above becomes */
-    size_t nrows = json_array_size(rows);
-    json_t **sorted = malloc((nrows ? nrows : 1) * sizeof(*sorted));
-    for (size_t k = 0; sorted && k < nrows; k++)
-        sorted[k] = json_incref(json_array_get(rows, k));
-    if (sorted) {
-        qsort(sorted, nrows, sizeof(*sorted), cmp_index);
-        json_array_clear(rows);
-        for (size_t k = 0; k < nrows; k++)
-            json_array_append_new(rows, sorted[k]);
-        free(sorted);
-    }
-    merged = json_pack("{s:i, s:O, s:O, s:n, s:o, s:{s:s, s:s, s:s}, s:o}",
-                       "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", sweep,
-                       "options", json_object_get(in[0].root, "options"), "shard",
-                       "merged_from", from, "tool", "name", "sagerun", "version",
-                       SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT, "workloads",
-                       rows);
-    if (merged && n_missing)
-        json_object_set_new(merged, "missing", missing);
-    else
-        json_decref(missing);
-    if (!merged) {
-        sr_cli_error("merge: out of memory");
-        goto out;
-    }
-    if (sr_sweep_summary_write(out_dir, merged, &err) != SAGERUN_OK) {
-        sr_cli_error("merge: %s", err.message);
-        goto out;
-    }
     if (!quiet) {
         sr_sweep_summary_print(merged, stdout, false);
         printf("summary: %s/%s, %s/%s\n", out_dir, SR_SWEEP_SUMMARY_JSON, out_dir,
@@ -439,14 +467,14 @@ int sr_cmd_merge(int argc, char **argv)
     rc = sr_sweep_summary_exit_code(merged);
 out:
     json_decref(merged);
-    for (size_t i = 0; i < n; i++) {
-        free(in[i].path);
-        free(in[i].dir);
-        json_decref(in[i].root);
+    for (size_t i = 0; i < m.n; i++) {
+        free(m.in[i].path);
+        free(m.in[i].dir);
+        json_decref(m.in[i].root);
     }
-    free(in);
-    free(owner);
-    free(owner_input);
+    free(m.in);
+    free(m.owner);
+    free(m.owner_input);
     free(dir_buf);
     return rc;
 }

@@ -374,20 +374,6 @@ static bool in_shard(const sweep_run *run, size_t i)
     return !run->shard_count || (long)(i % (size_t)run->shard_count) == run->shard_index;
 }
 
-/* --out-dir's default: sweep-NAME (a shard: sweep-NAME-shard-IofN), a '/' of NAME as '_'. */
-static char *default_out_dir(const char *name, long shard_index, long shard_count)
-{
-    char *dir = NULL;
-    int n = shard_count ? asprintf(&dir, "sweep-%s-shard-%ldof%ld", name, shard_index, shard_count)
-                        : asprintf(&dir, "sweep-%s", name);
-    if (n < 0)
-        return NULL;
-    for (char *p = dir; *p; p++)
-        if (*p == '/')
-            *p = '_';
-    return dir;
-}
-
 /* The summary before anything ran (sweep.h): the sweep, its effective options, no rows yet. */
 static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
                            const sagerun_compare_options *opts, const sweep_run *run)
@@ -564,8 +550,8 @@ int sr_cmd_sweep(int argc, char **argv)
     const char *backend_name = sagerun_backend_name(sagerun_context_backend(ctx));
     run.device = info.name;
     run.backend = backend_name ? backend_name : "?";
-    if (!run.out_dir && !(run.out_dir = dir_buf = default_out_dir(s.name, run.shard_index,
-                                                                  run.shard_count))) {
+    if (!run.out_dir && !(run.out_dir = dir_buf = sr_sweep_default_out_dir(s.name, run.shard_index,
+                                                                           run.shard_count))) {
         sr_cli_error("sweep: out of memory");
         goto out;
     }

@@ -28,6 +28,10 @@
 #define SR_SWEEP_SUMMARY_JSON "summary.json"
 #define SR_SWEEP_SUMMARY_MD "summary.md"
 
+/* The output folder of a sweep named name when none is given: sweep-NAME, a shard's
+ * sweep-NAME-shard-IofN (shard_count 0: not sharded), a '/' of NAME as '_'; NULL: out of memory. */
+char *sr_sweep_default_out_dir(const char *name, long shard_index, long shard_count);
+
 /* Creates dir and its parents where missing. */
 sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err);
 

@@ -359,3 +359,16 @@ sagerun_status sr_sweep_summary_write(const char *dir, const json_t *summary, sa
     free(path);
     return st;
 }
+
+char *sr_sweep_default_out_dir(const char *name, long shard_index, long shard_count)
+{
+    char *dir = NULL;
+    int n = shard_count ? asprintf(&dir, "sweep-%s-shard-%ldof%ld", name, shard_index, shard_count)
+                        : asprintf(&dir, "sweep-%s", name);
+    if (n < 0)
+        return NULL;
+    for (char *p = dir; *p; p++)
+        if (*p == '/')
+            *p = '_';
+    return dir;
+}
