@@ -29,7 +29,18 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int sr_cmd_run(int argc, char **argv)
+/* The command line of `run`. */
+typedef struct run_options {
+    char **plugins; /* --plugin paths (argc entries) */
+    int n_plugins;
+    uint32_t device, warmup, iterations;
+    const char *variant, *backend, *save_inputs, *save_output;
+    sr_cli_workload_options wo;
+    sr_cli_plugin_policy policy;
+} run_options;
+
+/* Returns -1 to go on, else the exit code (--help, a usage error, an output that is an input). */
+static int parse_options(int argc, char **argv, run_options *o)
 {
     static const struct option opts[] = {
         {"variant", required_argument, 0, 'v'},
@@ -40,117 +51,128 @@ int sr_cmd_run(int argc, char **argv)
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
         {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
         {0, 0, 0, 0}};
-    char **plugins = calloc((size_t)argc, sizeof *plugins);
-    int n_plugins = 0, c;
-    uint32_t device = 0, warmup = 1, iterations = 5;
-    const char *variant = NULL, *backend = "auto", *save_inputs = NULL, *save_output = NULL;
-    sr_cli_workload_options wo = {.seed = SAGERUN_WORKLOAD_DEFAULT_SEED};
-    sr_cli_plugin_policy policy = {0};
-    int rc = SR_EXIT_USAGE;
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 'v': variant = optarg; break;
-        case 'X': save_inputs = optarg; break;
-        case 'Y': save_output = optarg; break;
-        case 'w': if (!sr_cli_parse_u32("run", "--warmup", optarg, 0, &warmup)) goto out; break;
-        case 'i': if (!sr_cli_parse_u32("run", "--iterations", optarg, 1, &iterations)) goto out; break;
-        case 'p': plugins[n_plugins++] = optarg; break;
+        case 'v': o->variant = optarg; break;
+        case 'X': o->save_inputs = optarg; break;
+        case 'Y': o->save_output = optarg; break;
+        case 'w': if (!sr_cli_parse_u32("run", "--warmup", optarg, 0, &o->warmup)) return SR_EXIT_USAGE; break;
+        case 'i': if (!sr_cli_parse_u32("run", "--iterations", optarg, 1, &o->iterations)) return SR_EXIT_USAGE; break;
+        case 'p': o->plugins[o->n_plugins++] = optarg; break;
         case SR_OPT_ALLOW_UNSAFE:
         case SR_OPT_PLUGIN_PIN:
-            if (!sr_cli_plugin_policy_option(&policy, c, optarg))
-                goto out;
+            if (!sr_cli_plugin_policy_option(&o->policy, c, optarg))
+                return SR_EXIT_USAGE;
             break;
-        case 'b': backend = optarg; break;
-        case 'd': if (!sr_cli_parse_u32("run", "--device", optarg, 0, &device)) goto out; break;
-        case 'h': run_usage(stdout); rc = SR_EXIT_OK; goto out;
+        case 'b': o->backend = optarg; break;
+        case 'd': if (!sr_cli_parse_u32("run", "--device", optarg, 0, &o->device)) return SR_EXIT_USAGE; break;
+        case 'h': run_usage(stdout); return SR_EXIT_OK;
         default: {
-            int taken = sr_cli_workload_option("run", &wo, c, optarg);
+            int taken = sr_cli_workload_option("run", &o->wo, c, optarg);
             if (taken < 0)
-                goto out;
-            if (!taken) {
-                rc = sr_cli_bad_option("run", c, argv);
-                goto out;
-            }
+                return SR_EXIT_USAGE;
+            if (!taken)
+                return sr_cli_bad_option("run", c, argv);
         }
         }
     }
     if (optind < argc) {
         sr_cli_error("run: unexpected argument '%s'", argv[optind]);
-        goto out;
+        return SR_EXIT_USAGE;
     }
-    if (!variant) {
+    if (!o->variant) {
         sr_cli_error("run: --variant NAME is required (see 'sagerun list')");
-        goto out;
+        return SR_EXIT_USAGE;
     }
     const char *const out_opts[] = {"--save-inputs", "--save-output"};
-    const char *const outs[] = {save_inputs, save_output};
-    const char *const ins[] = {wo.workload_file, wo.inputs_file};
-    if (!sr_cli_check_outputs("run", out_opts, outs, 2, ins, 2)) {
-        rc = SR_EXIT_ERROR;
-        goto out;
-    }
-    rc = SR_EXIT_ERROR;
+    const char *const outs[] = {o->save_inputs, o->save_output};
+    const char *const ins[] = {o->wo.workload_file, o->wo.inputs_file};
+    return sr_cli_check_outputs("run", out_opts, outs, 2, ins, 2) ? -1 : SR_EXIT_ERROR;
+}
+
+/* Run times of a prepared instance: warmup runs untimed, then iterations timed ones, sorted. */
+static bool time_runs(sagerun_instance *inst, uint32_t warmup, uint32_t iterations,
+                      double *times)
+{
     sagerun_error err = {0};
-    double *times = NULL;
-    int stdout_saved = -1;
-    sr_cli_one_variant v;
-    const sr_cli_one_variant_options vo = {
-        .cmd = "run", .variant = variant, .backend = backend, .device = (int)device,
-        .plugins = plugins, .n_plugins = n_plugins, .policy = &policy, .workload = &wo};
-    if (!sr_cli_one_variant_open(&vo, &v))
-        goto done;
-    sagerun_instance *inst = v.inst;
-    if (save_inputs && sagerun_inputs_write_safetensors(v.in, save_inputs, &err) != SAGERUN_OK) {
-        sr_cli_error("run: --save-inputs: %s", err.message);
-        goto done;
-    }
-    stdout_saved = sr_cli_stdout_to_stderr();
-    double prepare_s = 0;
-    if (sagerun_instance_prepare(inst, &prepare_s, &err) != SAGERUN_OK) {
-        sr_cli_error("%s", err.message);
-        goto done;
-    }
-    for (uint32_t i = 0; i < warmup; i++)
-        if (sagerun_instance_run(inst, NULL, &err) != SAGERUN_OK) {
+    for (uint32_t i = 0; i < warmup + iterations; i++)
+        if (sagerun_instance_run(inst, i < warmup ? NULL : &times[i - warmup], &err) !=
+            SAGERUN_OK) {
             sr_cli_error("%s", err.message);
-            goto done;
-        }
-    times = calloc((size_t)iterations, sizeof *times);
-    if (!times) {
-        sr_cli_error("run: out of memory");
-        goto done;
-    }
-    for (uint32_t i = 0; i < iterations; i++)
-        if (sagerun_instance_run(inst, &times[i], &err) != SAGERUN_OK) {
-            sr_cli_error("%s", err.message);
-            goto done;
+            return false;
         }
     qsort(times, (size_t)iterations, sizeof *times, compare_doubles);
-    double median = iterations % 2 ? times[iterations / 2]
-                                   : 0.5 * (times[iterations / 2 - 1] + times[iterations / 2]);
+    return true;
+}
+
+/* Prepares and times the opened variant, prints what `run` prints and saves what was asked. */
+static int run_variant(const run_options *o, sr_cli_one_variant *v)
+{
+    sagerun_error err = {0};
+    sagerun_instance *inst = v->inst;
+    if (o->save_inputs &&
+        sagerun_inputs_write_safetensors(v->in, o->save_inputs, &err) != SAGERUN_OK) {
+        sr_cli_error("run: --save-inputs: %s", err.message);
+        return SR_EXIT_ERROR;
+    }
+    double *times = calloc((size_t)o->iterations, sizeof *times);
+    if (!times) {
+        sr_cli_error("run: out of memory");
+        return SR_EXIT_ERROR;
+    }
+    int stdout_saved = sr_cli_stdout_to_stderr(); /* what the plugin prints is not our output */
+    double prepare_s = 0;
     char hex[65];
-    if (sagerun_instance_output_sha256(inst, hex, &err) != SAGERUN_OK) {
+    bool ok = sagerun_instance_prepare(inst, &prepare_s, &err) == SAGERUN_OK;
+    if (!ok)
         sr_cli_error("%s", err.message);
-        goto done;
+    ok = ok && time_runs(inst, o->warmup, o->iterations, times); /* says its own error */
+    if (ok && sagerun_instance_output_sha256(inst, hex, &err) != SAGERUN_OK) {
+        sr_cli_error("%s", err.message);
+        ok = false;
     }
     sr_cli_stdout_back(stdout_saved);
-    stdout_saved = -1;
-    sr_cli_one_variant_print(&v, variant);
-    printf("prepare_s     %.6f\n", prepare_s);
-    printf("run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
-           times[iterations - 1], iterations);
-    printf("output_sha256 %s\n", hex);
-    if (save_output && sagerun_instance_write_output(inst, save_output, &err) != SAGERUN_OK) {
-        sr_cli_error("run: --save-output: %s", err.message);
-        goto done;
+    if (ok) {
+        uint32_t n = o->iterations;
+        double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+        sr_cli_one_variant_print(v, o->variant);
+        printf("prepare_s     %.6f\n", prepare_s);
+        printf("run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
+               times[n - 1], n);
+        printf("output_sha256 %s\n", hex);
     }
-    rc = SR_EXIT_OK;
-done:
-    sr_cli_stdout_back(stdout_saved);
     free(times);
-    sr_cli_one_variant_close(&v);
-out:
-    free(plugins);
+    if (ok && o->save_output &&
+        sagerun_instance_write_output(inst, o->save_output, &err) != SAGERUN_OK) {
+        sr_cli_error("run: --save-output: %s", err.message);
+        ok = false;
+    }
+    return ok ? SR_EXIT_OK : SR_EXIT_ERROR;
+}
+
+int sr_cmd_run(int argc, char **argv)
+{
+    run_options o = {.plugins = calloc((size_t)argc, sizeof(char *)),
+                     .warmup = 1,
+                     .iterations = 5,
+                     .backend = "auto",
+                     .wo = {.seed = SAGERUN_WORKLOAD_DEFAULT_SEED}};
+    if (!o.plugins) {
+        sr_cli_error("run: out of memory");
+        return SR_EXIT_ERROR;
+    }
+    int rc = parse_options(argc, argv, &o);
+    if (rc < 0) {
+        sr_cli_one_variant v;
+        const sr_cli_one_variant_options vo = {
+            .cmd = "run", .variant = o.variant, .backend = o.backend, .device = (int)o.device,
+            .plugins = o.plugins, .n_plugins = o.n_plugins, .policy = &o.policy,
+            .workload = &o.wo};
+        rc = sr_cli_one_variant_open(&vo, &v) ? run_variant(&o, &v) : SR_EXIT_ERROR;
+        sr_cli_one_variant_close(&v);
+    }
+    free(o.plugins);
     return rc;
 }
