@@ -201,17 +201,15 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
     snprintf(t->cell[8], CELL, "%s", json_is_true(be) ? "yes" : json_is_false(be) ? "NO" : "-");
 }
 
-void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
+/* The sweep's name, its shard or merge, and the options its workloads ran with. */
+static void print_heading(const json_t *s, FILE *out, const char *bullet, bool markdown)
 {
     const json_t *sweep = json_object_get(s, "sweep"), *opts = json_object_get(s, "options");
-    const json_t *rows = json_object_get(s, "workloads"), *shard = json_object_get(s, "shard");
-    const json_t *merged = json_object_get(s, "merged_from"),
-                 *missing = json_object_get(s, "missing");
-    const char *bullet = markdown ? "- " : "";
+    const json_t *shard = json_object_get(s, "shard"), *merged = json_object_get(s, "merged_from");
     if (markdown)
         fprintf(out, "# sagerun sweep %s\n\n", str_or(sweep, "name", "?"));
     fprintf(out, "%ssweep %s: %zu of %lld workloads", bullet, str_or(sweep, "name", "?"),
-            json_array_size(rows),
+            json_array_size(json_object_get(s, "workloads")),
             (long long)json_integer_value(json_object_get(sweep, "workload_count")));
     if (json_is_object(shard))
         fprintf(out, " (shard %lld/%lld)",
@@ -230,8 +228,12 @@ void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
                 (long long)json_integer_value(json_object_get(opts, "rounds")),
                 (long long)json_integer_value(json_object_get(opts, "iterations")),
                 num_or_nan(opts, "noise_threshold_percent"));
+}
 
-    /* one line per non-baseline variant of each workload (one line when there is none) */
+/* The table's lines: one per non-baseline variant of each workload (one when it has none);
+ * NULL when out of memory. */
+static table_row *table_rows(const json_t *rows, size_t *count)
+{
     size_t n = 0;
     for (size_t i = 0; i < json_array_size(rows); i++) {
         size_t k = 0;
@@ -241,10 +243,8 @@ void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
         n += k ? k : 1;
     }
     table_row *t = calloc(n ? n : 1, sizeof(*t));
-    if (!t)
-        return;
     size_t m = 0;
-    for (size_t i = 0; i < json_array_size(rows); i++) {
+    for (size_t i = 0; t && i < json_array_size(rows); i++) {
         const json_t *w = json_array_get(rows, i), *vs = json_object_get(w, "variants"),
                      *base = NULL;
         for (size_t j = 0; j < json_array_size(vs) && !base; j++)
@@ -259,13 +259,12 @@ void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
         if (m == before)
             fill_row(&t[m++], w, base, NULL);
     }
-    int width[COLS];
-    for (int c = 0; c < COLS; c++) {
-        width[c] = (int)strlen(table_head[c]);
-        for (size_t i = 0; i < m; i++)
-            if ((int)strlen(t[i].cell[c]) > width[c])
-                width[c] = (int)strlen(t[i].cell[c]);
-    }
+    *count = m;
+    return t;
+}
+
+static void print_table(const table_row *t, size_t m, FILE *out, bool markdown)
+{
     fprintf(out, "\n");
     if (markdown) {
         fprintf(out, "|");
@@ -278,18 +277,31 @@ void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
                 fprintf(out, " %s |", t[i].cell[c]);
             fprintf(out, "\n");
         }
-    } else {
-        for (int c = 0; c < COLS; c++)
-            fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], table_head[c],
-                    c == COLS - 1 ? "\n" : "  ");
-        for (size_t i = 0; i < m; i++)
-            for (int c = 0; c < COLS; c++)
-                fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], t[i].cell[c],
-                        c == COLS - 1 ? "\n" : "  ");
+        fprintf(out, "\n");
+        return;
     }
-    free(t);
+    int width[COLS];
+    for (int c = 0; c < COLS; c++) {
+        width[c] = (int)strlen(table_head[c]);
+        for (size_t i = 0; i < m; i++)
+            if ((int)strlen(t[i].cell[c]) > width[c])
+                width[c] = (int)strlen(t[i].cell[c]);
+    }
+    for (int c = 0; c < COLS; c++)
+        fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], table_head[c],
+                c == COLS - 1 ? "\n" : "  ");
+    for (size_t i = 0; i < m; i++)
+        for (int c = 0; c < COLS; c++)
+            fprintf(out, "%-*s%s", c == COLS - 1 ? 0 : width[c], t[i].cell[c],
+                    c == COLS - 1 ? "\n" : "  ");
     fprintf(out, "\n");
-    /* notes: errors, failures, where the reports are, what is missing */
+}
+
+/* Under the table: errors, failures, outputs not byte-exact, what is missing, where the reports
+ * are. */
+static void print_notes(const json_t *s, FILE *out, const char *bullet)
+{
+    const json_t *rows = json_object_get(s, "workloads"), *missing = json_object_get(s, "missing");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         const json_t *w = json_array_get(rows, i), *vs = json_object_get(w, "variants");
         const char *name = str_or(w, "name", "?");
@@ -314,6 +326,19 @@ void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
     fprintf(out, "%sreports: <workload>.json next to summary.json ('sagerun show', 'sagerun plot')"
                  "\n",
             bullet);
+}
+
+void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
+{
+    const char *bullet = markdown ? "- " : "";
+    size_t m = 0;
+    table_row *t = table_rows(json_object_get(s, "workloads"), &m);
+    if (!t)
+        return;
+    print_heading(s, out, bullet, markdown);
+    print_table(t, m, out, markdown);
+    free(t);
+    print_notes(s, out, bullet);
 }
 
 int sr_sweep_summary_exit_code(const json_t *s)
