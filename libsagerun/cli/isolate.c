@@ -567,6 +567,94 @@ static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
     return 0;
 }
 
+/* Which variant an attempt lost and why (label empty: none; the process ended on its own). */
+typedef struct blame {
+    char label[128], phase[16], why[1200];
+} blame;
+
+/* How the process ended inside a variant's call, in words. */
+static void ending_words(const attempt *a, int ws, char *what, size_t len)
+{
+    char sig[96] = "";
+    if (WIFSIGNALED(ws))
+        describe_signal(WTERMSIG(ws), sig, sizeof sig);
+    if (a->sanitizer)
+        snprintf(what, len, "a sanitizer report (see stderr); exit status %d",
+                 WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    else if (WIFSIGNALED(ws) && a->own_signal == WTERMSIG(ws))
+        snprintf(what, len, "sent %s to its own process or group (not a stop request: only "
+                            "sagerun's own are)", sig);
+    else if (WIFSIGNALED(ws))
+        snprintf(what, len, "crashed: %s", sig);
+    else
+        snprintf(what, len, "the process exited with status %d inside the call",
+                 WEXITSTATUS(ws));
+}
+
+/* The variant an attempt that ended with wait status ws is to be blamed for, if any. */
+static void blame_attempt(const attempt *a, int ws, blame *b)
+{
+    memset(b, 0, sizeof *b);
+    if (a->lost) {
+        snprintf(b->label, sizeof b->label, "%s", a->lost_label);
+        snprintf(b->phase, sizeof b->phase, "%s", a->lost_phase);
+        snprintf(b->why, sizeof b->why, "%s (this left the CUDA context unusable: the other "
+                                        "variants were measured again in a new process)",
+                 a->lost_reason);
+    } else if (a->timed_out && a->open) {
+        snprintf(b->label, sizeof b->label, "%s", a->label);
+        snprintf(b->phase, sizeof b->phase, "%s", a->phase);
+        snprintf(b->why, sizeof b->why, "%s: timeout: no answer within %g s (hung?): killed; "
+                                        "the others were measured again without it (--timeout)",
+                 phase_words(a->phase), a->timed_out_limit);
+    } else if (a->open && (WIFSIGNALED(ws) || WIFEXITED(ws))) {
+        /* the process ended inside a variant's call: whatever the way, that variant */
+        snprintf(b->label, sizeof b->label, "%s", a->label);
+        snprintf(b->phase, sizeof b->phase, "%s", a->phase);
+        char what[200];
+        ending_words(a, ws, what, sizeof what);
+        snprintf(b->why, sizeof b->why, "%s: %s; the others were measured again without it",
+                 phase_words(a->phase), what);
+    }
+}
+
+/* The exit code of the last attempt, none blamed: its report read, or why there is none. */
+static int last_attempt(int ws, bool stopping, const char *report_path,
+                        sagerun_compare_result **report)
+{
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+        sagerun_error err = {0};
+        if (sagerun_compare_result_read(report_path, report, &err) == SAGERUN_OK)
+            return SR_EXIT_OK;
+        sr_cli_error("compare: reading the measurement's report: %s", err.message);
+    } else if (stopping) {
+        sr_cli_error("compare: interrupted; the measurement ended without a report");
+    } else if (WIFEXITED(ws)) {
+        return WEXITSTATUS(ws); /* the child said why on stderr */
+    } else if (WIFSIGNALED(ws)) {
+        char sig[96];
+        describe_signal(WTERMSIG(ws), sig, sizeof sig);
+        sr_cli_error("compare: the measurement process died of %s outside any variant's code",
+                     sig);
+    }
+    return SR_EXIT_ERROR;
+}
+
+/* A private folder for the child's report: under $TMPDIR, else /tmp. */
+static char *make_private_dir(char *buf, size_t len)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(buf, len, "%s/sagerun-compare.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    char *d = mkdtemp(buf);
+    if (!d) {
+        snprintf(buf, len, "/tmp/sagerun-compare.XXXXXX");
+        d = mkdtemp(buf);
+    }
+    if (!d)
+        sr_cli_error("compare: cannot create a temporary folder: %s", strerror(errno));
+    return d;
+}
+
 int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
                    int *stop_signal)
 {
@@ -574,18 +662,10 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
     *stop_signal = 0;
     parent p = {.o = o};
     int rc = SR_EXIT_ERROR;
-    char dir[] = "/tmp/sagerun-compare.XXXXXX";
-    const char *tmpdir = getenv("TMPDIR");
     char dirbuf[SR_PATH_MAX];
-    snprintf(dirbuf, sizeof dirbuf, "%s/sagerun-compare.XXXXXX",
-             tmpdir && *tmpdir ? tmpdir : "/tmp");
-    char *d = mkdtemp(dirbuf);
+    char *d = make_private_dir(dirbuf, sizeof dirbuf);
     if (!d)
-        d = mkdtemp(dir);
-    if (!d) {
-        sr_cli_error("compare: cannot create a temporary folder: %s", strerror(errno));
         return SR_EXIT_ERROR;
-    }
     char report_path[SR_PATH_MAX + 16];
     snprintf(report_path, sizeof report_path, "%s/report.json", d);
     sr_stop_signals_install();
@@ -604,74 +684,19 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
             break;
         }
         *stop_signal = sr_stop_signal();
-        char why[1200] = "", label[128] = "", phase[16] = "";
-        if (a->lost) {
-            snprintf(label, sizeof label, "%s", a->lost_label);
-            snprintf(phase, sizeof phase, "%s", a->lost_phase);
-            snprintf(why, sizeof why, "%s (this left the CUDA context unusable: the other variants "
-                                      "were measured again in a new process)",
-                     a->lost_reason);
-        } else if (a->timed_out && a->open) {
-            snprintf(label, sizeof label, "%s", a->label);
-            snprintf(phase, sizeof phase, "%s", a->phase);
-            snprintf(why, sizeof why, "%s: timeout: no answer within %g s (hung?): killed; "
-                                      "the others were measured again without it (--timeout)",
-                     phase_words(a->phase), a->timed_out_limit);
-        } else if (a->open && (WIFSIGNALED(ws) || WIFEXITED(ws))) {
-            /* the process ended inside a variant's call: whatever the way, that variant */
-            snprintf(label, sizeof label, "%s", a->label);
-            snprintf(phase, sizeof phase, "%s", a->phase);
-            char what[200];
-            if (a->sanitizer)
-                snprintf(what, sizeof what, "a sanitizer report (see stderr); exit status %d",
-                         WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-            else if (WIFSIGNALED(ws) && a->own_signal == WTERMSIG(ws)) {
-                char sig[96];
-                describe_signal(WTERMSIG(ws), sig, sizeof sig);
-                snprintf(what, sizeof what, "sent %s to its own process or group (not a stop "
-                         "request: only sagerun's own are)", sig);
-            } else if (WIFSIGNALED(ws)) {
-                char sig[96];
-                describe_signal(WTERMSIG(ws), sig, sizeof sig);
-                snprintf(what, sizeof what, "crashed: %s", sig);
-            } else {
-                snprintf(what, sizeof what, "the process exited with status %d inside the call",
-                         WEXITSTATUS(ws));
-            }
-            snprintf(why, sizeof why, "%s: %s; the others were measured again without it",
-                     phase_words(a->phase), what);
-        }
-        bool stopping = *stop_signal != 0;
-        if (label[0] && !stopping) {
-            if (!add_skip(&p, label, phase, why)) {
-                sr_cli_error("compare: %s failed again after being left out: %s", label, why);
-                free(a);
-                break;
-            }
-            if (!o->quiet)
-                fprintf(stderr, "sagerun: %s failed: %s\n", label, why);
-            free(a);
-            continue;
-        }
+        blame b;
+        blame_attempt(a, ws, &b);
         free(a);
-        if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
-            sagerun_error err = {0};
-            if (sagerun_compare_result_read(report_path, report, &err) != SAGERUN_OK)
-                sr_cli_error("compare: reading the measurement's report: %s", err.message);
-            else
-                rc = SR_EXIT_OK;
-        } else if (stopping) {
-            sr_cli_error("compare: interrupted; the measurement ended without a report");
-        } else if (WIFEXITED(ws)) {
-            rc = WEXITSTATUS(ws); /* the child said why on stderr */
-        } else if (WIFSIGNALED(ws)) {
-            char sig[96];
-            describe_signal(WTERMSIG(ws), sig, sizeof sig);
-            sr_cli_error("compare: the measurement process died of %s outside any variant's "
-                         "code",
-                         sig);
+        if (!b.label[0] || *stop_signal) {
+            rc = last_attempt(ws, *stop_signal != 0, report_path, report);
+            break;
         }
-        break;
+        if (!add_skip(&p, b.label, b.phase, b.why)) {
+            sr_cli_error("compare: %s failed again after being left out: %s", b.label, b.why);
+            break;
+        }
+        if (!o->quiet)
+            fprintf(stderr, "sagerun: %s failed: %s\n", b.label, b.why);
     }
     unlink(report_path);
     rmdir(d);
