@@ -36,86 +36,30 @@ static void print_params(const sagerun_registry *reg, size_t index, uint32_t n)
     }
 }
 
-int sr_cmd_list(int argc, char **argv)
+/* One variant: name, version, backend, minimum sm, description, files, flags, parameters. */
+static void print_variant(sagerun_registry *reg, size_t i)
 {
-    static const struct option opts[] = {{"plugin", required_argument, 0, 'p'},
-                                         SR_CLI_PLUGIN_POLICY_OPTIONS,
-                                         {"backend", required_argument, 0, 'b'},
-                                         {"device", required_argument, 0, 'd'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    char **plugins = calloc((size_t)argc, sizeof *plugins);
-    int n_plugins = 0, device = 0, c;
-    const char *backend = "auto";
-    sr_cli_plugin_policy policy = {0};
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            plugins[n_plugins++] = optarg;
-            break;
-        case SR_OPT_ALLOW_UNSAFE:
-        case SR_OPT_PLUGIN_PIN:
-            if (!sr_cli_plugin_policy_option(&policy, c, optarg)) {
-                free(plugins);
-                return SR_EXIT_USAGE;
-            }
-            break;
-        case 'b':
-            backend = optarg;
-            break;
-        case 'd': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end || v > 1024) {
-                sr_cli_error("list: --device '%s': expected a device ordinal (0, 1, ...)", optarg);
-                free(plugins);
-                return SR_EXIT_USAGE;
-            }
-            device = (int)v;
-            break;
-        }
-        case 'h':
-            list_usage(stdout);
-            free(plugins);
-            return SR_EXIT_OK;
-        default:
-            free(plugins);
-            return sr_cli_bad_option("list", c, argv);
-        }
-    }
-    if (optind < argc) {
-        sr_cli_error("list: unexpected argument '%s'", argv[optind]);
-        free(plugins);
-        return SR_EXIT_USAGE;
-    }
-    sagerun_error err = {0};
-    sagerun_context *ctx = NULL;
-    sagerun_registry *reg = NULL;
-    int rc = SR_EXIT_OK;
-    if (sr_cli_context(backend, device, true, &ctx, &err) != SAGERUN_OK ||
-        sr_cli_registry(ctx, plugins, n_plugins, &policy, &reg, &err) != SAGERUN_OK) {
-        sr_cli_error("%s", err.message);
-        rc = SR_EXIT_ERROR;
-        goto done;
-    }
+    sagerun_variant_info vi = {.struct_size = sizeof vi};
+    sagerun_registry_variant_info(reg, i, &vi, NULL);
+    char cc[16] = "-";
+    if (vi.backend == SAGERUN_BACKEND_CUDA)
+        snprintf(cc, sizeof cc, "sm_%d", vi.min_compute_capability);
+    printf("  %-20s %-8s %-5s %-6s %s\n", vi.name, vi.version, sagerun_backend_name(vi.backend),
+           cc, vi.description);
+    printf("  %-20s path %s\n  %-20s sha256 %s\n", "", vi.path, "", vi.sha256);
+    if (vi.extension_path)
+        printf("  %-20s extension %s\n  %-20s sha256 %s\n", "", vi.extension_path, "",
+               vi.extension_sha256);
+    if (vi.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)
+        printf("  %-20s flags graph-capturable\n", "");
+    print_params(reg, i, vi.n_params);
+}
+
+static void print_registry(const sagerun_context *ctx, sagerun_registry *reg)
+{
     printf("variants (%zu):\n", sagerun_registry_variant_count(reg));
-    for (size_t i = 0; i < sagerun_registry_variant_count(reg); i++) {
-        sagerun_variant_info vi = {.struct_size = sizeof vi};
-        sagerun_registry_variant_info(reg, i, &vi, NULL);
-        char cc[16] = "-";
-        if (vi.backend == SAGERUN_BACKEND_CUDA)
-            snprintf(cc, sizeof cc, "sm_%d", vi.min_compute_capability);
-        printf("  %-20s %-8s %-5s %-6s %s\n", vi.name, vi.version, sagerun_backend_name(vi.backend),
-               cc, vi.description);
-        printf("  %-20s path %s\n  %-20s sha256 %s\n", "", vi.path, "", vi.sha256);
-        if (vi.extension_path)
-            printf("  %-20s extension %s\n  %-20s sha256 %s\n", "", vi.extension_path, "",
-                   vi.extension_sha256);
-        if (vi.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)
-            printf("  %-20s flags graph-capturable\n", "");
-        print_params(reg, i, vi.n_params);
-    }
+    for (size_t i = 0; i < sagerun_registry_variant_count(reg); i++)
+        print_variant(reg, i);
     size_t nr = sagerun_registry_rejection_count(reg);
     printf("rejected (%zu):\n", nr);
     for (size_t i = 0; i < nr; i++) {
@@ -127,9 +71,79 @@ int sr_cmd_list(int argc, char **argv)
     printf("plugin scan cache: %s\n", cache ? cache : "none (SAGERUN_CACHE_DIR is empty, or the folder is unsafe)");
     if (sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST)
         printf("(no CUDA device: CUDA variants are listed but can only run on a GPU machine)\n");
-done:
-    sagerun_registry_destroy(reg);
-    sagerun_context_destroy(ctx);
-    free(plugins);
+}
+
+typedef struct list_options {
+    char **plugins; /* --plugin paths (argc entries) */
+    int n_plugins, device;
+    const char *backend;
+    sr_cli_plugin_policy policy;
+} list_options;
+
+/* Returns -1 to go on, else the exit code (--help, a usage error). */
+static int parse_options(int argc, char **argv, list_options *o)
+{
+    static const struct option opts[] = {{"plugin", required_argument, 0, 'p'},
+                                         SR_CLI_PLUGIN_POLICY_OPTIONS,
+                                         {"backend", required_argument, 0, 'b'},
+                                         {"device", required_argument, 0, 'd'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': o->plugins[o->n_plugins++] = optarg; break;
+        case SR_OPT_ALLOW_UNSAFE:
+        case SR_OPT_PLUGIN_PIN:
+            if (!sr_cli_plugin_policy_option(&o->policy, c, optarg))
+                return SR_EXIT_USAGE;
+            break;
+        case 'b': o->backend = optarg; break;
+        case 'd': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || v > 1024) {
+                sr_cli_error("list: --device '%s': expected a device ordinal (0, 1, ...)", optarg);
+                return SR_EXIT_USAGE;
+            }
+            o->device = (int)v;
+            break;
+        }
+        case 'h': list_usage(stdout); return SR_EXIT_OK;
+        default: return sr_cli_bad_option("list", c, argv);
+        }
+    }
+    if (optind < argc) {
+        sr_cli_error("list: unexpected argument '%s'", argv[optind]);
+        return SR_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int sr_cmd_list(int argc, char **argv)
+{
+    list_options o = {.plugins = calloc((size_t)argc, sizeof(char *)), .backend = "auto"};
+    if (!o.plugins) {
+        sr_cli_error("list: out of memory");
+        return SR_EXIT_ERROR;
+    }
+    int rc = parse_options(argc, argv, &o);
+    if (rc < 0) {
+        sagerun_error err = {0};
+        sagerun_context *ctx = NULL;
+        sagerun_registry *reg = NULL;
+        rc = SR_EXIT_OK;
+        if (sr_cli_context(o.backend, o.device, true, &ctx, &err) != SAGERUN_OK ||
+            sr_cli_registry(ctx, o.plugins, o.n_plugins, &o.policy, &reg, &err) != SAGERUN_OK) {
+            sr_cli_error("%s", err.message);
+            rc = SR_EXIT_ERROR;
+        } else {
+            print_registry(ctx, reg);
+        }
+        sagerun_registry_destroy(reg);
+        sagerun_context_destroy(ctx);
+    }
+    free(o.plugins);
     return rc;
 }
