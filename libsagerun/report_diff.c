@@ -12,6 +12,9 @@
 #include "report.h"
 #include "safe_io.h"
 
+/* a relative diff's baseline that moved more than this between the runs is said (percent) */
+#define SR_DIFF_CONDITIONS_PERCENT 10.0
+
 static const sr_report_variant *find_label(const sr_report *r, const char *label)
 {
     for (size_t i = 0; i < r->variant_count; i++)
@@ -94,6 +97,22 @@ static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_r
         add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER (p50 rule: no rounds to judge)");
 }
 
+/* A relative diff's baseline row. The interval of a judgement holds the rounds' noise within each
+ * run, not what differs between the runs; a baseline that moved by more than
+ * SR_DIFF_CONDITIONS_PERCENT says that the runs' conditions differ at this point (a shared host's
+ * load once moved one point's baseline by 27% between two sweeps, and a variant's ratio to it by
+ * 8.6% under an interval of +-2.3%), so that a verdict there is read with that in mind. */
+static void baseline_finding(sr_diff_row *row)
+{
+    add_finding(row, 0, "the baseline (relative: the others are judged against it)");
+    if (fabs(row->change_percent) > SR_DIFF_CONDITIONS_PERCENT) {
+        char text[96];
+        snprintf(text, sizeof text, "it moved %+.1f%% between the runs: conditions differ",
+                 row->change_percent);
+        add_finding(row, 0, text);
+    }
+}
+
 /* The baselines a relative diff judges against (both, or neither: *ob = *nb = NULL, said). */
 typedef struct diff_baselines {
     const sr_report_variant *old_base, *new_base;
@@ -115,7 +134,7 @@ static void diff_variant(sr_diff_row *row, const sr_report_variant *ov,
     else if (ov->timing.count && !isfinite(ov->timing.p50))
         add_finding(row, 0, "null p50 in old: not compared");
     else if (is_base)
-        add_finding(row, 0, "the baseline (relative: the others are judged against it)");
+        baseline_finding(row);
     else if (ov->timing.count && nv->timing.count)
         judge_rows(row, ov, nv, bl ? bl->old_base : NULL, bl ? bl->new_base : NULL, threshold);
     if (ov->byte_exact == 1 && nv->byte_exact != 1)

@@ -62,6 +62,35 @@ check "two reports, one 5% slower" 4 "$S" diff "$TMP/a/n96.json" "$TMP/slow/n96.
 contains "no point column for reports" "reference-mt"
 check "a report against itself" 0 "$S" diff "$TMP/a/n96.json" "$TMP/a/n96.json"
 
+# --relative: a point where every variant ran 20% slower (the baseline too) cancels, and the
+# baseline's row says that the runs' conditions differ there; a 5% move of one variant alone is
+# not such a point
+cp -r "$TMP/a" "$TMP/loaded"
+python3 - "$TMP/loaded/n96.json" <<'PY2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+scale = lambda t: {k: (x * 1.2 if k.endswith("_s") else x) for k, x in t.items()}
+for v in r["variants"]:
+    v["timing"] = scale(v["timing"])
+    v["rounds"] = [scale(t) for t in v["rounds"]]
+    v["samples_s"] = [[s * 1.2 for s in rd] for rd in v["samples_s"]]
+json.dump(r, open(sys.argv[1], "w"))
+PY2
+check "--relative: a point 20% slower for every variant" 0 "$S" diff --relative \
+    "$TMP/a/summary.json" "$TMP/loaded/summary.json" --json "$TMP/loaded.json"
+py "--relative: that point's baseline says the conditions differ, no other row does" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+said = [(r["point"], r["variant"]) for r in d["rows"] if "conditions differ" in r["finding"]]
+base = next(r for r in d["rows"] if r["point"] == "n96" and "the baseline" in r["finding"])
+assert said == [("n96", base["variant"])], said
+assert "it moved +20.0% between the runs" in base["finding"], base["finding"]
+assert not d["regression"], d["rows"]' "$TMP/loaded.json"
+check "--relative: one variant 5% slower" 4 "$S" diff --relative "$TMP/a/summary.json" \
+    "$TMP/slow/summary.json"
+grep -q "conditions differ" <<<"$out" && fail "a 5% move of one variant is not a change of conditions" "$out" \
+    || echo "ok   a 5% move of one variant does not say the conditions differ"
+
 # a point gone from the new sweep
 cp -r "$TMP/a" "$TMP/gone"
 python3 -c "import json, sys
