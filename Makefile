@@ -50,7 +50,9 @@ ALL_CFLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hid
                  -MMD -MP -DSAGERUN_PLUGINDIR='"$(PLUGINDIR)"' -DSAGERUN_GIT_COMMIT='"$(GIT_COMMIT)"'
 LIB_CFLAGS    := $(ALL_CFLAGS) -DSAGERUN_BUILDING_LIBRARY
 LDLIBS        := -ljansson -lsodium -lm -ldl -lpthread
-# sagerun plot draws with cairo (libcairo2-dev: real text extents; SVG, PNG and PDF surfaces).
+# sagerun plot draws with cairo (libcairo2-dev: real text extents; SVG, PNG and PDF surfaces). Its
+# headers are needed to build; the libraries are loaded when a figure is drawn (cli/cairo_lib.h),
+# so that the other commands run where cairo is not installed.
 CAIRO_CFLAGS  := $(shell pkg-config --cflags cairo fontconfig 2>/dev/null)
 CAIRO_LIBS    := $(shell pkg-config --libs cairo fontconfig 2>/dev/null)
 
@@ -195,7 +197,7 @@ $(B)/obj/libsagerun/cli/%.o: libsagerun/cli/%.c
 
 $(CLI): $(CLI_OBJ) $(B)/lib/libsagerun.so
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_OBJ) -L$(B)/lib -lsagerun -ljansson -lm $(CAIRO_LIBS) \
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_OBJ) -L$(B)/lib -lsagerun -ljansson -lm -ldl \
 	    -Wl,--no-undefined -Wl,-rpath,$(CLI_RPATH)
 
 # Without cairo the CLI cannot be built, and make says why (make lib plugins still build).

@@ -189,6 +189,10 @@ int sr_cmd_plot(int argc, char **argv)
         rc = SR_EXIT_USAGE;
         goto out;
     }
+    if (!sr_canvas_load(&err)) {
+        sr_cli_error("plot: %s", err.message);
+        goto out;
+    }
     summary = sr_sweep_summary_load(a.input, &err);
     if (err.status == SAGERUN_OK && a.x_axis && !summary) {
         sr_cli_error("plot: --x: %s is a report, not a sweep summary", a.input);

@@ -93,6 +93,9 @@ json_t *sr_canvas_layout(const sr_canvas *c);
 /* Texts that found no place. */
 size_t sr_canvas_omitted(const sr_canvas *c);
 
+/* Loads cairo and fontconfig (cairo_lib.h), once, before the first canvas; false with err set
+ * (what is missing, what to install) when they cannot be loaded. */
+bool sr_canvas_load(sagerun_error *err);
 /* Frees what cairo and fontconfig keep for the process (font caches, the configuration), once
  * every canvas is destroyed: a command that plots ends with it (else LeakSanitizer reports them). */
 void sr_canvas_release_fonts(void);

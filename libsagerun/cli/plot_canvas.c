@@ -1,14 +1,11 @@
 /* The plot canvas: texts measured with cairo and placed where they overlap nothing, marks, and the
  * layout record; drawing to SVG, PNG or PDF replays what was recorded (plot.h). */
-#include <cairo.h>
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
-#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cairo_lib.h"
 #include "plot.h"
 
 #define FONT_FACE "DejaVu Sans"
@@ -76,9 +73,14 @@ static void set_font(cairo_t *cr, double size, bool bold)
     cairo_set_font_size(cr, size);
 }
 
+bool sr_canvas_load(sagerun_error *err)
+{
+    return sr_cairo_load(err);
+}
+
 sr_canvas *sr_canvas_create(double width, double height)
 {
-    sr_canvas *c = calloc(1, sizeof *c);
+    sr_canvas *c = sr_cairo_loaded() ? calloc(1, sizeof *c) : NULL;
     if (!c)
         return NULL;
     c->width = width;
@@ -121,6 +123,8 @@ void sr_canvas_destroy(sr_canvas *c)
 
 void sr_canvas_release_fonts(void)
 {
+    if (!sr_cairo_loaded())
+        return;
     cairo_debug_reset_static_data();
     FcFini();
 }

@@ -221,4 +221,24 @@ figure "the others are drawn" "$TMP/gap.svg" "$TMP/gap.layout"
 grep -q "1 without a report, not drawn" "$TMP/gap.layout" && echo "ok   says one is not drawn" \
     || fail "does not say a point is not drawn"
 
+# ---- cairo is loaded by plot alone: the command does not link it, and without it plot says what
+# is missing while every other command runs ----
+needed=$(readelf -d "$S" 2>&1 | grep NEEDED)
+grep -qE "libcairo|libfontconfig" <<<"$needed" && fail "the sagerun command links cairo" "$needed" \
+    || echo "ok   the sagerun command does not link cairo or fontconfig"
+mkdir -p "$TMP/nocairo" "$TMP/nofc"
+echo 'int sagerun_test_not_cairo;' | cc -shared -fPIC -x c - -o "$TMP/nocairo/libcairo.so.2"
+echo 'int sagerun_test_not_fontconfig;' | cc -shared -fPIC -x c - -o "$TMP/nofc/libfontconfig.so.1"
+check "plot with a libcairo.so.2 that is not cairo" 1 env LD_LIBRARY_PATH="$TMP/nocairo" \
+    "$S" plot "$SEED" -o "$TMP/nc.svg" \
+    && contains "names the library and what it lacks" "cannot draw: libcairo.so.2 has no cairo_arc" \
+    && contains "says what to install" "apt install libcairo2 libfontconfig1"
+check "plot with a libfontconfig.so.1 that is not fontconfig" 1 env LD_LIBRARY_PATH="$TMP/nofc" \
+    "$S" plot "$SEED" -o "$TMP/nc.svg" \
+    && contains "says it cannot draw" "plot: cannot draw: " \
+    && contains "says what to install" "apt install libcairo2 libfontconfig1"
+[ -e "$TMP/nc.svg" ] && fail "a plot without cairo left a file" || echo "ok   nothing written"
+check "compare runs without cairo" 0 env LD_LIBRARY_PATH="$TMP/nocairo" "$S" compare --backend host \
+    --shape 1,64,1,32 --variant reference-mt --rounds 2 --iterations 2 --warmup 0
+
 finish
