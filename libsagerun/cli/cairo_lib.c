@@ -34,10 +34,12 @@ bool sr_cairo_load(sagerun_error *err)
     void *cairo = dlopen(cairo_soname, RTLD_NOW | RTLD_LOCAL);
     void *fontconfig = cairo ? dlopen(fontconfig_soname, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!cairo || !fontconfig) {
-        const char *why = dlerror();
+        const char *e = dlerror();
+        char why[256]; /* copied: dlclose frees dlerror's string */
+        snprintf(why, sizeof why, "%s", e ? e : cairo ? fontconfig_soname : cairo_soname);
         if (cairo)
             dlclose(cairo);
-        return cannot_draw(err, why ? why : cairo ? fontconfig_soname : cairo_soname);
+        return cannot_draw(err, why);
     }
     sr_cairo_table t;
     char why[160];

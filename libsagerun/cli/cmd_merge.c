@@ -342,7 +342,7 @@ static json_t *missing_rows(const merge *m, const json_t *names, bool allow_miss
 }
 
 /* The rows taken, by workload index, each one's report copied into out_dir; NULL when a copy
- * failed (said). */
+ * failed or memory ran out (said). */
 static json_t *merged_rows(const merge *m, const char *out_dir)
 {
     json_t *rows = json_array();
@@ -350,12 +350,17 @@ static json_t *merged_rows(const merge *m, const char *out_dir)
         if (!m->owner[idx])
             continue;
         const char *report = str_of(m->owner[idx], "report");
-        if ((report && !copy_report(&m->in[m->owner_input[idx]], out_dir, report)) ||
-            json_array_append(rows, m->owner[idx]) != 0) {
+        if (report && !copy_report(&m->in[m->owner_input[idx]], out_dir, report)) {
             json_decref(rows);
             return NULL;
         }
+        if (json_array_append(rows, m->owner[idx]) != 0) {
+            json_decref(rows);
+            rows = NULL;
+        }
     }
+    if (!rows)
+        sr_cli_error("merge: out of memory");
     return rows;
 }
 
@@ -363,10 +368,12 @@ static json_t *merged_rows(const merge *m, const char *out_dir)
  * copied (said). */
 static json_t *merged_summary(const merge *m, const char *out_dir, json_t *missing)
 {
-    json_t *rows = merged_rows(m, out_dir), *from = json_array();
+    json_t *rows = merged_rows(m, out_dir), *from = rows ? json_array() : NULL;
     for (size_t i = 0; from && i < m->n; i++)
         json_array_append_new(from, json_pack("{s:s, s:O}", "summary", m->in[i].path, "shard",
                                               json_object_get(m->in[i].root, "shard")));
+    if (rows && !from)
+        sr_cli_error("merge: out of memory");
     if (!rows || !from) {
         json_decref(rows);
         json_decref(from);

@@ -555,12 +555,12 @@ int sr_cmd_sweep(int argc, char **argv)
         sr_cli_error("sweep: out of memory");
         goto out;
     }
-    if (sr_sweep_mkdirs(run.out_dir, &err) != SAGERUN_OK) {
-        sr_cli_error("sweep: --out-dir: %s", err.message);
-        goto out;
-    }
     if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run))) {
         sr_cli_error("sweep: out of memory");
+        goto out;
+    }
+    if (sr_sweep_mkdirs(run.out_dir, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --out-dir: %s", err.message);
         goto out;
     }
     if ((rc = run_workloads(&s, &shared, &run, summary)) >= 0)

@@ -359,17 +359,21 @@ static void draw_box(fig *f, const box_stats *s, const sr_scale *y, double cx, d
     sr_canvas_obstacle(f->c, (sr_box){cx - half, hi, cx + half, lo});
 }
 
-/* "p50 12.34 µs" beside the box, and how many calls lie beyond the scale. */
+/* "p50 12.34 µs" beside the box, and how many calls lie beyond the scale. Beside the box at the
+ * median's height, else just above or below it there (a median at the panel's edge leaves no
+ * room for a centred label), else left of the box, else over or under the whiskers. */
 static void box_labels(fig *f, const box_stats *s, const sr_scale *y, double cx, double half,
                        sr_box b, const size_t beyond[2])
 {
     char buf[64];
     snprintf(buf, sizeof buf, "p50 %.4g %s", s->q2 * f->unit.mult, f->unit.name);
-    double med = sr_scale_px(y, s->q2);
-    const sr_anchor at[] = {{cx + half + 5, med, -1, 0}, {cx - half - 5, med, 1, 0},
+    double med = sr_scale_px(y, s->q2), right = cx + half + 5, left = cx - half - 5;
+    const sr_anchor at[] = {{right, med, -1, 0},     {right, med - 1, -1, 1},
+                            {right, med + 1, -1, -1}, {left, med, 1, 0},
+                            {left, med - 1, 1, 1},    {left, med + 1, 1, -1},
                             {cx, sr_scale_px(y, fmin(s->w_hi, y->hi)) - 3, 0, 1},
                             {cx, sr_scale_px(y, s->w_lo) + 3, 0, -1}};
-    sr_canvas_place_within(f->c, "distribution", buf, &sr_style_label, at, 4, b);
+    sr_canvas_place_within(f->c, "distribution", buf, &sr_style_label, at, sizeof at / sizeof at[0], b);
     if (!beyond[0] && !beyond[1])
         return;
     if (beyond[0] && beyond[1])

@@ -131,6 +131,13 @@ for p in cells:
 assert any(t["text"].endswith("each variant on its own scale") for t in l["texts"])
 ' "$TMP/half.layout" "$TMP/half.json"
 
+# ---- a report the host once measured whose medians sit at their panels' bottom edge: a p50
+# label centred on such a median sticks out of the panel, so it goes just above it (it was
+# left out, and this test failed on 1 run in ~8) ----
+check "medians at the panels' edge" 0 "$S" plot "$ROOT/test/data/plot-median-at-edge.json" \
+    -o "$TMP/edge.png" --layout "$TMP/edge.layout"
+figure "medians at the edge: valid, clean, no label left out" "$TMP/edge.png" "$TMP/edge.layout"
+
 # ---- four variants, and a variant that failed ----
 check "a 4-variant comparison" 0 "$S" compare --backend host --plugin "$WORK" --shape 1,64,1,32 \
     --baseline work --variant 'work[block=1]' --variant 'work[block=8]' --variant 'work[block=16]' \
