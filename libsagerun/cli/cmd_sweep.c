@@ -1,7 +1,8 @@
 /* sagerun sweep: one comparison per workload of a sweep file (the engine of compare.h), a report
  * each and a summary table; --shard I/N runs every N-th workload from I so that shards run on
- * different GPUs or nodes, and `sagerun merge` combines their summaries. The summary's writer
- * and table (shared with merge, diff and show) are sweep_summary.c's. */
+ * different GPUs or nodes, and `sagerun merge` combines their summaries. The sweep file is read by
+ * sweep_file.c; the summary's writer and table (shared with merge, diff and show) are
+ * sweep_summary.c's. Each workload runs as a child `sagerun compare` (run_one). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
