@@ -850,6 +850,85 @@ static void read_variant(reader *rd, json_t *o, const char *where, bool ext, sr_
         read_variant_ext(rd, o, where, v);
 }
 
+static void read_device(reader *rd, json_t *dev, sr_report *r)
+{
+    r->device_name = get_string(rd, dev, "device", "name", false, true);
+    r->backend = get_string(rd, dev, "device", "backend", false, true);
+    r->compute_capability = (int)get_uint(rd, dev, "device", "compute_capability", false, true, -1);
+    r->driver_version = (int)get_uint(rd, dev, "device", "driver_version", false, true, -1);
+    r->multiprocessors = (int)get_uint(rd, dev, "device", "multiprocessors", false, true, -1);
+    r->driver_release = get_string(rd, dev, "device", "driver_release", false, true);
+}
+
+static void read_problem(reader *rd, json_t *pj, sagerun_problem *p)
+{
+    p->struct_size = sizeof(*p);
+    p->batch = (uint32_t)get_uint(rd, pj, "problem", "batch", true, false, 0);
+    p->seq_len = (uint32_t)get_uint(rd, pj, "problem", "seq_len", true, false, 0);
+    p->heads_q = (uint32_t)get_uint(rd, pj, "problem", "heads_q", true, false, 0);
+    p->heads_kv = (uint32_t)get_uint(rd, pj, "problem", "heads_kv", true, false, 0);
+    p->head_dim = (uint32_t)get_uint(rd, pj, "problem", "head_dim", true, false, 0);
+    char *layout = get_string(rd, pj, "problem", "layout", false, true);
+    p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+    free(layout);
+    char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
+    p->dtype = sagerun_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
+                                                            : SAGERUN_DTYPE_F16;
+    free(dtype);
+    p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
+    double scale = get_number(rd, pj, "problem", "sm_scale", false, true);
+    p->sm_scale = isfinite(scale) ? (float)scale : 0.0f;
+}
+
+/* "clocks": the source, the maximum, and one sample per round. */
+static void read_clocks(reader *rd, json_t *clocks, sr_report *r)
+{
+    r->clock_source = get_string(rd, clocks, "clocks", "source", false, true);
+    r->clock_unavailable = get_string(rd, clocks, "clocks", "unavailable", false, true);
+    r->max_sm_clock_mhz = (int)get_uint(rd, clocks, "clocks", "max_sm_clock_mhz", false, true, -1);
+    json_t *cr = get_array(rd, clocks, "clocks", "rounds", false);
+    size_t n = cr ? json_array_size(cr) : 0;
+    if (!n || rd->failed)
+        return;
+    if (!(r->clock_rounds = calloc(n, sizeof(*r->clock_rounds)))) {
+        fail_at(rd, "clocks", "rounds", "out of memory");
+        return;
+    }
+    r->clock_round_count = n;
+    for (size_t i = 0; i < n && !rd->failed; i++) {
+        char sub[64];
+        snprintf(sub, sizeof(sub), "clocks.rounds[%zu]", i);
+        json_t *s = json_array_get(cr, i);
+        if (!json_is_object(s)) {
+            fail_at(rd, sub, NULL, "expected an object, found %s", type_name(s));
+            return;
+        }
+        sr_clock_sample *c = &r->clock_rounds[i];
+        c->sm_clock_mhz = (int)get_uint(rd, s, sub, "sm_clock_mhz", false, true, -1);
+        c->temperature_c = (int)get_uint(rd, s, sub, "temperature_c", false, true, -1);
+        long long mask = get_uint(rd, s, sub, "throttle_reasons_mask", false, true, -1);
+        c->has_throttle = mask >= 0;
+        c->throttle_reasons = mask >= 0 ? (uint64_t)mask : 0;
+    }
+}
+
+static void read_warnings(reader *rd, json_t *warnings, sr_report *r)
+{
+    for (size_t i = 0; i < json_array_size(warnings) && !rd->failed; i++) {
+        json_t *w = json_array_get(warnings, i);
+        if (!json_is_string(w)) {
+            char sub[32];
+            snprintf(sub, sizeof(sub), "warnings[%zu]", i);
+            fail_at(rd, sub, NULL, "expected a string, found %s", type_name(w));
+            return;
+        }
+        if (!sr_report_add_warning(r, "%s", json_string_value(w)))
+            fail_at(rd, "warnings", NULL, "out of memory");
+    }
+}
+
+/* The keys of ours beside the seed's: completion, tool, device, problem, clocks, measurement,
+ * warnings. */
 static void read_ext(reader *rd, json_t *root, sr_report *r)
 {
     r->incomplete = get_bool(rd, root, "", "complete", false, false) == 0;
@@ -862,85 +941,24 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
     }
     r->created_utc = get_string(rd, root, "", "created_utc", false, true);
     json_t *dev = get_object(rd, root, "", "device", false, true);
-    if (dev) {
-        r->device_name = get_string(rd, dev, "device", "name", false, true);
-        r->backend = get_string(rd, dev, "device", "backend", false, true);
-        r->compute_capability = (int)get_uint(rd, dev, "device", "compute_capability", false,
-                                              true, -1);
-        r->driver_version = (int)get_uint(rd, dev, "device", "driver_version", false, true, -1);
-        r->multiprocessors = (int)get_uint(rd, dev, "device", "multiprocessors", false, true, -1);
-        r->driver_release = get_string(rd, dev, "device", "driver_release", false, true);
-    }
+    if (dev)
+        read_device(rd, dev, r);
     json_t *pj = get_object(rd, root, "", "problem", false, true);
     if (pj) {
-        sagerun_problem *p = &r->problem;
-        p->struct_size = sizeof(*p);
-        p->batch = (uint32_t)get_uint(rd, pj, "problem", "batch", true, false, 0);
-        p->seq_len = (uint32_t)get_uint(rd, pj, "problem", "seq_len", true, false, 0);
-        p->heads_q = (uint32_t)get_uint(rd, pj, "problem", "heads_q", true, false, 0);
-        p->heads_kv = (uint32_t)get_uint(rd, pj, "problem", "heads_kv", true, false, 0);
-        p->head_dim = (uint32_t)get_uint(rd, pj, "problem", "head_dim", true, false, 0);
-        char *layout = get_string(rd, pj, "problem", "layout", false, true);
-        p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
-        free(layout);
-        char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
-        p->dtype = sagerun_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
-                                                                : SAGERUN_DTYPE_F16;
-        free(dtype);
-        p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
-        double scale = get_number(rd, pj, "problem", "sm_scale", false, true);
-        p->sm_scale = isfinite(scale) ? (float)scale : 0.0f;
+        read_problem(rd, pj, &r->problem);
         r->has_problem = true;
     }
     r->noise_threshold_percent = get_number(rd, root, "", "noise_threshold_percent", false, true);
     r->expect_sha256 = get_string(rd, root, "", "expect_sha256", false, true);
     json_t *clocks = get_object(rd, root, "", "clocks", false, true);
-    if (clocks) {
-        r->clock_source = get_string(rd, clocks, "clocks", "source", false, true);
-        r->clock_unavailable = get_string(rd, clocks, "clocks", "unavailable", false, true);
-        r->max_sm_clock_mhz = (int)get_uint(rd, clocks, "clocks", "max_sm_clock_mhz", false, true,
-                                            -1);
-        json_t *cr = get_array(rd, clocks, "clocks", "rounds", false);
-        size_t n = cr ? json_array_size(cr) : 0;
-        if (n && !rd->failed) {
-            r->clock_rounds = calloc(n, sizeof(*r->clock_rounds));
-            if (!r->clock_rounds) {
-                fail_at(rd, "clocks", "rounds", "out of memory");
-                return;
-            }
-            r->clock_round_count = n;
-            for (size_t i = 0; i < n && !rd->failed; i++) {
-                char sub[64];
-                snprintf(sub, sizeof(sub), "clocks.rounds[%zu]", i);
-                json_t *s = json_array_get(cr, i);
-                if (!json_is_object(s)) {
-                    fail_at(rd, sub, NULL, "expected an object, found %s", type_name(s));
-                    return;
-                }
-                sr_clock_sample *c = &r->clock_rounds[i];
-                c->sm_clock_mhz = (int)get_uint(rd, s, sub, "sm_clock_mhz", false, true, -1);
-                c->temperature_c = (int)get_uint(rd, s, sub, "temperature_c", false, true, -1);
-                long long mask = get_uint(rd, s, sub, "throttle_reasons_mask", false, true, -1);
-                c->has_throttle = mask >= 0;
-                c->throttle_reasons = mask >= 0 ? (uint64_t)mask : 0;
-            }
-        }
-    }
+    if (clocks)
+        read_clocks(rd, clocks, r);
     json_t *meas = get_object(rd, root, "", "measurement", false, true);
-    if (meas)
+    if (meas && !rd->failed)
         read_measurement(rd, meas, &r->measurement);
     json_t *warnings = get_array(rd, root, "", "warnings", false);
-    for (size_t i = 0; warnings && i < json_array_size(warnings) && !rd->failed; i++) {
-        json_t *w = json_array_get(warnings, i);
-        if (!json_is_string(w)) {
-            char sub[32];
-            snprintf(sub, sizeof(sub), "warnings[%zu]", i);
-            fail_at(rd, sub, NULL, "expected a string, found %s", type_name(w));
-            return;
-        }
-        if (!sr_report_add_warning(r, "%s", json_string_value(w)))
-            fail_at(rd, "warnings", NULL, "out of memory");
-    }
+    if (warnings && !rd->failed)
+        read_warnings(rd, warnings, r);
 }
 
 sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *out,
