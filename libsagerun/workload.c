@@ -191,15 +191,11 @@ static char *name_from_path(const char *path)
     return strndup(base, len);
 }
 
-static sagerun_status parse_root(json_t *root, const char *origin, const char *base_dir,
-                                 sr_workload *w, sagerun_error *err)
+/* "shape" [B, N, Hq, D] and "heads_kv" into p (the rest of p at its defaults). */
+static sagerun_status parse_shape(json_t *root, const char *origin, sagerun_problem *p,
+                                  sagerun_error *err)
 {
     sagerun_status st;
-    if (!json_is_object(root))
-        return sr_error_set(err, SAGERUN_FORMAT, "%s: a workload must be a JSON object", origin);
-    if ((st = check_keys(origin, "", root, top_keys, SR_ARRAY_LEN(top_keys), err)))
-        return st;
-    sagerun_problem *p = &w->problem;
     json_t *j = json_object_get(root, "shape");
     if (!j)
         return sr_error_set(err, SAGERUN_FORMAT, "%s: key 'shape' ([B, N, Hq, D]) is missing",
@@ -220,6 +216,14 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
         return sr_error_set(err, SAGERUN_FORMAT,
                             "%s: key 'heads_kv': Hq = %u is not a multiple of heads_kv = %u",
                             origin, p->heads_q, p->heads_kv);
+    return SAGERUN_OK;
+}
+
+/* "layout" and "dtype", where given. */
+static sagerun_status parse_layout_dtype(json_t *root, const char *origin, sagerun_problem *p,
+                                         sagerun_error *err)
+{
+    json_t *j;
     if ((j = json_object_get(root, "layout"))) {
         const char *s = json_string_value(j);
         if (!s)
@@ -245,6 +249,14 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
                                 origin, s);
         p->dtype = (uint32_t)dtype;
     }
+    return SAGERUN_OK;
+}
+
+/* "causal" and "sm_scale", where given. */
+static sagerun_status parse_causal_scale(json_t *root, const char *origin, sagerun_problem *p,
+                                         sagerun_error *err)
+{
+    json_t *j;
     if ((j = json_object_get(root, "causal"))) {
         if (!json_is_boolean(j))
             return wrong_type(origin, "causal", "a boolean", err);
@@ -252,6 +264,7 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
     }
     if ((j = json_object_get(root, "sm_scale"))) {
         double v = 0.0;
+        sagerun_status st;
         if ((st = get_real(origin, "sm_scale", j, &v, err)))
             return st;
         /* as a float: a value that rounds to 0 would silently mean the default D^-0.5 */
@@ -262,8 +275,23 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
                                 origin, v);
         p->sm_scale = (float)v;
     }
-    if ((st = sagerun_problem_check(p, err)))
+    return SAGERUN_OK;
+}
+
+static sagerun_status parse_root(json_t *root, const char *origin, const char *base_dir,
+                                 sr_workload *w, sagerun_error *err)
+{
+    sagerun_status st;
+    if (!json_is_object(root))
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: a workload must be a JSON object", origin);
+    if ((st = check_keys(origin, "", root, top_keys, SR_ARRAY_LEN(top_keys), err)) ||
+        (st = parse_shape(root, origin, &w->problem, err)) ||
+        (st = parse_layout_dtype(root, origin, &w->problem, err)) ||
+        (st = parse_causal_scale(root, origin, &w->problem, err)))
+        return st;
+    if ((st = sagerun_problem_check(&w->problem, err)))
         return sr_error_prefix(err, "%s", origin);
+    json_t *j;
     if ((j = json_object_get(root, "input")) && (st = parse_input(origin, base_dir, j, w, err)))
         return st;
     j = json_object_get(root, "metadata");
