@@ -100,9 +100,13 @@ want = [("w/N=160,work[block]=16", "work[block=16]")]
 timing = ("diff exit 0, expected 4" if rc == 0 else
           "regressions %s, expected that point alone" % bad if rc == 4 and bad != want else
           "%.2f%% slower, expected 3 to 8" % change if rc == 4 and bad == want and not 3 < change < 8 else "")
+lost = [(r["point"], r["variant"]) for r in d["rows"] if r["missing"] or r["lost_byte_exact"]]
 error = ("diff exit %d, expected 4" % rc if rc not in (0, 4) else
+         "not judged relative" if d["relative"] is not True else
+         "missing or no longer byte-exact: %s" % lost if lost else
+         "exit 4 with no row flagged" if rc == 4 and not bad else
          "the table does not name it" if rc == 4 and bad == want and not named else
-         "the JSON lacks relative/regression" if rc == 4 and not (d["relative"] is True and d["regression"] is True) else "")
+         "the JSON says no regression" if rc == 4 and d["regression"] is not True else "")
 wide = (iv["high"] - iv["low"]) / 2 > 1.5 and not timing.startswith("regressions")
 print("error: " + error + "; the point " + seen if error else
       ("wide: " if wide else "miss: ") + timing + "; the point " + seen if timing else
