@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Issue 17, H200 run 13 (2026-12-01, branch exp/split): first light of v6 (SPLIT).
-# Plugins ws-split and ws-split-b: warp_specialized_kernel.cu of exp/split at d3bb413: -DWS_SPLIT=1 (f16-V stages 2), and -DWS_SPLIT=1 -DWS_OUTPUT_REGS=240;
+# Issue 17, H200 runs 13-15 (2026-12-01, branch exp/split): v6 (SPLIT) against main's plugins.
+# usage: run13.sh [A B]: the two candidate plugins build/dev2/A.so and B.so (A also the golden one):
+#   run 13: ws-split ws-split-b, exp/split at d3bb413: -DWS_SPLIT=1 (2 f16-V stages), and
+#           -DWS_SPLIT=1 -DWS_OUTPUT_REGS=240;
+#   run 14: ws-s4 ws-s4p3, at 9e0fcce: -DWS_SPLIT=1 (4 f16-V stages), and -DWS_SPLIT=1 -DWS_P_STAGES=3;
+#   run 15: ws-s5 ws-v2b, at 59398f7: -DWS_SPLIT=1, and the default configuration (v2, same producer);
 #   each built as nvcc -O3 -std=c++17 --use_fast_math -gencode arch=compute_90a,code=sm_90a -fatbin with
 #   those flags, embedded with libsagerun/incbin.S, warp_specialized.c compiled with -DWS_NAME='"NAME"'.
 # build/dev2/as/: the first one as warp-specialized.so beside main's baseline*.so and reference.so (golden).
 # Carried: build/bin, plugins (main), .dev/lib, .golden, build/dev1 (main's libsagerun.so.0 and
-# test_sage2_golden), build/dev2. Outputs: run13/ (stall-groups.txt: stall_groups.py over the source page).
+# test_sage2_golden), build/dev2. Outputs: run13/, run14/, run15/ (stall-groups.txt: stall_groups.py over the source page).
+set -u
+A=${1:-ws-split} B=${2:-ws-split-b}
 export LD_LIBRARY_PATH=$PWD/build/dev1/lib:$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
 export SAGERUN_GOLDEN_DIR=$PWD/.golden PATH=$PATH:/usr/local/cuda/bin
 S=$PWD/build/bin/sagerun D=$PWD/build/dev2 R=$OUT
@@ -14,11 +20,11 @@ step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s%N)
   echo "$name rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a $R/steps.txt; }
 step golden-split 90 env SAGERUN_TEST_PLUGINS=$D/as $PWD/build/dev1/test_sage2_golden
 grep -q "PASSED" $R/golden-split.log || { tail -30 $R/golden-split.log; exit 1; }
-step seed 200 $S compare --plugin $PWD/plugins --plugin $D/ws-split.so --plugin $D/ws-split-b.so --variant interleave-softmax --variant warp-specialized --variant ws-split --variant ws-split-b --json $R/seed.json
+step seed 200 $S compare --plugin $PWD/plugins --plugin $D/$A.so --plugin $D/$B.so --variant interleave-softmax --variant warp-specialized --variant $A --variant $B --json $R/seed.json
 for t in memcheck racecheck synccheck initcheck; do
-  step san-$t 90 compute-sanitizer --tool $t $S run --plugin $PWD/plugins --plugin $D/ws-split.so --variant ws-split --shape 1,333,3,128 --iterations 1 --warmup 0
+  step san-$t 90 compute-sanitizer --tool $t $S run --plugin $PWD/plugins --plugin $D/$A.so --variant $A --shape 1,333,3,128 --iterations 1 --warmup 0
 done
-step ncu-split 120 ncu --section SourceCounters --section WarpStateStats --section SchedulerStats --section SpeedOfLight --section ComputeWorkloadAnalysis --clock-control none -k regex:sage2_attn --launch-skip 1 --launch-count 1 -o /tmp/src-split $S run --plugin $PWD/plugins --plugin $D/ws-split.so --variant ws-split --shape 1,8192,8,128 --warmup 1 --iterations 1
+step ncu-split 120 ncu --section SourceCounters --section WarpStateStats --section SchedulerStats --section SpeedOfLight --section ComputeWorkloadAnalysis --clock-control none -k regex:sage2_attn --launch-skip 1 --launch-count 1 -o /tmp/src-split $S run --plugin $PWD/plugins --plugin $D/$A.so --variant $A --shape 1,8192,8,128 --warmup 1 --iterations 1
 ncu -i /tmp/src-split.ncu-rep --page source --csv --print-source sass > $R/src-split.csv 2>&1
 ncu -i /tmp/src-split.ncu-rep --page details --csv > $R/details-split.csv 2>&1
 grep -h "ERROR SUMMARY\|Hazard\|hazard" $R/san-*.log > $R/san-summary.txt
