@@ -23,4 +23,4 @@ for v in warp-specialized interleave-softmax; do
   ncu -i /tmp/src-$v.ncu-rep --page source --csv --print-source sass > $R/src-$v.csv 2> $R/src-$v.err || ncu -i /tmp/src-$v.ncu-rep --page source --csv > $R/src-$v.csv 2>> $R/src-$v.err
   ncu -i /tmp/src-$v.ncu-rep --page details --csv > $R/details-$v.csv 2>&1
 done
-# (the outputs were packed into one archive to come back)
+cd $R && tar czf /tmp/all.tgz . && rm -f *.sass *.csv && mv /tmp/all.tgz $R/all.tgz  # one archive: at most 8 files come back
