@@ -154,6 +154,7 @@ static void fill_how(sr_variant_timing *t, const sr_entry *e, const sr_schedule_
     t->warm_call_s = et->warm_call_s;
     t->hold_timeouts = et->hold_timeouts;
     t->host_call_s = et->host_calls ? et->host_s / (double)et->host_calls : NAN;
+    t->launch_gap_s = et->launch_gap_s;
     size_t cells = sc->rounds * sc->per_round;
     t->clock_mhz = median_finite(sc->clocks + index * sc->capacity_rounds * sc->per_round, cells);
     t->energy_per_call_j = et->energy_ok && et->energy_calls

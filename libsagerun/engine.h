@@ -33,6 +33,7 @@ typedef struct sr_entry_timing {
     int mode;                         /* sr_timer_mode resolved */
     uint32_t calls_per_sample;
     sr_timer_graph *graph;            /* GRAPH mode */
+    double launch_gap_s;              /* cold, CUPTI: added to every kernel-timed sample; NaN */
     uint32_t hold_timeouts;           /* samples whose hold gave up (launch cost timed) */
     double host_s;                    /* CUDA: host seconds queuing the timed calls... */
     uint64_t host_calls;              /* ...of this many calls (graphs excluded) */

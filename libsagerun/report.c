@@ -181,6 +181,7 @@ static json_t *variant_timing_json(builder *b, const sr_variant_timing *t)
         interval_json(b, &t->energy_interval, "per-round paired log-ratio of energy per call"));
     put(b, o, "hold_timeouts", json_integer(t->hold_timeouts));
     put(b, o, "host_call_s", real_or_null(t->host_call_s));
+    put(b, o, "launch_gap_s", real_or_null(t->launch_gap_s));
     return o;
 }
 
@@ -702,6 +703,7 @@ static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_var
     }
     t->hold_timeouts = (uint32_t)get_uint(rd, o, where, "hold_timeouts", false, false, 0);
     t->host_call_s = get_number(rd, o, where, "host_call_s", false, true);
+    t->launch_gap_s = get_number(rd, o, where, "launch_gap_s", false, true);
     t->present = true;
 }
 
@@ -1235,6 +1237,8 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
         fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
     if (isfinite(t->host_call_s))
         fprintf(out, ", %.2f us per call to queue it", t->host_call_s * 1e6);
+    if (isfinite(t->launch_gap_s))
+        fprintf(out, ", launch gap %.2f us added to each cold sample", t->launch_gap_s * 1e6);
     if (isfinite(t->energy_per_call_j))
         fprintf(out, ", %.4g J per call, %.0f W", t->energy_per_call_j, t->mean_power_w);
     if (t->energy_interval.valid)

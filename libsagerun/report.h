@@ -60,6 +60,7 @@ typedef struct sr_variant_timing {
     sr_interval energy_interval; /* paired, percent less energy per call than the baseline */
     uint32_t hold_timeouts;
     double host_call_s; /* CUDA: host seconds per timed call to queue it (launch cost); NaN */
+    double launch_gap_s; /* cold, CUPTI: per call, added to each kernel-timed sample; NaN */
     double seed_speedup_percent; /* the seed's formula, kept when it lies outside the interval */
 } sr_variant_timing;
 

@@ -26,6 +26,11 @@ double sr_percentile_sorted(const double *sorted, size_t n, double q)
     return frac >= 0.5 ? b - diff * (1.0 - frac) : a + diff * frac;
 }
 
+double sr_median3(double a, double b, double c)
+{
+    return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
 static int compare_doubles(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;

@@ -19,6 +19,9 @@ typedef struct sr_summary {
 /* The q-th percentile (0 <= q <= 100) of n >= 1 values sorted ascending; NaN when n == 0. */
 double sr_percentile_sorted(const double *sorted, size_t n, double q);
 
+/* The median of three values. */
+double sr_median3(double a, double b, double c);
+
 /* Summary of n values (any order). scratch must hold n doubles (it receives the sorted values); it
  * may be NULL, then a copy is allocated (false on allocation failure). n == 0 gives count 0 and NaN
  * everywhere else. */

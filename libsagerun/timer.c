@@ -8,6 +8,7 @@
 #include "cuda_driver.h"
 #include "kernel_clock.h"
 #include "nvtx.h"
+#include "stats.h"
 
 #define SR_HOLD_TIMEOUT_NS 200000000ull /* 0.2 s: a hold that waits longer gives up and says so */
 #define SR_CLOCK_SPIN_NS 100000ull      /* the clock probe's span: 100 us */
@@ -240,11 +241,11 @@ static sagerun_status queue_calls(sr_sample_timer *t, sr_timed_call_fn run, void
 
 /* Queues the flush (cold) and the hold, then the events around the calls; releases the hold. */
 static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *user,
-                                uint32_t calls, const sr_timer_graph *graph, double *host_s,
-                                sagerun_error *err)
+                                uint32_t calls, const sr_timer_graph *graph, bool flush,
+                                double *host_s, sagerun_error *err)
 {
     CUstream s = (CUstream)t->ctx->cu_stream;
-    if (t->flush) {
+    if (flush && t->flush) {
         sr_nvtx_push("cold flush (L2, instruction caches)");
         uint64_t n16 = t->flush_bytes / 16;
         CUdeviceptr sink = t->flush + t->flush_bytes;
@@ -297,21 +298,18 @@ static double probe_clock(sr_sample_timer *t)
     return c[1] ? (double)c[0] / (double)c[1] * 1e3 : NAN; /* cycles per ns = GHz */
 }
 
-sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, void *user,
-                                    uint32_t calls, const sr_timer_graph *graph,
-                                    sr_timed_sample *out, sagerun_error *err)
+/* One sample on the device: events around the calls, and the kernels' own durations where
+ * they time it (kernel_s, *kernels; 0 when not). */
+static sagerun_status take_device(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                  uint32_t calls, const sr_timer_graph *graph, bool flush,
+                                  sr_timed_sample *out, double *kernel_s, uint32_t *kernels,
+                                  sagerun_error *err)
 {
-    out->clock_mhz = out->host_s = NAN;
-    out->hold_timed_out = false;
-    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
-        double t0 = sr_monotonic_seconds();
-        sagerun_status st = queue_calls(t, run, user, calls, NULL, err);
-        out->seconds = sr_monotonic_seconds() - t0;
-        return st;
-    }
+    *kernel_s = 0;
+    *kernels = 0;
     if (t->kernel_clock)
         sr_kernel_clock_take(NULL); /* what ran before is not this sample */
-    sagerun_status st = take_cuda(t, run, user, calls, graph, &out->host_s, err);
+    sagerun_status st = take_cuda(t, run, user, calls, graph, flush, &out->host_s, err);
     if (st != SAGERUN_OK) {
         sr_cu.cuStreamSynchronize((CUstream)t->ctx->cu_stream);
         return st;
@@ -320,12 +318,58 @@ sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, vo
     float ms = 0;
     SR_CU_CHECK(err, sr_cu.cuEventElapsedTime(&ms, t->start, t->stop));
     out->seconds = (double)ms * 1e-3;
-    uint32_t kernels = 0;
-    double kernel_s = t->kernel_clock ? sr_kernel_clock_take(&kernels) : 0;
-    if (kernels > 0)
-        out->seconds = kernel_s; /* the variant's kernels only: no launch, no gaps */
+    if (t->kernel_clock)
+        *kernel_s = sr_kernel_clock_take(kernels);
     out->hold_timed_out = t->host->timed_out != 0;
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                    uint32_t calls, const sr_timer_graph *graph,
+                                    sr_timed_sample *out, sagerun_error *err)
+{
+    out->clock_mhz = out->host_s = NAN;
+    out->hold_timed_out = out->kernel_timed = false;
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA) {
+        double t0 = sr_monotonic_seconds();
+        sagerun_status st = queue_calls(t, run, user, calls, NULL, err);
+        out->seconds = sr_monotonic_seconds() - t0;
+        return st;
+    }
+    double kernel_s;
+    uint32_t kernels;
+    sagerun_status st = take_device(t, run, user, calls, graph, true, out, &kernel_s, &kernels,
+                                    err);
+    if (st != SAGERUN_OK)
+        return st;
+    if (kernels > 0) {
+        out->seconds = kernel_s; /* the variant's kernels only: no launch, no gaps */
+        out->kernel_timed = true;
+    }
     out->clock_mhz = probe_clock(t);
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_sample_timer_launch_gap(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                          uint32_t calls, double *gap_s, sagerun_error *err)
+{
+    *gap_s = NAN;
+    if (t->ctx->backend != SAGERUN_BACKEND_CUDA || !t->kernel_clock || calls == 0)
+        return SAGERUN_OK;
+    double gaps[3];
+    for (int i = 0; i < 3; i++) {
+        sr_timed_sample s = {0};
+        double kernel_s;
+        uint32_t kernels;
+        sagerun_status st = take_device(t, run, user, calls, NULL, false, &s, &kernel_s,
+                                        &kernels, err);
+        if (st != SAGERUN_OK)
+            return st;
+        if (kernels == 0 || s.hold_timed_out)
+            return SAGERUN_OK; /* nothing to subtract, or the launch cost is in the events */
+        gaps[i] = fmax(0.0, (s.seconds - kernel_s) / calls);
+    }
+    *gap_s = sr_median3(gaps[0], gaps[1], gaps[2]);
     return SAGERUN_OK;
 }
 

@@ -13,7 +13,9 @@
  * allocated once, through L2 (clean lines: the call pays no write-backs of others' data), and a
  * kernel of some 256 KiB of straight-line code runs on every SM (the instruction caches); a cold
  * sample is one call (K = 1), timed by the variant's kernels' own timestamps where CUPTI loads
- * (kernel_clock.h: after a flush the call's launch is slow too, and ncu leaves it out).
+ * (kernel_clock.h: after a flush the call's launch is slow too, and ncu leaves it out), plus the
+ * variant's launch gap (sr_sample_timer_launch_gap): so a cold sample reads the clock of a hot
+ * batch, which ncu's gpu__time_duration reads too, and differs from it only by the cold caches.
  * After each sample a short clock kernel measures the effective SM clock (cycles over the global
  * timer) on the device, outside the events. */
 #ifndef SAGERUN_TIMER_H
@@ -72,6 +74,7 @@ typedef struct sr_timed_sample {
     bool hold_timed_out; /* the hold kernel gave up waiting: launch cost may be in the sample */
     double host_s;    /* CUDA: wall-clock seconds the host took to queue the calls (their launch
                        * cost, not in `seconds`); NaN for a graph and on the host */
+    bool kernel_timed; /* `seconds` are the kernels' own durations (CUPTI), not events */
 } sr_timed_sample;
 
 /* One sample: K = calls of run(user), or one launch of graph (then run is not called). */
@@ -81,6 +84,12 @@ sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, vo
 /* The per-launch floor: seconds per launch of an empty kernel, timed as a batch of `calls`
  * launches under the hold (NaN on the host). */
 double sr_sample_timer_launch_floor(sr_sample_timer *t, uint32_t calls);
+/* The launch gap of run(user): per call, the device time of `calls` back-to-back calls (hot, no
+ * flush, between events under the hold) that none of the call's kernels covers (CUPTI), i.e. what
+ * the GPU spends starting each call. Median of three samples, never below 0. *gap_s is NaN where
+ * samples are not timed by kernel timestamps (hot, no CUPTI, the host) or no kernel was seen. */
+sagerun_status sr_sample_timer_launch_gap(sr_sample_timer *t, sr_timed_call_fn run, void *user,
+                                          uint32_t calls, double *gap_s, sagerun_error *err);
 /* The L2 flush buffer's size in bytes (0: hot, or host). */
 uint64_t sr_sample_timer_flush_bytes(const sr_sample_timer *t);
 /* What times the samples: "device events", "kernel timestamps (CUPTI)" (cold, where CUPTI

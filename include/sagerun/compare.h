@@ -111,7 +111,9 @@ typedef struct sagerun_compare_options {
 #define SAGERUN_TIMER_BATCH 2u
 #define SAGERUN_TIMER_GRAPH 3u
 /* COLD: L2 is flushed before each sample (a kernel reads a buffer of twice its size, allocated
- * once); a cold sample is one call. */
+ * once); a cold sample is one call, timed by its kernels' own timestamps where CUPTI loads, plus
+ * the variant's launch gap (the device time back-to-back hot calls spend outside their kernels,
+ * measured after warm-up; the report's launch_gap_s). */
 #define SAGERUN_CACHE_HOT 0u
 #define SAGERUN_CACHE_COLD 1u
 

@@ -100,8 +100,9 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         variants whose run may be captured)\n"                             \
     "  --batch K              calls per sample for batch and graph (default: a sample\n"         \
     "                         of >= 1 ms)\n"                                                      \
-    "  --cache C              hot (default), or cold: L2 flushed before each sample\n"           \
-    "                         (one call per sample)\n"
+    "  --cache C              hot (default), or cold: L2 and instruction caches flushed\n"      \
+    "                         before each sample (one call per sample, timed by its\n"         \
+    "                         kernels' timestamps plus the launch gap of hot calls)\n"
 #define SR_CLI_COMPARE_CHECKS_HELP                                                                 \
     "  --accuracy-rows N      query rows checked against exact attention (default: all\n"        \
     "                         up to 4096, else 1024 on a GPU, 256 on the host)\n"                \

@@ -1,6 +1,6 @@
 /* GPU basics: a CUDA context, device info, and a plugin's embedded kernel launched through the
- * host-services table (the gpu-fill test plugin), its output hashed by the streaming hasher, and
- * the one device-memory check of a comparison on a workload. */
+ * host-services table (the gpu-fill test plugin), its output hashed by the streaming hasher, the
+ * one device-memory check of a comparison on a workload, and the launch gap of cold samples. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
 #include <sodium.h>
+#include <unistd.h>
 
 #include "gpu_test.h"
 #include "sagerun/compare.h"
@@ -147,6 +150,80 @@ static void a_workload_that_cannot_fit_is_refused_before_allocating(void **state
     sagerun_registry_destroy(reg);
 }
 
+/* One fixed-schedule A/A comparison of gpu-fill in `cache` mode, written as JSON and loaded. */
+static json_t *fill_compare_json(sagerun_context *ctx, uint32_t cache)
+{
+    sagerun_registry *reg;
+    sagerun_error e = {0};
+    char path[4096];
+    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
+    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
+    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
+    sagerun_problem p = sagerun_problem_make(1, 3000, 2, 2, 128);
+    sagerun_inputs *in;
+    assert_int_equal(sagerun_inputs_create_synthetic(ctx, &p, 1, &in, &e), SAGERUN_OK);
+    sagerun_compare_options o;
+    sagerun_compare_options_init(&o);
+    const char *variants[] = {"gpu-fill"};
+    o.baseline = "gpu-fill";
+    o.variants = variants;
+    o.variant_count = 1;
+    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY | SAGERUN_COMPARE_NO_CLOCKS;
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
+    o.warmup = 2, o.rounds = 2, o.iterations = 3;
+    o.cache = cache;
+    sagerun_compare_result *res = NULL;
+    assert_int_equal(sagerun_compare_run(reg, ctx, in, &o, &res, &e), SAGERUN_OK);
+    char json_path[] = "/tmp/sagerun-gpu-cold-XXXXXX";
+    int fd = mkstemp(json_path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(sagerun_compare_result_write_json(res, json_path, NULL, &e), SAGERUN_OK);
+    json_error_t jerr;
+    json_t *j = json_load_file(json_path, 0, &jerr);
+    unlink(json_path);
+    assert_non_null(j);
+    sagerun_compare_result_destroy(res);
+    sagerun_inputs_destroy(in);
+    sagerun_registry_destroy(reg);
+    return j;
+}
+
+static json_t *variant_gap(json_t *report, size_t i)
+{
+    json_t *v = json_array_get(json_object_get(report, "variants"), i);
+    return json_object_get(json_object_get(v, "measurement"), "launch_gap_s");
+}
+
+/* Cold samples timed by kernel timestamps carry each variant's launch gap (the time back-to-back
+ * calls spend outside their kernels): a small non-negative number; hot samples none. */
+static void cold_samples_carry_the_launch_gap(void **state)
+{
+    sagerun_context *ctx = *state;
+    json_t *hot = fill_compare_json(ctx, SAGERUN_CACHE_HOT);
+    assert_true(json_is_null(variant_gap(hot, 0)) && json_is_null(variant_gap(hot, 1)));
+    json_decref(hot);
+    json_t *cold = fill_compare_json(ctx, SAGERUN_CACHE_COLD);
+    const char *clock =
+        json_string_value(json_object_get(json_object_get(cold, "measurement"), "sample_clock"));
+    assert_non_null(clock);
+    if (strcmp(clock, "kernel timestamps (CUPTI)") != 0) {
+        printf("SKIP launch gap: cold samples are timed by %s (CUPTI did not load; set "
+               "SAGERUN_CUPTI_LIBRARY)\n", clock);
+        assert_true(json_is_null(variant_gap(cold, 0)));
+        json_decref(cold);
+        return;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        json_t *gap = variant_gap(cold, i);
+        assert_true(json_is_number(gap));
+        double g = json_number_value(gap);
+        printf("gpu-fill entry %zu: launch gap %.3f us per cold sample\n", i, g * 1e6);
+        assert_true(g >= 0 && g < 20e-6);
+    }
+    json_decref(cold);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +231,7 @@ int main(void)
         cmocka_unit_test(plugin_kernel_runs_through_services),
         cmocka_unit_test(newer_gpu_variants_are_rejected),
         cmocka_unit_test(a_workload_that_cannot_fit_is_refused_before_allocating),
+        cmocka_unit_test(cold_samples_carry_the_launch_gap),
     };
     sagerun_context *probe = gpu_test_context();
     if (!probe)

@@ -137,6 +137,12 @@ static void make_report(sr_report *r)
             v->verdict = sr_judge_verdict(&v->interval, 1.0);
             v->byte_diff = (sr_byte_diff){true, 65536, 12, 7, 3, 0.0009765625};
         }
+        v->how = (sr_variant_timing){.present = true, .timer = "event", .calls_per_sample = 1,
+                                     .warmup_calls = 3, .first_call_s = 2e-5, .warm_call_s = 2e-5,
+                                     .clock_mhz = NAN, .energy_per_call_j = NAN,
+                                     .mean_power_w = NAN, .host_call_s = 4e-6,
+                                     .launch_gap_s = i ? 7.5e-7 : NAN,
+                                     .seed_speedup_percent = NAN};
     }
 }
 
@@ -221,6 +227,9 @@ static void test_roundtrip(void **state)
     assert_int_equal(back.warning_count, 1);
     assert_int_equal(back.problem.head_dim, 128);
     assert_true(json_equal(back.metadata, r.metadata));
+    /* a cold sample's launch gap (kernel timestamps): kept, and null stays null */
+    assert_true(back.variants[1].how.launch_gap_s == 7.5e-7);
+    assert_true(isnan(back.variants[0].how.launch_gap_s));
     /* written and read again: the same JSON */
     json_t *a = sr_report_to_json(&r), *b = sr_report_to_json(&back);
     assert_true(json_equal(a, b));
@@ -357,6 +366,25 @@ static void test_bad_extension_named(void **state)
     sagerun_error err = {0};
     assert_int_equal(sr_report_read(tmp_path("ext.json"), &r, &err), SAGERUN_FORMAT);
     assert_non_null(strstr(err.message, "variants[1].verdict: unknown verdict \"quicker\""));
+}
+
+/* A launch gap that is not a number is named with its place in the file. */
+static void test_bad_launch_gap_named(void **state)
+{
+    (void)state;
+    sr_report r;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r);
+    json_t *how = json_object_get(json_array_get(json_object_get(j, "variants"), 1), "measurement");
+    assert_non_null(json_object_get(how, "launch_gap_s"));
+    json_object_set_new(how, "launch_gap_s", json_string("0.75 us"));
+    json_dump_file(j, tmp_path("gap.json"), 0);
+    json_decref(j);
+    sr_report_clear(&r);
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(tmp_path("gap.json"), &r, &err), SAGERUN_FORMAT);
+    assert_non_null(strstr(err.message, "variants[1].measurement.launch_gap_s"));
+    assert_non_null(strstr(err.message, "expected a number or null"));
 }
 
 static void test_atomic_write_failure(void **state)
@@ -569,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_seed_reads_and_renders),
         cmocka_unit_test(test_malformed_reports),
         cmocka_unit_test(test_bad_extension_named),
+        cmocka_unit_test(test_bad_launch_gap_named),
         cmocka_unit_test(test_atomic_write_failure),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_relative),

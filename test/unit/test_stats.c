@@ -58,6 +58,17 @@ static void test_percentile_hand_values(void **state)
     assert_true(isnan(sr_percentile_sorted(one, 0, 50)));
 }
 
+/* The median of three, whatever the order (warm-up's per-call time, the launch gap). */
+static void test_median3(void **state)
+{
+    (void)state;
+    const double v[3] = {2.0, 7.0, 5.0};
+    const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    for (int i = 0; i < 6; i++)
+        assert_true(sr_median3(v[perms[i][0]], v[perms[i][1]], v[perms[i][2]]) == 5.0);
+    assert_true(sr_median3(1.0, 1.0, 9.0) == 1.0);
+}
+
 static void test_summary_hand_values(void **state)
 {
     (void)state;
@@ -271,6 +282,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentile_hand_values),
+        cmocka_unit_test(test_median3),
         cmocka_unit_test(test_summary_hand_values),
         cmocka_unit_test(test_seed_rounds_are_numpy_linear),
         cmocka_unit_test(test_seed_speedup_reproduced),
