@@ -34,6 +34,29 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A registry holding the gpu-fill test plugin. */
+static sagerun_registry *fill_registry(sagerun_context *ctx)
+{
+    sagerun_registry *reg;
+    sagerun_error e = {0};
+    char path[4096];
+    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
+    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
+    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
+    return reg;
+}
+
+/* Options of a gpu-fill A/A comparison, without accuracy or NVML. */
+static void fill_options(sagerun_compare_options *o)
+{
+    static const char *variants[] = {"gpu-fill"};
+    sagerun_compare_options_init(o);
+    o->baseline = "gpu-fill";
+    o->variants = variants;
+    o->variant_count = 1;
+    o->flags = SAGERUN_COMPARE_SKIP_ACCURACY | SAGERUN_COMPARE_NO_CLOCKS;
+}
+
 static void device_info_is_filled(void **state)
 {
     sagerun_context *ctx = *state;
@@ -51,12 +74,8 @@ static void device_info_is_filled(void **state)
 static void plugin_kernel_runs_through_services(void **state)
 {
     sagerun_context *ctx = *state;
-    sagerun_registry *reg;
+    sagerun_registry *reg = fill_registry(ctx);
     sagerun_error e;
-    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
-    char path[4096];
-    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
-    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
     long i = sagerun_registry_find(reg, "gpu-fill");
     assert_true(i >= 0);
     /* 3 MB of output: several hash chunks. */
@@ -109,19 +128,10 @@ static void newer_gpu_variants_are_rejected(void **state)
 static void a_workload_that_cannot_fit_is_refused_before_allocating(void **state)
 {
     sagerun_context *ctx = *state;
-    sagerun_registry *reg;
+    sagerun_registry *reg = fill_registry(ctx);
     sagerun_error e = {0};
-    char path[4096];
-    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
-    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
-    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
     sagerun_compare_options o;
-    sagerun_compare_options_init(&o);
-    const char *variants[] = {"gpu-fill"};
-    o.baseline = "gpu-fill";
-    o.variants = variants;
-    o.variant_count = 1;
-    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY | SAGERUN_COMPARE_NO_CLOCKS;
+    fill_options(&o);
     sagerun_device_info info = {.struct_size = sizeof info};
     assert_int_equal(sagerun_context_device_info(ctx, &info, &e), SAGERUN_OK);
     /* B=1, H=64, D=128 fp16: 16 KiB per token; N so that one tensor is a third of the memory free */
@@ -153,22 +163,13 @@ static void a_workload_that_cannot_fit_is_refused_before_allocating(void **state
 /* One fixed-schedule A/A comparison of gpu-fill in `cache` mode, written as JSON and loaded. */
 static json_t *fill_compare_json(sagerun_context *ctx, uint32_t cache)
 {
-    sagerun_registry *reg;
+    sagerun_registry *reg = fill_registry(ctx);
     sagerun_error e = {0};
-    char path[4096];
-    assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
-    gpu_test_path("SAGERUN_TEST_FAKES", FAKES, "gpu_fill.so", path, sizeof path);
-    assert_int_equal(sagerun_registry_add_path(reg, path, &e), SAGERUN_OK);
     sagerun_problem p = sagerun_problem_make(1, 3000, 2, 2, 128);
     sagerun_inputs *in;
     assert_int_equal(sagerun_inputs_create_synthetic(ctx, &p, 1, &in, &e), SAGERUN_OK);
     sagerun_compare_options o;
-    sagerun_compare_options_init(&o);
-    const char *variants[] = {"gpu-fill"};
-    o.baseline = "gpu-fill";
-    o.variants = variants;
-    o.variant_count = 1;
-    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY | SAGERUN_COMPARE_NO_CLOCKS;
+    fill_options(&o);
     o.schedule = SAGERUN_SCHEDULE_FIXED;
     o.warmup = 2, o.rounds = 2, o.iterations = 3;
     o.cache = cache;
