@@ -39,6 +39,8 @@ static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph
     const sagerun_compare_hooks *h = &ms->eo->hooks;
     sagerun_error e_err = {0};
     double e0 = sr_nvml_energy_j(ms->nvml), v0 = sr_nvml_violation_s(ms->nvml);
+    uint64_t out_bytes = 0, out_ptr = sagerun_instance_output(e->inst, &out_bytes);
+    sr_sample_timer_set_output(ms->timer, out_ptr, out_bytes);
     double t0 = sr_hook_begin(h, e, phase, round);
     sr_timed_sample ts;
     if (sr_sample_timer_take(ms->timer, sr_instance_call, e->inst, calls, g, &ts, &e_err) !=

@@ -86,6 +86,7 @@ struct sr_sample_timer {
     uint64_t flush_bytes;
     int sms;              /* the flush kernel's grid: two CTAs per SM */
     bool kernel_clock;    /* cold: samples timed by the kernels' own timestamps (CUPTI) */
+    uint64_t out_ptr, out_bytes; /* cold: the output whose translations the flush warms */
 };
 
 static sagerun_status timer_cuda_init(sr_sample_timer *t, int cache, sagerun_error *err)
@@ -239,6 +240,22 @@ static sagerun_status queue_calls(sr_sample_timer *t, sr_timed_call_fn run, void
     return (sagerun_status)rc;
 }
 
+void sr_sample_timer_set_output(sr_sample_timer *t, uint64_t ptr, uint64_t bytes)
+{
+    t->out_ptr = ptr;
+    t->out_bytes = ptr ? bytes : 0;
+}
+
+/* One read per 2 MiB page of the output (sr_timer_touch). */
+static sagerun_status touch_output(sr_sample_timer *t, CUdeviceptr sink, sagerun_error *err)
+{
+    uint64_t pages = (t->out_bytes + (2u << 20) - 1) >> 21;
+    CUdeviceptr buf = (CUdeviceptr)t->out_ptr;
+    void *params[] = {&buf, &pages, &sink};
+    const uint32_t grid[3] = {(uint32_t)((pages + 127) / 128), 1, 1}, block[3] = {128, 1, 1};
+    return sr_launch_library_kernel(t->ctx, "sr_timer_touch", grid, block, 0, params, err);
+}
+
 /* Queues the flush (cold) and the hold, then the events around the calls; releases the hold. */
 static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *user,
                                 uint32_t calls, const sr_timer_graph *graph, bool flush,
@@ -261,6 +278,8 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
         if (fst == SAGERUN_OK)
             fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush_code", grid, warp, 0,
                                            code_params, err);
+        if (fst == SAGERUN_OK && t->out_bytes)
+            fst = touch_output(t, sink, err);
         sr_nvtx_pop();
         if (fst != SAGERUN_OK)
             return fst;

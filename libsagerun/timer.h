@@ -10,8 +10,11 @@
  *          whose run may be captured: the caller opts in);
  *   auto   event for calls of 1 ms and more, batch below.
  * Cold cache: before each sample (outside the events) a kernel reads a buffer of twice the L2 size,
- * allocated once, through L2 (clean lines: the call pays no write-backs of others' data), and a
- * kernel of some 256 KiB of straight-line code runs on every SM (the instruction caches); a cold
+ * allocated once, through L2 (clean lines: the call pays no write-backs of others' data), a
+ * kernel of some 256 KiB of straight-line code runs on every SM (the instruction caches), and one
+ * word per 2 MiB page of the call's output is read, so that its address translation is warm and
+ * its data cold (without it, two instances of one variant differed by up to 3% on a 20 us call,
+ * by where each one's output landed: test/bench/RESULTS.md, issue 12); a cold
  * sample is one call (K = 1), timed by the variant's kernels' own timestamps where CUPTI loads
  * (kernel_clock.h: after a flush the call's launch is slow too, and ncu leaves it out), plus the
  * variant's launch gap (sr_sample_timer_launch_gap): so a cold sample reads the clock of a hot
@@ -76,6 +79,11 @@ typedef struct sr_timed_sample {
                        * cost, not in `seconds`); NaN for a graph and on the host */
     bool kernel_timed; /* `seconds` are the kernels' own durations (CUPTI), not events */
 } sr_timed_sample;
+
+/* Cold: the memory the next samples' calls write (an instance's output), whose address
+ * translations the flush leaves warm (one read per 2 MiB page; its data stays cold). 0 bytes:
+ * none. */
+void sr_sample_timer_set_output(sr_sample_timer *t, uint64_t ptr, uint64_t bytes);
 
 /* One sample: K = calls of run(user), or one launch of graph (then run is not called). */
 sagerun_status sr_sample_timer_take(sr_sample_timer *t, sr_timed_call_fn run, void *user,

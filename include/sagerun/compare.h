@@ -110,8 +110,9 @@ typedef struct sagerun_compare_options {
 #define SAGERUN_TIMER_EVENT 1u
 #define SAGERUN_TIMER_BATCH 2u
 #define SAGERUN_TIMER_GRAPH 3u
-/* COLD: L2 is flushed before each sample (a kernel reads a buffer of twice its size, allocated
- * once); a cold sample is one call, timed by its kernels' own timestamps where CUPTI loads, plus
+/* COLD: L2 and the instruction caches are flushed before each sample (a kernel reads a buffer of
+ * twice the L2 size, allocated once; the output's address translation is left warm); a cold
+ * sample is one call, timed by its kernels' own timestamps where CUPTI loads, plus
  * the variant's launch gap (the device time back-to-back hot calls spend outside their kernels,
  * measured after warm-up; the report's launch_gap_s). */
 #define SAGERUN_CACHE_HOT 0u
