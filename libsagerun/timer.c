@@ -256,6 +256,29 @@ static sagerun_status touch_output(sr_sample_timer *t, CUdeviceptr sink, sagerun
     return sr_launch_library_kernel(t->ctx, "sr_timer_touch", grid, block, 0, params, err);
 }
 
+/* A cold sample's flush: L2 (a read of twice its size), the instruction caches (a long straight
+ * line of code on every SM), then the output's address translation warmed (touch_output). */
+static sagerun_status queue_flush(sr_sample_timer *t, sagerun_error *err)
+{
+    sr_nvtx_push("cold flush (L2, instruction caches)");
+    uint64_t n16 = t->flush_bytes / 16;
+    CUdeviceptr sink = t->flush + t->flush_bytes;
+    void *flush_params[] = {&t->flush, &n16, &sink};
+    const uint32_t grid[3] = {2u * (uint32_t)(t->sms > 0 ? t->sms : 64), 1, 1};
+    const uint32_t block[3] = {256, 1, 1}, warp[3] = {32, 1, 1};
+    sagerun_status st = sr_launch_library_kernel(t->ctx, "sr_timer_flush", grid, block, 0,
+                                                 flush_params, err);
+    uint32_t mul = 1664525u, add = 1013904223u;
+    void *code_params[] = {&mul, &add, &sink};
+    if (st == SAGERUN_OK)
+        st = sr_launch_library_kernel(t->ctx, "sr_timer_flush_code", grid, warp, 0, code_params,
+                                      err);
+    if (st == SAGERUN_OK && t->out_bytes)
+        st = touch_output(t, sink, err);
+    sr_nvtx_pop();
+    return st;
+}
+
 /* Queues the flush (cold) and the hold, then the events around the calls; releases the hold. */
 static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *user,
                                 uint32_t calls, const sr_timer_graph *graph, bool flush,
@@ -263,24 +286,7 @@ static sagerun_status take_cuda(sr_sample_timer *t, sr_timed_call_fn run, void *
 {
     CUstream s = (CUstream)t->ctx->cu_stream;
     if (flush && t->flush) {
-        sr_nvtx_push("cold flush (L2, instruction caches)");
-        uint64_t n16 = t->flush_bytes / 16;
-        CUdeviceptr sink = t->flush + t->flush_bytes;
-        void *flush_params[] = {&t->flush, &n16, &sink};
-        const uint32_t grid[3] = {2u * (uint32_t)(t->sms > 0 ? t->sms : 64), 1, 1};
-        const uint32_t block[3] = {256, 1, 1};
-        sagerun_status fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush", grid, block, 0,
-                                                      flush_params, err);
-        /* then the instruction caches: a long straight line of code on every SM */
-        uint32_t mul = 1664525u, add = 1013904223u;
-        void *code_params[] = {&mul, &add, &sink};
-        const uint32_t warp[3] = {32, 1, 1};
-        if (fst == SAGERUN_OK)
-            fst = sr_launch_library_kernel(t->ctx, "sr_timer_flush_code", grid, warp, 0,
-                                           code_params, err);
-        if (fst == SAGERUN_OK && t->out_bytes)
-            fst = touch_output(t, sink, err);
-        sr_nvtx_pop();
+        sagerun_status fst = queue_flush(t, err);
         if (fst != SAGERUN_OK)
             return fst;
     }
