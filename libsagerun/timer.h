@@ -13,7 +13,7 @@
  * allocated once, through L2 (clean lines: the call pays no write-backs of others' data), a
  * kernel of some 256 KiB of straight-line code runs on every SM (the instruction caches), and one
  * word per 2 MiB page of the call's output is read, so that its address translation is warm and
- * its data cold (without it, two instances of one variant differed by up to 3% on a 20 us call,
+ * all but one 32-byte sector per page of its data cold (without it, two instances of one variant differed by up to 3% on a 20 us call,
  * by where each one's output landed: test/bench/RESULTS.md, issue 12); a cold
  * sample is one call (K = 1), timed by the variant's kernels' own timestamps where CUPTI loads
  * (kernel_clock.h: after a flush the call's launch is slow too, and ncu leaves it out), plus the
@@ -81,7 +81,7 @@ typedef struct sr_timed_sample {
 } sr_timed_sample;
 
 /* Cold: the memory the next samples' calls write (an instance's output), whose address
- * translations the flush leaves warm (one read per 2 MiB page; its data stays cold). 0 bytes:
+ * translations the flush leaves warm (one 4-byte read per 2 MiB page: the rest of its data stays cold). 0 bytes:
  * none. */
 void sr_sample_timer_set_output(sr_sample_timer *t, uint64_t ptr, uint64_t bytes);
 
