@@ -78,8 +78,9 @@ extern "C" __global__ void sr_timer_flush_code(uint32_t mul, uint32_t add, uint3
 }
 
 // After a cold flush: one read per 2 MiB page of the timed call's output, so that its address
-// translations are warm and all but one 32-byte sector per page of its data cold (timer.h: where an output landed otherwise
-// changed a microsecond call's cold time by up to 2% between two instances of one variant).
+// translations are warm and all but one 32-byte sector per page of its data cold (timer.h: where
+// an output landed otherwise changed a microsecond call's cold time by up to 2% between two
+// instances of one variant).
 extern "C" __global__ void sr_timer_touch(const uint32_t *buf, uint64_t pages, uint32_t *sink)
 {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
