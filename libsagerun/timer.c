@@ -7,6 +7,7 @@
 
 #include "cuda_driver.h"
 #include "kernel_clock.h"
+#include "kernels/timer_params.h"
 #include "nvtx.h"
 #include "stats.h"
 
@@ -246,10 +247,10 @@ void sr_sample_timer_set_output(sr_sample_timer *t, uint64_t ptr, uint64_t bytes
     t->out_bytes = ptr ? bytes : 0;
 }
 
-/* One read per 2 MiB page of the output (sr_timer_touch). */
+/* One read per SR_TOUCH_PAGE_BYTES of the output (sr_timer_touch). */
 static sagerun_status touch_output(sr_sample_timer *t, CUdeviceptr sink, sagerun_error *err)
 {
-    uint64_t pages = (t->out_bytes + (2u << 20) - 1) >> 21;
+    uint64_t pages = (t->out_bytes + SR_TOUCH_PAGE_BYTES - 1) / SR_TOUCH_PAGE_BYTES;
     CUdeviceptr buf = (CUdeviceptr)t->out_ptr;
     void *params[] = {&buf, &pages, &sink};
     const uint32_t grid[3] = {(uint32_t)((pages + 127) / 128), 1, 1}, block[3] = {128, 1, 1};

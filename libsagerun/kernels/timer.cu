@@ -2,7 +2,7 @@
 // an empty kernel for the launch floor, and the clock probe.
 #include <stdint.h>
 
-#define SR_TOUCH_PAGE_BYTES (2ull << 20)
+#include "timer_params.h"
 
 static __device__ __forceinline__ uint64_t global_ns()
 {
