@@ -64,5 +64,5 @@ for k in ["seed-aa", "seed-ab", "slowed"]:
     print(k, rep(f"{R}/{k}.json"))
 PYEOF
 cat $R/steps.txt >> $OUT/summary.txt
-grep -h 'launch gap\|SKIP\|PASSED\|FAILED' $R/gpu-basics.log >> $OUT/summary.txt
+grep -h 'launch gap\|cold rounds\|SKIP\|PASSED\|FAILED' $R/gpu-basics.log >> $OUT/summary.txt
 cd $OUT && tar czf cold-gap.tgz r && rm -rf r
