@@ -90,7 +90,8 @@ sagerun_status sr_output_alloc(sagerun_context *ctx, uint64_t bytes, sr_output *
         free(o);
         return err ? err->status : SAGERUN_CUDA;
     }
-    if (!(cuda && map_own(o, size))) {
+    /* SAGERUN_EXP_PLAIN_OUTPUTS: an experiment switch for one H200 run (removed after it) */
+    if (!(cuda && !getenv("SAGERUN_EXP_PLAIN_OUTPUTS") && map_own(o, size))) {
         /* whole pages on CUDA still: two instances of one variant write alike-aligned memory */
         uint64_t plain = cuda ? (size + SR_OUTPUT_PAGE_BYTES - 1) / SR_OUTPUT_PAGE_BYTES *
                                     SR_OUTPUT_PAGE_BYTES

@@ -8,7 +8,8 @@
 #      on the new output memory);
 #   2. the whole issue-12 check of cold-gap/run.sh on this build (ncu hot/cold, A/A hot/cold,
 #      seed A/A and A/B, the calibrated slowdown);
-#   3. cold A/As alternating shared and own pages, one process each, on the two us shapes.
+#   3. cold A/As alternating shared, own and (run 2) plain outputs, one process each, on the two
+#      us shapes (run 1: MODES="shared own" REPS="1 2 3 4 5 6").
 # Carried: build/bin, build/lib, plugins, .dev/lib, build/test-plugins, build/dev1, .golden.
 # Usage (device, repository root): bash test/bench/issue12/shared-output/run.sh
 set -u
@@ -23,9 +24,13 @@ step golden 240 env SAGERUN_GOLDEN_DIR=$PWD/.golden SAGERUN_TEST_PLUGINS=$PWD/pl
 bash test/bench/issue12/cold-gap/run.sh
 mv $OUT/summary.txt $OUT/cold-gap-summary.txt
 AA="$P --baseline interleave-softmax --variant interleave-softmax --max-time 4 --cache cold"
-for k in 1 2 3 4 5 6; do for sh in 1,1,1,128 1,777,2,64; do for mode in shared own; do
+# shared: the default; own: SAGERUN_COLD_OWN_OUTPUTS=1 (each entry its own mapped pages); plain
+# (run 2 only): SAGERUN_EXP_PLAIN_OUTPUTS=1, an experiment switch of that build, outputs from
+# cuMemAlloc as before this change (each its own, placed by the driver's allocator).
+envof() { case $1 in own) echo SAGERUN_COLD_OWN_OUTPUTS=1;; plain) echo SAGERUN_EXP_PLAIN_OUTPUTS=1;; esac; }
+for k in ${REPS:-1 2 3 4 5 6 7 8}; do for sh in 1,1,1,128 1,777,2,64; do for mode in ${MODES:-shared own plain}; do
   n=$(echo $sh | tr , x)
-  step $mode-$n-$k 40 env $([ $mode = own ] && echo SAGERUN_COLD_OWN_OUTPUTS=1) $S compare $AA --shape $sh --quiet --json $R/$mode-$n-$k.json
+  step $mode-$n-$k 40 env $(envof $mode) $S compare $AA --shape $sh --quiet --json $R/$mode-$n-$k.json
 done; done; done
 python3 - $R > $OUT/exp-summary.txt <<'PYEOF'
 import json, sys, glob, os, statistics
