@@ -90,11 +90,17 @@ check "an A/A" 0 "$S" compare --backend host --plugin "$WORK" --shape 1,64,1,32 
     --variant 'work[block=4]' --rounds 10 --iterations 4 --warmup 1 --no-accuracy --quiet --json "$TMP/aa.json"
 check "plot the A/A" 0 "$S" plot "$TMP/aa.json" -o "$TMP/aa.png" --layout "$TMP/aa.layout"
 figure "A/A: valid, clean" "$TMP/aa.png" "$TMP/aa.layout" --series "distribution=work|work[block=4]"
-# the same calls for both variants (an exact A/A), and the second's halved (2x faster)
+# the same calls for both variants (an exact A/A), and the second's halved (2x faster). The calls
+# are laid +-3% around the measured median first: the host's own spread on a loaded 2-core machine
+# reached +-30%, on which one scale holds a box and its half unflattened (test_plot.sh failed 1 run
+# in 7 so), and this is about the layout, not the host's noise.
 python3 - "$TMP/aa.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 a, b = r["variants"]
+m = a["timing"]["p50_s"]
+a["samples_s"] = [[m * (1 + 0.01 * ((k * 3 + i) % 7 - 3)) for i in range(len(rd))]
+                  for k, rd in enumerate(a["samples_s"])]
 for name, f in (("same", 1.0), ("half", 0.5)):
     b["samples_s"] = [[t * f for t in rd] for rd in a["samples_s"]]
     b["rounds"] = [{k: (x * f if k.endswith("_s") else x) for k, x in rd.items()} for rd in a["rounds"]]
