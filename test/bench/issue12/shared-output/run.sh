@@ -23,6 +23,8 @@ step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s%N)
 step golden 240 env SAGERUN_GOLDEN_DIR=$PWD/.golden SAGERUN_TEST_PLUGINS=$PWD/plugins build/dev1/test_sage2_golden
 bash test/bench/issue12/cold-gap/run.sh
 mv $OUT/summary.txt $OUT/cold-gap-summary.txt
+# a Python variant (torch tensors viewing sagerun's o) under the cold remapping (run 2)
+step torch-cold 120 env SAGERUN_PYTHON=/opt/torch/.venv/bin/python3 $S compare $P --plugin $PWD/examples/python/torch_sdpa.py --baseline baseline --variant torch-sdpa-cudnn --shape 1,4096,8,128 --min-cos 0.9999 --max-time 2 --cache cold --json $R/torch-cold.json
 AA="$P --baseline interleave-softmax --variant interleave-softmax --max-time 4 --cache cold"
 # shared: the default; own: SAGERUN_COLD_OWN_OUTPUTS=1 (each entry its own mapped pages); plain
 # (run 2 only): SAGERUN_EXP_PLAIN_OUTPUTS=1, an experiment switch of that build, outputs from
@@ -37,6 +39,7 @@ import json, sys, glob, os, statistics
 R = sys.argv[1]
 rows = {}
 for f in sorted(glob.glob(R + "/*-*-*.json")):
+    if "torch" in f: continue
     mode, shape, k = os.path.basename(f)[:-5].split("-")
     d = json.load(open(f)); v = d["variants"]
     iv = v[1].get("speedup_interval_percent") or {}
@@ -51,5 +54,6 @@ for (mode, shape), r in sorted(rows.items()):
 PYEOF
 cat $R/steps.txt >> $OUT/exp-summary.txt
 grep -h 'cold rounds\|launch gap\|SKIP\|PASSED\|FAILED' $R/golden.log $OUT/cold-gap-summary.txt >> $OUT/exp-summary.txt
+tail -25 $R/torch-cold.log >> $OUT/exp-summary.txt 2>/dev/null
 cd $OUT && tar czf shared-output.tgz x && rm -rf x
 cat $OUT/cold-gap-summary.txt $OUT/exp-summary.txt
