@@ -102,7 +102,6 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
     mi->redone_throttle = m->sched.redone_throttle;
     mi->launch_floor_s = m->launch_floor_s;
     mi->flush_bytes = m->flush_bytes;
-    mi->outputs_shared = o->cache == SAGERUN_CACHE_COLD && m->sched.rounds ? m->outputs_shared : -1;
     snprintf(mi->sample_clock, sizeof(mi->sample_clock), "%s",
              m->sample_clock ? m->sample_clock : "");
     /* the seed's keys: what was asked for (fixed, seed) or what ran (timed) */

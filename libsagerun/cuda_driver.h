@@ -36,14 +36,6 @@
     X(cuMemAllocHost, 12000)                                                                       \
     X(cuMemFreeHost, 12000)                                                                        \
     X(cuMemHostGetDevicePointer, 12000)                                                            \
-    X(cuMemGetAllocationGranularity, 12000)                                                        \
-    X(cuMemCreate, 12000)                                                                          \
-    X(cuMemRelease, 12000)                                                                         \
-    X(cuMemAddressReserve, 12000)                                                                  \
-    X(cuMemAddressFree, 12000)                                                                     \
-    X(cuMemMap, 12000)                                                                             \
-    X(cuMemUnmap, 12000)                                                                           \
-    X(cuMemSetAccess, 12000)                                                                       \
     X(cuStreamBeginCapture, 12000)                                                                 \
     X(cuStreamEndCapture, 12000)                                                                   \
     X(cuGraphInstantiateWithFlags, 12000)                                                          \

@@ -42,36 +42,8 @@ typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
-    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 } CUdevice_attribute;
-/* virtual memory management (output.c): what it sets of these structs, in cuda.h's layout */
-typedef unsigned long long CUmemGenericAllocationHandle;
-typedef enum CUmemAllocationType_enum { CU_MEM_ALLOCATION_TYPE_PINNED = 1 } CUmemAllocationType;
-typedef enum CUmemLocationType_enum { CU_MEM_LOCATION_TYPE_DEVICE = 1 } CUmemLocationType;
-typedef enum CUmemAccess_flags_enum { CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 } CUmemAccess_flags;
-typedef enum CUmemAllocationGranularity_flags_enum {
-    CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
-} CUmemAllocationGranularity_flags;
-typedef struct CUmemLocation_st {
-    CUmemLocationType type;
-    int id;
-} CUmemLocation;
-typedef struct CUmemAllocationProp_st {
-    CUmemAllocationType type;
-    int requestedHandleTypes;
-    CUmemLocation location;
-    void *win32HandleMetaData;
-    struct {
-        unsigned char compressionType, gpuDirectRDMACapable;
-        unsigned short usage;
-        unsigned char reserved[4];
-    } allocFlags;
-} CUmemAllocationProp;
-typedef struct CUmemAccessDesc_st {
-    CUmemLocation location;
-    CUmemAccess_flags flags;
-} CUmemAccessDesc;
 
 CUresult cuInit(unsigned int flags);
 CUresult cuDriverGetVersion(int *version);
@@ -94,18 +66,6 @@ CUresult cuMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 CUresult cuMemAllocHost(void **p, size_t bytes);
 CUresult cuMemFreeHost(void *p);
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *dptr, void *p, unsigned int flags);
-CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
-                                       CUmemAllocationGranularity_flags option);
-CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-                     const CUmemAllocationProp *prop, unsigned long long flags);
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
-CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                             unsigned long long flags);
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
-CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-                  unsigned long long flags);
-CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
-CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
 CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode);
 CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph);
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags);

@@ -111,9 +111,6 @@ typedef struct sr_measurement {
     uint32_t warmup_calls;     /* FIXED/SEED: per entry; TIMED: 0 (by time) */
     double launch_floor_s;     /* per launch of an empty kernel; NaN on the host */
     uint64_t flush_bytes;      /* cold: the flush buffer */
-    int outputs_shared;        /* cold rounds: 1 every entry wrote the first's pages, 0 its own
-                                * (no virtual memory management, SAGERUN_COLD_OWN_OUTPUTS, or
-                                * a failure); -1 hot */
     const char *sample_clock;  /* sr_sample_timer_clock */
     int max_sm_clock_mhz;      /* NVML; -1 */
     bool nvml;

@@ -7,10 +7,10 @@
 
 #include "internal.h"
 #include "nvtx.h"
-#include "output.h"
 
 #define SR_PLUGIN_ERR_SIZE 512
 _Static_assert(SR_PLUGIN_ERR_SIZE >= SAGERUN_PLUGIN_MIN_ERRLEN, "plugin.h section 8");
+#define SR_OUTPUT_ALIGN (2ull << 20)
 
 struct sagerun_instance {
     sagerun_context *ctx;
@@ -21,7 +21,6 @@ struct sagerun_instance {
     const sr_input_provider *provider; /* of the variant's input kind */
     sr_provided_inputs provided;       /* plugin_inputs.sage2 points at provided.sage2 */
     sagerun_launch_geometry geometry;
-    sr_output *out;    /* o's memory (output.h) */
     uint64_t o, o_bytes;
     void *state;
     sr_timer timer;
@@ -95,8 +94,12 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     inst->desc = d;
     inst->geometry = g;
     inst->o_bytes = in->q_bytes;
-    sagerun_status st = sr_output_alloc(ctx, inst->o_bytes, &inst->out, err);
-    inst->o = sr_output_address(inst->out);
+    /* Whole 2 MiB pages: every instance's output starts on a page of its own, so two instances
+     * of one variant (A/A) write to alike-aligned memory. */
+    uint64_t alloc = (inst->o_bytes + SR_OUTPUT_ALIGN - 1) / SR_OUTPUT_ALIGN * SR_OUTPUT_ALIGN;
+    sagerun_status st = sagerun_mem_alloc(ctx, ctx->backend == SAGERUN_BACKEND_CUDA ? alloc
+                                                                                    : inst->o_bytes,
+                                          &inst->o, err);
     if (st == SAGERUN_OK)
         st = sr_timer_init(&inst->timer, ctx, err);
     if (st != SAGERUN_OK) {
@@ -137,7 +140,7 @@ void sagerun_instance_destroy(sagerun_instance *inst)
     if (inst->provider && inst->provider->release)
         inst->provider->release(&inst->provided, inst->ctx);
     sr_timer_fini(&inst->timer);
-    sr_output_free(inst->out);
+    sagerun_mem_free(inst->ctx, inst->o);
     free(inst);
 }
 
@@ -209,11 +212,6 @@ sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds, sag
     if (seconds)
         *seconds = s;
     return SAGERUN_OK;
-}
-
-sr_output *sr_instance_output_memory(sagerun_instance *inst)
-{
-    return inst ? inst->out : NULL;
 }
 
 uint64_t sagerun_instance_output(const sagerun_instance *inst, uint64_t *bytes)

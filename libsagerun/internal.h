@@ -150,8 +150,6 @@ const sr_input_provider *sr_input_provider_for(int kind);
 /* One call of the variant's run on its stream (prepared first if needed), untimed: what the
  * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */
 int sr_instance_call(void *instance, sagerun_error *err);
-/* The memory behind the instance's output (output.h); NULL for NULL. */
-struct sr_output *sr_instance_output_memory(sagerun_instance *inst);
 
 /* ---- variant parameters (params.c) ---- */
 #define SR_STR_(x) #x

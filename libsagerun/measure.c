@@ -8,7 +8,6 @@
 
 #include "engine.h"
 #include "nvtx.h"
-#include "output.h"
 
 #define SR_WARMUP_MAX_CALLS 1000u
 #define SR_WARMUP_STABLE 0.05 /* the last three warm-up calls within 5% of each other */
@@ -306,7 +305,6 @@ sagerun_status sr_measure_warmup(sagerun_context *ctx, const sr_engine_options *
 {
     measurer ms = {.ctx = ctx, .eo = eo, .es = es, .n = n, .m = m, .err = err};
     m->schedule_name = sr_schedule_name((int)eo->o.schedule);
-    m->outputs_shared = -1;
     m->warmup_calls = eo->o.schedule == SAGERUN_SCHEDULE_TIMED ? 0 : eo->o.warmup;
     sagerun_status st = sr_sample_timer_create(ctx, (int)eo->o.cache, &ms.timer, err);
     if (st != SAGERUN_OK)
@@ -315,50 +313,6 @@ sagerun_status sr_measure_warmup(sagerun_context *ctx, const sr_engine_options *
     open_clocks(&ms);
     m->nvml_handle = ms.nvml;
     return warm_and_plan(&ms, stop);
-}
-
-/* ---- cold rounds: one output's pages for all (output.h) ---------------------------------------- */
-
-/* Each entry's own pages back at its output; err names the first entry that failed. */
-static sagerun_status unshare_outputs(measurer *ms, sagerun_error *err)
-{
-    sagerun_status st = SAGERUN_OK;
-    for (size_t i = 0; i < ms->n; i++) {
-        sagerun_error e_err = {0};
-        if (sr_output_unshare(sr_instance_output_memory(ms->es[i].inst), &e_err) != SAGERUN_OK &&
-            st == SAGERUN_OK)
-            st = sr_error_set(err, e_err.status, "%s: %s", ms->es[i].label, e_err.message);
-    }
-    return st;
-}
-
-/* Cold rounds: every entry's output mapped onto the first entry's pages, so that where an output's
- * own pages fell (an L2 partition near or far) is the same for all; what each wrote is checked on
- * its own pages after the rounds (verify.c). SAGERUN_COLD_OWN_OUTPUTS=1 leaves each its own. */
-static sagerun_status share_outputs(measurer *ms)
-{
-    ms->m->outputs_shared = -1;
-    if (ms->eo->o.cache != SAGERUN_CACHE_COLD)
-        return SAGERUN_OK;
-    ms->m->outputs_shared = 0;
-    const char *own = getenv("SAGERUN_COLD_OWN_OUTPUTS");
-    if (own && *own && strcmp(own, "0") != 0)
-        return SAGERUN_OK;
-    const sr_output *first = NULL;
-    for (size_t i = 0; i < ms->n; i++) {
-        sr_output *o = sr_instance_output_memory(ms->es[i].inst);
-        if (ms->es[i].failed)
-            continue;
-        if (!first) {
-            first = o;
-            continue;
-        }
-        sagerun_error e_err = {0};
-        if (!sr_output_can_share(o, first) || sr_output_share(o, first, &e_err) != SAGERUN_OK)
-            return unshare_outputs(ms, ms->err); /* each its own, as without the driver's support */
-    }
-    ms->m->outputs_shared = first != NULL;
-    return SAGERUN_OK;
 }
 
 sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *eo, sr_entry *es,
@@ -370,20 +324,14 @@ sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *
     plan_schedule(&ms, &plan);
     sr_sampler s = {.user = &ms, .sample = sampler_sample, .now = sampler_now,
                     .stop = sampler_stop, .round_done = sampler_round_done};
-    sagerun_status st = share_outputs(&ms);
-    if (st != SAGERUN_OK)
-        return st;
     ms.t_rounds = sr_monotonic_seconds();
+    sagerun_status st = SAGERUN_OK;
     if (!sr_schedule_run(&plan, n, &s, &m->sched))
         st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory (samples)");
     else if (ms.lost != SAGERUN_OK)
         st = ms.lost;
     else if (m->sched.end == SR_SCHEDULE_BASELINE)
         st = sr_error_set(err, SAGERUN_VARIANT, "baseline %s", es[0].failure);
-    sagerun_error scratch = {0};
-    sagerun_status unshared = unshare_outputs(&ms, st == SAGERUN_OK ? err : &scratch);
-    if (st == SAGERUN_OK)
-        st = unshared;
     *stop = st == SAGERUN_OK && m->sched.end == SR_SCHEDULE_STOPPED;
     return st;
 }

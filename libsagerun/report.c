@@ -205,7 +205,6 @@ static json_t *measurement_json(builder *b, const sr_measurement_info *m)
     put(b, o, "rounds_redone_throttle", json_integer(m->redone_throttle));
     put(b, o, "launch_floor_s", real_or_null(m->launch_floor_s));
     put(b, o, "l2_flush_bytes", json_integer((json_int_t)m->flush_bytes));
-    put(b, o, "cold_outputs_shared", tristate(m->outputs_shared));
     put(b, o, "sample_clock", string_or_null(m->sample_clock[0] ? m->sample_clock : NULL));
     return o;
 }
@@ -726,7 +725,6 @@ static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
     m->redone_throttle = (uint32_t)get_uint(rd, o, w, "rounds_redone_throttle", false, false, 0);
     m->launch_floor_s = get_number(rd, o, w, "launch_floor_s", false, true);
     m->flush_bytes = (uint64_t)get_uint(rd, o, w, "l2_flush_bytes", false, false, 0);
-    m->outputs_shared = get_bool(rd, o, w, "cold_outputs_shared", false, true);
     copy_word(m->sample_clock, sizeof(m->sample_clock),
               get_string(rd, o, w, "sample_clock", false, true));
     m->present = true;
@@ -1201,9 +1199,6 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
         if (isfinite(m->half_width) && isfinite(m->target_half_width))
             fprintf(out, ", target %.3f", m->target_half_width);
         fprintf(out, "%s, %s cache", isfinite(m->half_width) ? ")" : "", m->cache);
-        if (m->outputs_shared >= 0)
-            fprintf(out, m->outputs_shared ? " (outputs on the baseline's pages)"
-                                           : " (outputs on pages of their own)");
         if (m->sample_clock[0])
             fprintf(out, ", timed by %s", m->sample_clock);
         if (m->redone)

@@ -73,7 +73,6 @@ typedef struct sr_measurement_info {
     uint32_t redone, redone_clock, redone_throttle;
     double launch_floor_s; /* NaN = unknown */
     uint64_t flush_bytes;
-    int outputs_shared;    /* cold: 1 every entry's output on the baseline's pages, 0 own; -1 null */
     char sample_clock[32]; /* what timed the samples */
 } sr_measurement_info;
 

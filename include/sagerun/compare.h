@@ -114,10 +114,7 @@ typedef struct sagerun_compare_options {
  * twice the L2 size, allocated once; the output's address translation is left warm); a cold
  * sample is one call, timed by its kernels' own timestamps where CUPTI loads, plus
  * the variant's launch gap (the device time back-to-back hot calls spend outside their kernels,
- * measured after warm-up; the report's launch_gap_s). For the rounds every entry's output is
- * mapped onto the baseline's memory pages, at its own address, where the device has virtual
- * memory management (the report's measurement.cold_outputs_shared); checked calls and hashes use
- * each entry's own pages. SAGERUN_COLD_OWN_OUTPUTS=1 in the environment keeps each on its own. */
+ * measured after warm-up; the report's launch_gap_s). */
 #define SAGERUN_CACHE_HOT 0u
 #define SAGERUN_CACHE_COLD 1u
 

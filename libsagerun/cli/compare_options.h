@@ -102,10 +102,7 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         of >= 1 ms)\n"                                                      \
     "  --cache C              hot (default), or cold: L2 and instruction caches flushed\n"      \
     "                         before each sample (one call per sample, timed by its\n"         \
-    "                         kernels' timestamps plus the launch gap of hot calls;\n"         \
-    "                         every variant writes its output onto the baseline's memory\n"    \
-    "                         pages in the rounds, checked on its own; set\n"                 \
-    "                         SAGERUN_COLD_OWN_OUTPUTS=1 to keep each on its own pages)\n"
+    "                         kernels' timestamps plus the launch gap of hot calls)\n"
 #define SR_CLI_COMPARE_CHECKS_HELP                                                                 \
     "  --accuracy-rows N      query rows checked against exact attention (default: all\n"        \
     "                         up to 4096, else 1024 on a GPU, 256 on the host)\n"                \

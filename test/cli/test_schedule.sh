@@ -68,19 +68,6 @@ check "rotate order" 0 "$S" compare "${H[@]}" --order rotate --rounds 2 --iterat
     --warmup 0 --no-accuracy --json "$TMP/rot.json"
 py "rotate recorded" 'import json,sys; assert json.load(open(sys.argv[1]))["measurement"]["order"] == "rotate"' "$TMP/rot.json"
 
-# ---- cold rounds: where the outputs were written is recorded (output.h); host outputs are plain
-# allocations that cannot share pages, hot rounds say null ----
-check "cold on the host" 0 "$S" compare "${H[@]}" --cache cold --rounds 2 --iterations 2 \
-    --warmup 0 --no-accuracy --json "$TMP/cold.json"
-py "cold: outputs on their own pages (host), hot: null" '
-import json, sys
-cold, hot = (json.load(open(p))["measurement"] for p in sys.argv[1:3])
-assert cold["cache"] == "cold" and cold["cold_outputs_shared"] is False, cold
-assert hot["cache"] == "hot" and hot["cold_outputs_shared"] is None, hot
-' "$TMP/cold.json" "$TMP/rot.json"
-check "show: cold says where the outputs were" 0 "$S" show "$TMP/cold.json"
-contains "show: own pages" "cold cache (outputs on pages of their own)"
-
 # ---- batch: K calls per sample, the same K for every variant ----
 check "batch K=3" 0 "$S" compare "${H[@]}" --timer batch --batch 3 --rounds 2 --iterations 2 \
     --warmup 1 --no-accuracy --json "$TMP/batch.json"

@@ -1,7 +1,6 @@
 /* GPU basics: a CUDA context, device info, and a plugin's embedded kernel launched through the
  * host-services table (the gpu-fill test plugin), its output hashed by the streaming hasher, the
- * one device-memory check of a comparison on a workload, the launch gap of cold samples, and
- * outputs that share pages in cold rounds (output.h). */
+ * one device-memory check of a comparison on a workload, and the launch gap of cold samples. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +15,6 @@
 #include <unistd.h>
 
 #include "gpu_test.h"
-#include "output.h"
 #include "sagerun/compare.h"
 
 #define FAKES SAGERUN_TEST_FAKES
@@ -227,92 +225,6 @@ static void cold_samples_carry_the_launch_gap(void **state)
     json_decref(cold);
 }
 
-/* Fills an output through its address and synchronises. */
-static void fill_output(sagerun_context *ctx, const sr_output *o, uint8_t byte, uint64_t bytes)
-{
-    sagerun_error e = {0};
-    assert_int_equal(sagerun_mem_fill(ctx, sr_output_address(o), byte, bytes, &e), SAGERUN_OK);
-    assert_int_equal(sagerun_context_synchronize(ctx, &e), SAGERUN_OK);
-}
-
-/* true when every byte read through o's address is `byte`. */
-static bool output_holds(sagerun_context *ctx, const sr_output *o, uint8_t byte, uint64_t bytes)
-{
-    uint8_t buf[300];
-    sagerun_error e = {0};
-    assert_true(bytes <= sizeof buf);
-    assert_int_equal(sagerun_mem_download(ctx, buf, sr_output_address(o), bytes, &e), SAGERUN_OK);
-    for (uint64_t i = 0; i < bytes; i++)
-        if (buf[i] != byte)
-            return false;
-    return true;
-}
-
-/* An output shared onto another's pages reads and writes those pages at its own address, and
- * finds its own bytes again when unshared; outputs of other sizes cannot share. */
-static void outputs_share_pages_and_keep_their_own(void **state)
-{
-    sagerun_context *ctx = *state;
-    sagerun_error e = {0};
-    sr_output *a, *b, *big;
-    assert_int_equal(sr_output_alloc(ctx, 300, &a, &e), SAGERUN_OK);
-    assert_int_equal(sr_output_alloc(ctx, 300, &b, &e), SAGERUN_OK);
-    assert_int_equal(sr_output_alloc(ctx, (3ull << 20) + 5, &big, &e), SAGERUN_OK);
-    assert_int_equal(sr_output_address(a) % SR_OUTPUT_PAGE_BYTES, 0);
-    assert_false(sr_output_can_share(b, big));
-    assert_int_equal(sr_output_share(b, big, &e), SAGERUN_UNSUPPORTED);
-    if (!sr_output_can_share(b, a)) {
-        printf("SKIP output sharing: the device has no virtual memory management\n");
-        sr_output_free(a), sr_output_free(b), sr_output_free(big);
-        return;
-    }
-    uint64_t at = sr_output_address(b);
-    fill_output(ctx, a, 0x11, 300);
-    fill_output(ctx, b, 0x22, 300);
-    assert_int_equal(sr_output_share(b, a, &e), SAGERUN_OK);
-    assert_true(sr_output_is_shared(b) && !sr_output_is_shared(a));
-    assert_true(sr_output_address(b) == at);
-    assert_true(output_holds(ctx, b, 0x11, 300));
-    fill_output(ctx, b, 0x33, 300);
-    assert_true(output_holds(ctx, a, 0x33, 300));
-    assert_int_equal(sr_output_share(a, b, &e), SAGERUN_INVALID_ARGUMENT); /* b is shared */
-    assert_int_equal(sr_output_unshare(b, &e), SAGERUN_OK);
-    assert_false(sr_output_is_shared(b));
-    assert_true(output_holds(ctx, b, 0x22, 300));
-    assert_true(output_holds(ctx, a, 0x33, 300));
-    /* freed while shared, the pages it borrowed stay with their owner */
-    assert_int_equal(sr_output_share(b, a, &e), SAGERUN_OK);
-    sr_output_free(b);
-    assert_true(output_holds(ctx, a, 0x33, 300));
-    sr_output_free(a);
-    sr_output_free(big);
-}
-
-/* A cold comparison maps every entry's output onto the baseline's pages for the rounds and says
- * so; each entry's bytes are still checked on its own pages (the A/A's hashes agree). A hot one
- * reports null. */
-static void cold_rounds_share_the_baseline_output(void **state)
-{
-    sagerun_context *ctx = *state;
-    json_t *hot = fill_compare_json(ctx, SAGERUN_CACHE_HOT);
-    assert_true(json_is_null(json_object_get(json_object_get(hot, "measurement"),
-                                             "cold_outputs_shared")));
-    json_decref(hot);
-    json_t *cold = fill_compare_json(ctx, SAGERUN_CACHE_COLD);
-    json_t *shared = json_object_get(json_object_get(cold, "measurement"), "cold_outputs_shared");
-    assert_true(json_is_boolean(shared));
-    printf("cold rounds: outputs %s\n", json_is_true(shared) ? "on the baseline's pages"
-                                                             : "on pages of their own");
-    json_t *vs = json_object_get(cold, "variants");
-    const char *h0 = json_string_value(json_object_get(json_array_get(vs, 0), "output_sha256"));
-    const char *h1 = json_string_value(json_object_get(json_array_get(vs, 1), "output_sha256"));
-    assert_non_null(h0);
-    assert_non_null(h1);
-    assert_string_equal(h0, h1);
-    assert_true(json_is_true(json_object_get(json_array_get(vs, 1), "byte_exact")));
-    json_decref(cold);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,8 +233,6 @@ int main(void)
         cmocka_unit_test(newer_gpu_variants_are_rejected),
         cmocka_unit_test(a_workload_that_cannot_fit_is_refused_before_allocating),
         cmocka_unit_test(cold_samples_carry_the_launch_gap),
-        cmocka_unit_test(outputs_share_pages_and_keep_their_own),
-        cmocka_unit_test(cold_rounds_share_the_baseline_output),
     };
     sagerun_context *probe = gpu_test_context();
     if (!probe)

@@ -387,45 +387,6 @@ static void test_bad_launch_gap_named(void **state)
     assert_non_null(strstr(err.message, "expected a number or null"));
 }
 
-/* measurement.cold_outputs_shared: true and false kept, absent and null read as null (-1), and
- * anything else named with its place. */
-static void test_cold_outputs_shared(void **state)
-{
-    (void)state;
-    const char *values[] = {"true", "false", "null", NULL, "\"yes\""};
-    const int want[] = {1, 0, -1, -1, -2};
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        sr_report r;
-        make_report(&r);
-        json_t *j = sr_report_to_json(&r);
-        json_t *m = json_object_get(j, "measurement");
-        if (!json_is_object(m))
-            json_object_set_new(j, "measurement", m = json_object());
-        json_object_del(m, "cold_outputs_shared");
-        if (values[i])
-            json_object_set_new(m, "cold_outputs_shared", json_loads(values[i], JSON_DECODE_ANY, NULL));
-        json_dump_file(j, tmp_path("shared.json"), 0);
-        json_decref(j);
-        sr_report_clear(&r);
-        sagerun_error err = {0};
-        sagerun_status st = sr_report_read(tmp_path("shared.json"), &r, &err);
-        if (want[i] == -2) {
-            assert_int_equal(st, SAGERUN_FORMAT);
-            assert_non_null(strstr(err.message, "measurement.cold_outputs_shared"));
-            continue;
-        }
-        assert_int_equal(st, SAGERUN_OK);
-        assert_int_equal(r.measurement.outputs_shared, want[i]);
-        json_t *again = sr_report_to_json(&r);
-        json_t *back = json_object_get(json_object_get(again, "measurement"), "cold_outputs_shared");
-        assert_true(want[i] < 0 ? json_is_null(back) : json_is_boolean(back));
-        if (want[i] >= 0)
-            assert_int_equal(json_is_true(back), want[i]);
-        json_decref(again);
-        sr_report_clear(&r);
-    }
-}
-
 static void test_atomic_write_failure(void **state)
 {
     (void)state;
@@ -632,7 +593,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_matches_seed),
-        cmocka_unit_test(test_cold_outputs_shared),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_seed_reads_and_renders),
         cmocka_unit_test(test_malformed_reports),
