@@ -283,9 +283,32 @@ static void variant_warnings(sr_report *rep, const sr_report_variant *v, double 
                               l, t->seed_speedup_percent, v->interval.low, v->interval.high);
 }
 
+bool sr_cold_offset_warned(const char *cache, const char *sample_clock, double fastest_call_s)
+{
+    return cache && strcmp(cache, "cold") == 0 && sample_clock && *sample_clock &&
+           strcmp(sample_clock, "host monotonic clock") != 0 &&
+           fastest_call_s < SR_COLD_INSTANCE_OFFSET_CALL_S;
+}
+
+static double fastest_warm_call(const sr_report *rep)
+{
+    double fastest = INFINITY;
+    for (size_t i = 0; i < rep->variant_count; i++)
+        if (rep->variants[i].how.warm_call_s > 0) /* a variant that failed first has none */
+            fastest = fmin(fastest, rep->variants[i].how.warm_call_s);
+    return fastest;
+}
+
 static void run_warnings(sr_report *rep, const sr_measurement *m)
 {
     const sr_measurement_info *mi = &rep->measurement;
+    if (sr_cold_offset_warned(mi->cache, mi->sample_clock, fastest_warm_call(rep)))
+        sr_report_add_warning(rep, "cold samples of calls under %.0f us: two instances of one "
+                                   "variant have differed by 0.3-2%% for a whole process on an "
+                                   "H200, an offset the interval does not see; a difference "
+                                   "below 2%% here needs an A/A (--baseline V --variant V) and "
+                                   "repeated processes to stand",
+                              SR_COLD_INSTANCE_OFFSET_CALL_S * 1e6);
     if (mi->redone_clock)
         sr_report_add_warning(rep, "%u round(s) redone: a variant's SM clock fell more than 3%% "
                                    "below the run's median",

@@ -247,15 +247,13 @@ void sr_sample_timer_set_output(sr_sample_timer *t, uint64_t ptr, uint64_t bytes
     t->out_bytes = ptr ? bytes : 0;
 }
 
-/* One read per SR_TOUCH_PAGE_BYTES of the output by a CTA on every SM (sr_timer_touch).
- * SAGERUN_EXP_TOUCH_ONE: an experiment switch for one H200 run (one CTA, as before; removed after). */
+/* One read per SR_TOUCH_PAGE_BYTES of the output (sr_timer_touch). */
 static sagerun_status touch_output(sr_sample_timer *t, CUdeviceptr sink, sagerun_error *err)
 {
     uint64_t pages = (t->out_bytes + SR_TOUCH_PAGE_BYTES - 1) / SR_TOUCH_PAGE_BYTES;
     CUdeviceptr buf = (CUdeviceptr)t->out_ptr;
     void *params[] = {&buf, &pages, &sink};
-    uint32_t ctas = getenv("SAGERUN_EXP_TOUCH_ONE") ? 1u : (uint32_t)(t->sms > 0 ? t->sms : 64);
-    const uint32_t grid[3] = {ctas, 1, 1}, block[3] = {128, 1, 1};
+    const uint32_t grid[3] = {(uint32_t)((pages + 127) / 128), 1, 1}, block[3] = {128, 1, 1};
     return sr_launch_library_kernel(t->ctx, "sr_timer_touch", grid, block, 0, params, err);
 }
 

@@ -77,17 +77,16 @@ extern "C" __global__ void sr_timer_flush_code(uint32_t mul, uint32_t add, uint3
         *sink = acc;
 }
 
-// After a cold flush: every CTA reads one word per 2 MiB page of the timed call's output, so that
-// its address translation is warm wherever the call's CTAs land, and all but one 32-byte sector per
-// page of its data cold. Launched with a CTA per SM (timer.c): with one CTA, only the SM that ran
-// it held the translation, and the call's CTA on another SM walked the page table through caches
-// the flush had left, to page-table lines whose place depends on the output's address: a per-
-// instance offset of +-0.5% (up to 3% before any touch) on a microsecond cold call.
+// After a cold flush: one read per 2 MiB page of the timed call's output, so that its address
+// translations are warm and all but one 32-byte sector per page of its data cold (timer.h: where
+// an output landed otherwise changed a microsecond call's cold time by up to 2% between two
+// instances of one variant).
 extern "C" __global__ void sr_timer_touch(const uint32_t *buf, uint64_t pages, uint32_t *sink)
 {
-    for (uint64_t i = threadIdx.x; i < pages; i += blockDim.x) {
-        uint32_t v = __ldcg(buf + i * (SR_TOUCH_PAGE_BYTES / 4));
-        if (v == 0x9e3779b9u)
-            *sink = v;
-    }
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= pages)
+        return;
+    uint32_t v = __ldcg(buf + i * (SR_TOUCH_PAGE_BYTES / 4));
+    if (v == 0x9e3779b9u)
+        *sink = v;
 }

@@ -14,6 +14,7 @@
 #include <sodium.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "gpu_test.h"
 #include "sagerun/compare.h"
 
@@ -215,6 +216,21 @@ static void cold_samples_carry_the_launch_gap(void **state)
         json_decref(cold);
         return;
     }
+    /* the warning about cold us calls (assemble.c) is there exactly when its rule says so */
+    double fastest = INFINITY;
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_array_get(json_object_get(cold, "variants"), i);
+        fastest = fmin(fastest, json_number_value(json_object_get(
+                                    json_object_get(v, "measurement"), "warm_call_s")));
+    }
+    bool warned = false;
+    json_t *w;
+    size_t k;
+    json_array_foreach(json_object_get(cold, "warnings"), k, w)
+        warned |= strstr(json_string_value(w), "cold samples of calls under") != NULL;
+    assert_int_equal(warned, sr_cold_offset_warned("cold", clock, fastest));
+    printf("gpu-fill cold: %.3f us a call, offset warning %s\n", fastest * 1e6,
+           warned ? "given" : "not given");
     for (size_t i = 0; i < 2; i++) {
         json_t *gap = variant_gap(cold, i);
         assert_true(json_is_number(gap));
