@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Needs the build it ran on: branch exp/cold-shared-outputs (main no longer has the output sharing,
+# SAGERUN_COLD_OWN_OUTPUTS or SAGERUN_EXP_PLAIN_OUTPUTS; RESULTS.md, issue 12 runs 3-4).
 # Issue 12, H200: the cold A/A of a microsecond call split two instances of one variant by up to
 # 2%, per instance and per process (cold-gap/ run 2: 1x1x1x128 -0.86% [-1.44, -0.27] ambiguous).
 # Guess: where each instance's own output pages fell (an L2 partition near or far). The engine now

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Needs the build it ran on: commit 5241818 (the every-SM touch and SAGERUN_EXP_TOUCH_ONE were
+# reverted after this run; RESULTS.md, issue 12 run 5).
 # Issue 12, H200: shared-output/run2 showed per-process offsets of +-0.5% between two instances of
 # one variant in a cold us A/A, steady over all 200 rounds, whether their outputs shared pages,
 # had their own mapped pages or came from cuMemAlloc. What is per instance then is the output's
