@@ -104,6 +104,9 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
     mi->flush_bytes = m->flush_bytes;
     snprintf(mi->sample_clock, sizeof(mi->sample_clock), "%s",
              m->sample_clock ? m->sample_clock : "");
+    if (strcmp(mi->order, "interleave") == 0)
+        snprintf(mi->order_seed, sizeof(mi->order_seed), "%016llx",
+                 (unsigned long long)m->order_seed);
     /* the seed's keys: what was asked for (fixed, seed) or what ran (timed) */
     rep->rounds = timed ? m->sched.rounds : o->rounds;
     rep->iterations = m->sched.per_round;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "engine.h"
 #include "nvtx.h"
 
@@ -251,7 +253,8 @@ static sagerun_status warm_and_plan(measurer *ms, bool *stop)
 
 /* ---- the rounds ------------------------------------------------------------------------------ */
 
-static void plan_schedule(const measurer *ms, sr_schedule_plan *p)
+/* The schedule's plan from the options; the order's random row shifts from a fresh seed. */
+static void plan_schedule(measurer *ms, sr_schedule_plan *p)
 {
     const sagerun_compare_options *o = &ms->eo->o;
     double slowest = 0;
@@ -264,17 +267,19 @@ static void plan_schedule(const measurer *ms, sr_schedule_plan *p)
                                p);
         p->min_rounds = o->min_rounds;
         p->max_rounds = o->max_rounds;
-        return;
+    } else {
+        memset(p, 0, sizeof(*p));
+        p->order = o->schedule == SAGERUN_SCHEDULE_SEED ? SR_ORDER_ROTATE : (int)o->order;
+        p->samples_per_round = o->iterations;
+        p->min_rounds = p->max_rounds = o->rounds;
+        p->exact_rounds = true;
+        if (o->schedule == SAGERUN_SCHEDULE_FIXED) {
+            p->max_redos = o->rounds / 4 + 1;
+            p->clock_drop = SR_SCHEDULE_CLOCK_DROP;
+        }
     }
-    memset(p, 0, sizeof(*p));
-    p->order = o->schedule == SAGERUN_SCHEDULE_SEED ? SR_ORDER_ROTATE : (int)o->order;
-    p->samples_per_round = o->iterations;
-    p->min_rounds = p->max_rounds = o->rounds;
-    p->exact_rounds = true;
-    if (o->schedule == SAGERUN_SCHEDULE_FIXED) {
-        p->max_redos = o->rounds / 4 + 1;
-        p->clock_drop = SR_SCHEDULE_CLOCK_DROP;
-    }
+    p->order_seed = (uint64_t)randombytes_random() << 32 | randombytes_random();
+    ms->m->order_seed = p->order_seed;
 }
 
 static void open_clocks(measurer *ms)

@@ -206,6 +206,7 @@ static json_t *measurement_json(builder *b, const sr_measurement_info *m)
     put(b, o, "launch_floor_s", real_or_null(m->launch_floor_s));
     put(b, o, "l2_flush_bytes", json_integer((json_int_t)m->flush_bytes));
     put(b, o, "sample_clock", string_or_null(m->sample_clock[0] ? m->sample_clock : NULL));
+    put(b, o, "order_seed", string_or_null(m->order_seed[0] ? m->order_seed : NULL));
     return o;
 }
 
@@ -685,6 +686,20 @@ static void copy_word(char *dst, size_t len, char *src)
     free(src);
 }
 
+/* measurement.order_seed: 16 lowercase hex digits, or null. */
+static void read_order_seed(reader *rd, json_t *o, const char *where, sr_measurement_info *m)
+{
+    char *s = get_string(rd, o, where, "order_seed", false, true);
+    size_t n = 0;
+    while (s && n < 17 && ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+        n++;
+    if (s && (n != 16 || s[n]))
+        fail_at(rd, where, "order_seed", "expected 16 lowercase hex digits, found \"%.40s\"", s);
+    copy_word(m->order_seed, sizeof(m->order_seed), rd->failed ? NULL : s);
+    if (rd->failed)
+        free(s);
+}
+
 static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_variant_timing *t)
 {
     char sub[160];
@@ -727,6 +742,7 @@ static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
     m->flush_bytes = (uint64_t)get_uint(rd, o, w, "l2_flush_bytes", false, false, 0);
     copy_word(m->sample_clock, sizeof(m->sample_clock),
               get_string(rd, o, w, "sample_clock", false, true));
+    read_order_seed(rd, o, w, m);
     m->present = true;
 }
 

@@ -74,6 +74,8 @@ typedef struct sr_measurement_info {
     double launch_floor_s; /* NaN = unknown */
     uint64_t flush_bytes;
     char sample_clock[32]; /* what timed the samples */
+    char order_seed[17];   /* interleave: the seed of the rows' random shifts, 16 hex digits
+                            * (schedule.h); "" = null (rotate, or an older report) */
 } sr_measurement_info;
 
 typedef struct sr_report_variant {

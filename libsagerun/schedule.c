@@ -65,6 +65,27 @@ size_t sr_order_entry(int order, size_t n, size_t round, size_t slot, size_t per
     return williams(n, round % sr_order_period(order, n), slot % n);
 }
 
+/* splitmix64: one well-mixed word of (seed, k). */
+static uint64_t mix(uint64_t seed, uint64_t k)
+{
+    uint64_t z = seed + (k + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The square's row for the round-th round: within each period the rows come in an order shifted
+ * by a random amount (from seed and the period's number), so that no entry keeps the same
+ * positions in the sequence of samples (schedule.h). */
+static size_t order_row(int order, size_t n, uint64_t seed, size_t round)
+{
+    size_t period = sr_order_period(order, n);
+    if (order == SR_ORDER_ROTATE || period <= 1)
+        return round;
+    size_t shift = (size_t)(mix(seed, round / period) % period);
+    return (round % period + shift) % period;
+}
+
 /* ---- results ------------------------------------------------------------------------------- */
 
 static size_t at(const sr_schedule_result *res, size_t e, size_t r, size_t i)
@@ -180,7 +201,8 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
             res->samples[at(res, e, r, i)] = res->clocks[at(res, e, r, i)] =
                 res->energies[at(res, e, r, i)] = NAN;
     for (size_t slot = 0; slot < n * I && st == ROUND_OK; slot++) {
-        size_t e = sr_order_entry(p->order, n, sequence, slot, I);
+        size_t e = sr_order_entry(p->order, n, order_row(p->order, n, p->order_seed, sequence),
+                                  slot, I);
         if (res->dropped[e])
             continue;
         if (s->stop && s->stop(s->user)) {

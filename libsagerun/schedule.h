@@ -6,8 +6,13 @@
  * one entry after the other (A,B,A,B,... for two), the sequence of a round taken from a balanced
  * Latin square (Williams design) whose row changes from round to round, so that every entry is
  * first equally often and follows every other equally often over a period of rounds (2 rounds for
- * two entries). Rounds end on whole periods. "rotate" (the seed's): each entry takes all its samples
- * of the round back to back, the starting entry rotating by one from round to round.
+ * two entries). Within each period the rows come in a randomly shifted order (order_seed), so that
+ * no entry keeps fixed places in the sequence of samples: on an H200, cold 20 us samples differed
+ * by up to 3% with their place in the sequence modulo 4, a pattern fixed for a process, which the
+ * fixed order A,B,B,A turned into a 0.3-2% offset between two entries that no interval saw
+ * (test/bench/RESULTS.md, issue 12). Rounds end on whole periods. "rotate" (the seed's): each
+ * entry takes all its samples of the round back to back, the starting entry rotating by one from
+ * round to round.
  *
  * Stopping. At the end of every whole period from min_rounds on, the schedule stops when the widest
  * 95% interval of a variant against entry 0 is at most target_half_width percent points, when the
@@ -35,7 +40,8 @@ int sr_schedule_parse(const char *name);
 /* Rounds in one balanced period of the order for n entries (interleave: n, or 2n for odd n > 1;
  * rotate: 1). */
 size_t sr_order_period(int order, size_t n);
-/* The entry that takes slot `slot` (0 .. n*per_round-1) of round `round`. */
+/* The entry that takes slot `slot` (0 .. n*per_round-1) of a round of row `round` (interleave: the
+ * square's row, before the period's random shift; rotate: the round's number). */
 size_t sr_order_entry(int order, size_t n, size_t round, size_t slot, size_t per_round);
 
 /* One timed sample, as the sampler reports it. */
@@ -68,6 +74,7 @@ typedef struct sr_schedule_plan {
     uint32_t max_redos;         /* rounds taken again at most */
     double clock_drop;          /* e.g. 0.03; <= 0: clocks never redo a round */
     bool exact_rounds;          /* a fixed schedule: exactly max_rounds, whole periods or not */
+    uint64_t order_seed;        /* interleave: the rows' random shifts (the engine draws it) */
 } sr_schedule_plan;
 
 typedef enum sr_schedule_end {

@@ -27,6 +27,7 @@ r = json.load(open(sys.argv[1]))
 m = r["measurement"]
 assert (r["warmup"], r["rounds"], r["iterations_per_round"]) == (3, 5, 10), r
 assert m["schedule"] == "seed" and m["order"] == "rotate" and m["ended_by"] == "rounds", m
+assert m["order_seed"] is None, m  # rotate has no random shifts
 for v in r["variants"]:
     assert v["timing"]["count"] == 50 and len(v["samples_s"]) == 5, v["timing"]
     assert v["measurement"]["calls_per_sample"] == 1 and v["measurement"]["warmup_calls"] == 3
@@ -59,6 +60,7 @@ m = r["measurement"]
 assert m["schedule"] == "timed" and m["ended_by"] in ("budget", "precision", "rounds"), m
 assert 4 <= r["rounds_completed"] <= 40 and r["rounds_completed"] % 2 == 0, r["rounds_completed"]
 assert m["max_time_s"] == 0.3 and m["min_rounds"] == 4 and m["max_rounds"] == 40
+assert len(m["order_seed"]) == 16 and int(m["order_seed"], 16) >= 0, m  # interleave: its seed
 assert r["iterations_per_round"] == 1
 for v in r["variants"]:
     assert len(v["samples_s"]) == r["rounds_completed"]
@@ -67,6 +69,13 @@ for v in r["variants"]:
 check "rotate order" 0 "$S" compare "${H[@]}" --order rotate --rounds 2 --iterations 2 \
     --warmup 0 --no-accuracy --json "$TMP/rot.json"
 py "rotate recorded" 'import json,sys; assert json.load(open(sys.argv[1]))["measurement"]["order"] == "rotate"' "$TMP/rot.json"
+check "timed again" 0 "$S" compare "${H[@]}" --max-time 0.2 --min-rounds 4 --max-rounds 8 \
+    --no-accuracy --json "$TMP/timed2.json"
+py "every comparison draws its own order seed" '
+import json, sys
+a, b = (json.load(open(p))["measurement"]["order_seed"] for p in sys.argv[1:3])
+assert a != b, (a, b)
+' "$TMP/timed.json" "$TMP/timed2.json"
 
 # ---- batch: K calls per sample, the same K for every variant ----
 check "batch K=3" 0 "$S" compare "${H[@]}" --timer batch --batch 3 --rounds 2 --iterations 2 \

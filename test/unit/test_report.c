@@ -387,6 +387,47 @@ static void test_bad_launch_gap_named(void **state)
     assert_non_null(strstr(err.message, "expected a number or null"));
 }
 
+/* measurement.order_seed: kept as written, null stays null, anything but 16 lowercase hex digits
+ * is named with its place in the file. */
+static void test_order_seed(void **state)
+{
+    (void)state;
+    sr_report r, back;
+    make_report(&r);
+    r.measurement = (sr_measurement_info){.present = true, .schedule = "timed",
+                                          .order = "interleave", .cache = "hot", .end = "budget",
+                                          .target_half_width = 0.05, .max_time_s = 8,
+                                          .elapsed_s = 1, .half_width = 0.1, .min_rounds = 20,
+                                          .max_rounds = 2000, .launch_floor_s = NAN,
+                                          .order_seed = "00ff12ab34cd56ef"};
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_write_json(&r, tmp_path("seed.json"), &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(tmp_path("seed.json"), &back, &err), SAGERUN_OK);
+    assert_string_equal(back.measurement.order_seed, "00ff12ab34cd56ef");
+    sr_report_clear(&back);
+    static const char *const bad[] = {"00FF12AB34CD56EF", "00ff12ab34cd56e", "00ff12ab34cd56ef0",
+                                      "00ff12ab34cd56eg", ""};
+    for (size_t i = 0; i <= sizeof bad / sizeof *bad; i++) {
+        json_t *j = sr_report_to_json(&r);
+        json_t *m = json_object_get(j, "measurement");
+        json_object_set_new(m, "order_seed", i < sizeof bad / sizeof *bad ? json_string(bad[i])
+                                                                           : json_null());
+        json_dump_file(j, tmp_path("seed.json"), 0);
+        json_decref(j);
+        int st = sr_report_read(tmp_path("seed.json"), &back, &err);
+        if (i == sizeof bad / sizeof *bad) { /* null */
+            assert_int_equal(st, SAGERUN_OK);
+            assert_string_equal(back.measurement.order_seed, "");
+            sr_report_clear(&back);
+            continue;
+        }
+        assert_int_equal(st, SAGERUN_FORMAT);
+        assert_non_null(strstr(err.message, "measurement.order_seed"));
+        assert_non_null(strstr(err.message, "16 lowercase hex digits"));
+    }
+    sr_report_clear(&r);
+}
+
 static void test_atomic_write_failure(void **state)
 {
     (void)state;
@@ -598,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_malformed_reports),
         cmocka_unit_test(test_bad_extension_named),
         cmocka_unit_test(test_bad_launch_gap_named),
+        cmocka_unit_test(test_order_seed),
         cmocka_unit_test(test_atomic_write_failure),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_diff_relative),
