@@ -97,8 +97,9 @@ typedef struct sagerun_compare_options {
 #define SAGERUN_SCHEDULE_FIXED 1u
 #define SAGERUN_SCHEDULE_SEED 2u
 /* INTERLEAVE: A,B,A,B... within a round, the starting variant alternating from round to round (a
- * balanced Latin square for more than two). ROTATE: each variant's samples of a round back to
- * back, the first variant rotating by one per round (the seed's). */
+ * balanced Latin square for more than two), the square's rows in a random shift in every period
+ * (the report's measurement.order_seed). ROTATE: each variant's samples of a round back to back,
+ * the first variant rotating by one per round (the seed's). */
 #define SAGERUN_ORDER_INTERLEAVE 0u
 #define SAGERUN_ORDER_ROTATE 1u
 /* How one sample is timed (CUDA; see DESIGN and timer.h): the stream is held by a spinning kernel
