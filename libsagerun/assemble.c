@@ -106,7 +106,7 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
              m->sample_clock ? m->sample_clock : "");
     if (strcmp(mi->order, "interleave") == 0)
         snprintf(mi->order_seed, sizeof(mi->order_seed), "%016llx",
-                 (unsigned long long)m->order_seed);
+                 (unsigned long long)m->sched.order_seed);
     /* the seed's keys: what was asked for (fixed, seed) or what ran (timed) */
     rep->rounds = timed ? m->sched.rounds : o->rounds;
     rep->iterations = m->sched.per_round;

@@ -254,7 +254,7 @@ static sagerun_status warm_and_plan(measurer *ms, bool *stop)
 /* ---- the rounds ------------------------------------------------------------------------------ */
 
 /* The schedule's plan from the options; the order's random row shifts from a fresh seed. */
-static void plan_schedule(measurer *ms, sr_schedule_plan *p)
+static void plan_schedule(const measurer *ms, sr_schedule_plan *p)
 {
     const sagerun_compare_options *o = &ms->eo->o;
     double slowest = 0;
@@ -279,7 +279,6 @@ static void plan_schedule(measurer *ms, sr_schedule_plan *p)
         }
     }
     p->order_seed = (uint64_t)randombytes_random() << 32 | randombytes_random();
-    ms->m->order_seed = p->order_seed;
 }
 
 static void open_clocks(measurer *ms)

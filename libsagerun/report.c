@@ -693,11 +693,12 @@ static void read_order_seed(reader *rd, json_t *o, const char *where, sr_measure
     size_t n = 0;
     while (s && n < 17 && ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
         n++;
-    if (s && (n != 16 || s[n]))
+    if (s && (n != 16 || s[n])) {
         fail_at(rd, where, "order_seed", "expected 16 lowercase hex digits, found \"%.40s\"", s);
-    copy_word(m->order_seed, sizeof(m->order_seed), rd->failed ? NULL : s);
-    if (rd->failed)
         free(s);
+        s = NULL;
+    }
+    copy_word(m->order_seed, sizeof(m->order_seed), s);
 }
 
 static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_variant_timing *t)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "judge.h"
+#include "kernels/generate_math.h"
 #include "nvtx.h"
 #include "stats.h"
 
@@ -65,15 +66,6 @@ size_t sr_order_entry(int order, size_t n, size_t round, size_t slot, size_t per
     return williams(n, round % sr_order_period(order, n), slot % n);
 }
 
-/* splitmix64: one well-mixed word of (seed, k). */
-static uint64_t mix(uint64_t seed, uint64_t k)
-{
-    uint64_t z = seed + (k + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* The square's row for the round-th round: within each period the rows come in an order shifted
  * by a random amount (from seed and the period's number), so that no entry keeps the same
  * positions in the sequence of samples (schedule.h). */
@@ -82,7 +74,7 @@ static size_t order_row(int order, size_t n, uint64_t seed, size_t round)
     size_t period = sr_order_period(order, n);
     if (order == SR_ORDER_ROTATE || period <= 1)
         return round;
-    size_t shift = (size_t)(mix(seed, round / period) % period);
+    size_t shift = (size_t)(sr_gen_bits(seed, round / period) % period); /* splitmix64 */
     return (round % period + shift) % period;
 }
 
@@ -297,6 +289,7 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
     if (!result_alloc(res, n, I, p.max_rounds))
         return false;
     res->end = SR_SCHEDULE_ROUNDS;
+    res->order_seed = p.order_seed;
     double t0 = s->now(s->user);
     size_t sequence = 0; /* rounds taken, redone ones included: the order's row */
     for (;;) {

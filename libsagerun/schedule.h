@@ -7,10 +7,11 @@
  * Latin square (Williams design) whose row changes from round to round, so that every entry is
  * first equally often and follows every other equally often over a period of rounds (2 rounds for
  * two entries). Within each period the rows come in a randomly shifted order (order_seed), so that
- * no entry keeps fixed places in the sequence of samples: on an H200, cold 20 us samples differed
- * by up to 3% with their place in the sequence modulo 4, a pattern fixed for a process, which the
- * fixed order A,B,B,A turned into a 0.3-2% offset between two entries that no interval saw
- * (test/bench/RESULTS.md, issue 12). Rounds end on whole periods. "rotate" (the seed's): each
+ * no entry keeps fixed places in the sequence of samples: an effect of the place in the sequence
+ * that is fixed for a process would otherwise become an offset between entries that no interval
+ * sees. On an H200, cold 20 us A/As kept such an offset (0.3-2%) even with byte-identical launches;
+ * whether the shift removes it is not measured yet (test/bench/RESULTS.md, issue 12 run 6).
+ * Rounds end on whole periods. "rotate" (the seed's): each
  * entry takes all its samples of the round back to back, the starting entry rotating by one from
  * round to round.
  *
@@ -41,7 +42,7 @@ int sr_schedule_parse(const char *name);
  * rotate: 1). */
 size_t sr_order_period(int order, size_t n);
 /* The entry that takes slot `slot` (0 .. n*per_round-1) of a round of row `round` (interleave: the
- * square's row, before the period's random shift; rotate: the round's number). */
+ * square's row, the period's random shift applied; rotate: the round's number). */
 size_t sr_order_entry(int order, size_t n, size_t round, size_t slot, size_t per_round);
 
 /* One timed sample, as the sampler reports it. */
@@ -92,6 +93,7 @@ typedef struct sr_schedule_result {
     double *clocks;      /* the same shape: clock_mhz */
     double *energies;    /* the same shape: energy_j */
     bool *dropped;       /* per entry: failed and left the schedule */
+    uint64_t order_seed; /* the plan's */
     uint32_t redone;     /* rounds taken again */
     uint32_t redone_clock, redone_throttle; /* why */
     int end;             /* sr_schedule_end */
