@@ -307,9 +307,9 @@ static void run_warnings(sr_report *rep, const sr_measurement *m)
     const sr_measurement_info *mi = &rep->measurement;
     if (sr_cold_offset_warned(mi->cache, mi->sample_clock, fastest_warm_call(rep)))
         sr_report_add_warning(rep, "cold samples of calls under %.0f us: two instances of one "
-                                   "variant have differed by 0.3-2%% for a whole process on an "
-                                   "H200, an offset the interval does not see; a difference "
-                                   "below 2%% here needs an A/A (--baseline V --variant V) and "
+                                   "variant have differed by up to 0.6%% for a whole process on "
+                                   "an H200, an offset the interval does not see; a difference "
+                                   "below 1%% here needs an A/A (--baseline V --variant V) and "
                                    "repeated processes to stand",
                               SR_COLD_INSTANCE_OFFSET_CALL_S * 1e6);
     if (mi->redone_clock)

@@ -149,8 +149,9 @@ void sr_verify_release(sagerun_context *ctx, sr_entry *es, size_t n);
 
 /* ---- assemble.c ---- */
 /* Cold samples of calls under this long, timed on the device: two instances of one variant were
- * seen to differ by 0.3-2% for a whole process on an H200, an offset fixed per instance that the
- * interval cannot see (test/bench/RESULTS.md, issue 12); the report warns of it. */
+ * seen to differ by up to 0.6% for a whole process on an H200 (20 of 90 A/As read "differs, below
+ * threshold"), an offset the interval cannot see (test/bench/RESULTS.md, issue 12 runs 8-10); the
+ * report warns of it. */
 #define SR_COLD_INSTANCE_OFFSET_CALL_S 100e-6
 /* true when a comparison in cache mode `cache` ("hot", "cold"), timed by sample_clock
  * (sr_sample_timer_clock), whose fastest warmed call took fastest_call_s, gets that warning. */

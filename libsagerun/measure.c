@@ -30,9 +30,27 @@ typedef struct measurer {
     sagerun_status lost; /* SAGERUN_CUDA once a variant lost the context */
     sagerun_error *err;
     double t_rounds;     /* when the rounds began (wall clock) */
+    double violation_s;  /* NVML's throttle-violation time at the last sample's end */
 } measurer;
 
 /* ---- one sample -------------------------------------------------------------------------------- */
+
+/* NVML queries take milliseconds: a cold 20 us sample with six of them around it spent ~10 ms
+ * per sample in NVML (H200: ~200 rounds in 4 s). The energy counter is read only around samples
+ * long enough to keep (the entry's last known per-call time tells), and the violation counter
+ * once per sample: a sample is throttled when the counter grew since the previous one ended. */
+static bool energy_worth_reading(const sr_entry *e, uint32_t calls)
+{
+    double call_s = e->timing.warm_call_s; /* 0 before the first warm-up call: read */
+    return !(call_s > 0 && call_s * calls < SR_ENERGY_MIN_SAMPLE_S / 2);
+}
+
+static bool throttled_since_last(measurer *ms)
+{
+    double v = sr_nvml_violation_s(ms->nvml), before = ms->violation_s;
+    ms->violation_s = v;
+    return v > before; /* false while either is NaN */
+}
 
 /* One sample of K calls of an entry, with NVML around it; the entry fails on error. */
 static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph *g,
@@ -40,7 +58,8 @@ static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph
 {
     const sagerun_compare_hooks *h = &ms->eo->hooks;
     sagerun_error e_err = {0};
-    double e0 = sr_nvml_energy_j(ms->nvml), v0 = sr_nvml_violation_s(ms->nvml);
+    bool energy = energy_worth_reading(e, calls);
+    double e0 = energy ? sr_nvml_energy_j(ms->nvml) : NAN;
     uint64_t out_bytes = 0, out_ptr = sagerun_instance_output(e->inst, &out_bytes);
     sr_sample_timer_set_output(ms->timer, out_ptr, out_bytes);
     double t0 = sr_hook_begin(h, e, phase, round);
@@ -54,12 +73,12 @@ static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph
         ms->lost = SAGERUN_CUDA;
     if (e->failed)
         return false;
-    double e1 = sr_nvml_energy_j(ms->nvml), v1 = sr_nvml_violation_s(ms->nvml);
+    double e1 = energy ? sr_nvml_energy_j(ms->nvml) : NAN;
     if (ts.kernel_timed && isfinite(e->timing.launch_gap_s))
         ts.seconds += e->timing.launch_gap_s * calls; /* the clock of a hot batch (timer.h) */
     out->per_call_s = ts.seconds / calls;
     out->clock_mhz = ts.clock_mhz;
-    out->throttled = v1 > v0;
+    out->throttled = throttled_since_last(ms);
     out->energy_j = e1 >= e0 && ts.seconds >= SR_ENERGY_MIN_SAMPLE_S ? (e1 - e0) / calls : NAN;
     e->timing.hold_timeouts += ts.hold_timed_out;
     if (isfinite(ts.host_s) && strcmp(phase, "run") == 0) {
@@ -147,6 +166,7 @@ static void warm_up(measurer *ms, sr_entry *e)
         last3[0] = last3[1];
         last3[1] = last3[2];
         last3[2] = s.per_call_s;
+        e->timing.warm_call_s = s.per_call_s; /* until warm-up ends: the last call's */
     }
     e->timing.warmup_calls = calls;
     double sorted[3] = {last3[0], last3[1], last3[2]};
@@ -316,6 +336,7 @@ sagerun_status sr_measure_warmup(sagerun_context *ctx, const sr_engine_options *
     m->timer = ms.timer;
     open_clocks(&ms);
     m->nvml_handle = ms.nvml;
+    ms.violation_s = sr_nvml_violation_s(ms.nvml);
     return warm_and_plan(&ms, stop);
 }
 
@@ -329,6 +350,7 @@ sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *
     sr_sampler s = {.user = &ms, .sample = sampler_sample, .now = sampler_now,
                     .stop = sampler_stop, .round_done = sampler_round_done};
     ms.t_rounds = sr_monotonic_seconds();
+    ms.violation_s = sr_nvml_violation_s(ms.nvml);
     sagerun_status st = SAGERUN_OK;
     if (!sr_schedule_run(&plan, n, &s, &m->sched))
         st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory (samples)");

@@ -9,8 +9,9 @@
  * two entries). Within each period the rows come in a randomly shifted order (order_seed), so that
  * no entry keeps fixed places in the sequence of samples: an effect of the place in the sequence
  * that is fixed for a process would otherwise become an offset between entries that no interval
- * sees. On an H200, cold 20 us A/As kept such an offset (0.3-2%) even with byte-identical launches;
- * whether the shift removes it is not measured yet (test/bench/RESULTS.md, issue 12 run 6).
+ * sees. On an H200, cold 20 us A/As kept such an offset (0.3-2%) even with byte-identical launches
+ * under the fixed order; with the shift it fell to 0.1-0.6% (test/bench/RESULTS.md, issue 12 runs
+ * 6-10).
  * Rounds end on whole periods. "rotate" (the seed's): each
  * entry takes all its samples of the round back to back, the starting entry rotating by one from
  * round to round.

@@ -161,21 +161,16 @@ static void a_workload_that_cannot_fit_is_refused_before_allocating(void **state
     sagerun_registry_destroy(reg);
 }
 
-/* One fixed-schedule A/A comparison of gpu-fill in `cache` mode, written as JSON and loaded. */
-static json_t *fill_compare_json(sagerun_context *ctx, uint32_t cache)
+/* An A/A comparison of gpu-fill with options o, written as JSON and loaded. */
+static json_t *fill_compare_json_with(sagerun_context *ctx, const sagerun_compare_options *o)
 {
     sagerun_registry *reg = fill_registry(ctx);
     sagerun_error e = {0};
     sagerun_problem p = sagerun_problem_make(1, 3000, 2, 2, 128);
     sagerun_inputs *in;
     assert_int_equal(sagerun_inputs_create_synthetic(ctx, &p, 1, &in, &e), SAGERUN_OK);
-    sagerun_compare_options o;
-    fill_options(&o);
-    o.schedule = SAGERUN_SCHEDULE_FIXED;
-    o.warmup = 2, o.rounds = 2, o.iterations = 3;
-    o.cache = cache;
     sagerun_compare_result *res = NULL;
-    assert_int_equal(sagerun_compare_run(reg, ctx, in, &o, &res, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_compare_run(reg, ctx, in, o, &res, &e), SAGERUN_OK);
     char json_path[] = "/tmp/sagerun-gpu-cold-XXXXXX";
     int fd = mkstemp(json_path);
     assert_true(fd >= 0);
@@ -189,6 +184,17 @@ static json_t *fill_compare_json(sagerun_context *ctx, uint32_t cache)
     sagerun_inputs_destroy(in);
     sagerun_registry_destroy(reg);
     return j;
+}
+
+/* One fixed-schedule A/A comparison of gpu-fill in `cache` mode. */
+static json_t *fill_compare_json(sagerun_context *ctx, uint32_t cache)
+{
+    sagerun_compare_options o;
+    fill_options(&o);
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
+    o.warmup = 2, o.rounds = 2, o.iterations = 3;
+    o.cache = cache;
+    return fill_compare_json_with(ctx, &o);
 }
 
 static json_t *variant_gap(json_t *report, size_t i)
@@ -241,6 +247,33 @@ static void cold_samples_carry_the_launch_gap(void **state)
     json_decref(cold);
 }
 
+/* A cold sample of a us call costs little beyond the call, NVML included: with six NVML queries
+ * around each sample (the energy counter alone takes ~4 ms on an H200) a 20 us call's rounds came
+ * at ~50 a second (issue 12 run 8). One second of a cold timed A/A with clocks on. */
+static void cold_us_samples_come_fast(void **state)
+{
+    sagerun_context *ctx = *state;
+    sagerun_compare_options o;
+    fill_options(&o);
+    o.flags &= ~(uint32_t)SAGERUN_COMPARE_NO_CLOCKS;
+    o.cache = SAGERUN_CACHE_COLD;
+    o.max_time_s = 1.0;
+    o.target_precision_percent = 1e-9; /* the budget ends it */
+    json_t *j = fill_compare_json_with(ctx, &o);
+    json_t *m = json_object_get(j, "measurement");
+    const char *source = json_string_value(json_object_get(json_object_get(j, "clocks"), "source"));
+    double elapsed = json_number_value(json_object_get(m, "elapsed_s"));
+    double rounds = json_number_value(json_object_get(j, "rounds_completed"));
+    json_t *v = json_array_get(json_object_get(j, "variants"), 0);
+    double call = json_number_value(json_object_get(json_object_get(v, "measurement"), "warm_call_s"));
+    printf("gpu-fill cold timed A/A: %.0f rounds in %.2f s (%.0f a second), %.1f us a call, clocks "
+           "from %s\n", rounds, elapsed, rounds / elapsed, call * 1e6, source ? source : "nothing");
+    assert_true(elapsed > 0.5);
+    assert_true(call < 1e-3);
+    assert_true(rounds / elapsed >= 100);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +282,7 @@ int main(void)
         cmocka_unit_test(newer_gpu_variants_are_rejected),
         cmocka_unit_test(a_workload_that_cannot_fit_is_refused_before_allocating),
         cmocka_unit_test(cold_samples_carry_the_launch_gap),
+        cmocka_unit_test(cold_us_samples_come_fast),
     };
     sagerun_context *probe = gpu_test_context();
     if (!probe)
