@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The warp-specialized kernel's configurations (variants/warp-specialized/ws_params.h) all build:
-# the default that ships, and the two measured alternatives (one slice per warp; 256-row CTAs),
-# which no plugin builds and which would otherwise rot. For each: nvcc succeeds (the layout's and
+# the default that ships, and the measured alternatives (with a producer warpgroup; V8 converted
+# in every CTA; one slice per warp; 256-row CTAs), which no plugin builds and which would
+# otherwise rot. For each: nvcc succeeds (the layout's and
 # the register split's static_asserts hold) and ptxas serialises no wgmma (C7514/C7515/C7517:
 # an accumulator touched while its wgmma is in flight, which costs the kernel its overlap).
 set -u
@@ -26,10 +27,12 @@ build() { # build NAME FLAGS...
         -o "$TMP/$name.cubin" > "$TMP/$name.log" 2>&1
     echo $? > "$TMP/$name.rc"
 }
+build producer -DWS_PRODUCER=1 &
+build v8-per-cta -DWS_V_F16=0 &
 build one-slice -DWS_SLICES=1 &
 build rows256 -DWS_SLICES=2 -DWS_CONSUMER_WGS=2 -DWS_PRODUCER_REGS=40 &
 wait
-for name in one-slice rows256; do
+for name in producer v8-per-cta one-slice rows256; do
     if [ "$(cat "$TMP/$name.rc")" = 0 ]; then echo "ok   $name builds"; else fail "$name builds" "$(tail -20 "$TMP/$name.log")"; fi
     grep -q "C751[0-9]" "$TMP/$name.log" && fail "$name serialises no wgmma" "$(grep C751 "$TMP/$name.log" | head -3)" \
         || echo "ok   $name serialises no wgmma"

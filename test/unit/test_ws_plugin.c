@@ -88,13 +88,13 @@ static void accepts_hopper_with_its_launch(void **state)
     sagerun_launch_geometry g;
     char err[256];
     assert_int_equal(geometry_on(90, &p, &g, err, sizeof err), 0);
-    /* the default configuration (ws_params.h): a producer and one consumer warpgroup, 128 rows */
-    assert_int_equal(g.threads_per_cta, 256);
+    /* the default configuration (ws_params.h): one consumer warpgroup, 128 rows, V as f16 */
+    assert_int_equal(g.threads_per_cta, 128); /* one consumer warpgroup, no producer (ws_params.h) */
     assert_int_equal(g.cta_q, 128);
     assert_int_equal(g.cta_k, 64);
     assert_int_equal(g.grid_ctas, 8 * 2); /* ceil(1000 / 128) blocks x 2 heads */
-    /* Q 128 x 128 + 3 stages of K and V8 (8 KiB each) + 2 f16 V tiles (16 KiB) + mbarriers */
-    assert_int_equal(g.dynamic_shared_memory_bytes, 16384 + 3 * 2 * 8192 + 2 * 16384 + 1024);
+    /* Q 128 x 128 + 3 stages of K (8 KiB) and f16 V (16 KiB) + mbarriers */
+    assert_int_equal(g.dynamic_shared_memory_bytes, 16384 + 3 * (8192 + 16384) + 1024); /* Q, 3 x (K, f16 V) */
 }
 
 static void refuses_what_sage2_does_not_do(void **state)

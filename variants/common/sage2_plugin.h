@@ -47,7 +47,10 @@
  *   SAGE2_STATE_EXTRA            members added to sage2_state
  *   SAGE2_PREPARE_EXTRA(st, err, errlen)   int: completes them after the parameters are set
  *   SAGE2_KERNEL_ARG(st)         the address of the kernel's one parameter
- * and SAGE2_CHECK_DEVICE(cc, err, errlen): int, SAGERUN_UNSUPPORTED for a part it cannot run on. */
+ * and SAGE2_CHECK_DEVICE(cc, err, errlen): int, SAGERUN_UNSUPPORTED for a part it cannot run on.
+ * A variant that launches more than its kernel, or owns device memory, also defines
+ *   SAGE2_RUN_BEFORE(st, err, errlen)     int: launches queued before the kernel in each run
+ *   SAGE2_DESTROY_EXTRA(st)               frees what its prepare made (st is never NULL) */
 #ifndef SAGE2_KERNEL_ARG
 #define SAGE2_STATE_EXTRA
 #define SAGE2_PREPARE_EXTRA(st, err, errlen) 0
@@ -55,6 +58,12 @@
 #endif
 #ifndef SAGE2_CHECK_DEVICE
 #define SAGE2_CHECK_DEVICE(cc, err, errlen) 0
+#endif
+#ifndef SAGE2_RUN_BEFORE
+#define SAGE2_RUN_BEFORE(st, err, errlen) 0
+#endif
+#ifndef SAGE2_DESTROY_EXTRA
+#define SAGE2_DESTROY_EXTRA(st) ((void)(st))
 #endif
 
 /* The launch contract of SAGE2.md section 2 (the seed's "scheduler"). */
@@ -235,11 +244,19 @@ static int sage2_run(void *state, char *err, size_t errlen)
     sage2_state *st = state;
     const uint32_t block[3] = {SAGE2_THREADS, 1, 1};
     void *args[] = {SAGE2_KERNEL_ARG(st)};
+    int rc = SAGE2_RUN_BEFORE(st, err, errlen);
+    if (rc != 0)
+        return rc;
     return st->services->launch(st->services->host, st->kernel, st->grid, block, st->smem_bytes,
                                 args, err, errlen);
 }
 
-static void sage2_destroy(void *state) { free(state); }
+static void sage2_destroy(void *state)
+{
+    if (state)
+        SAGE2_DESTROY_EXTRA((sage2_state *)state);
+    free(state);
+}
 
 static const sagerun_variant_descriptor sage2_variant = {
     .struct_size = sizeof(sagerun_variant_descriptor),

@@ -135,11 +135,24 @@ __device__ __forceinline__ void pack_p_f16(const float (&p)[KEY_BLOCKS][4], uint
  * have. So a 16-slot group q of V8 (four words) gives two 16-byte chunks: its low halves
  * (chunk 4(q>>1) + (q&1)) and its high halves (chunk 4(q>>1) + 2 + (q&1)). */
 constexpr int VH_ROW_BYTES = CTA_K * 2;
+/* One 16-slot group of V8 (w, four words) -> its low-half chunk and its high-half chunk. */
+__device__ __forceinline__ void unpack_v_group(const uint4 &w, uint4 &lo, uint4 &hi) {
+    lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu);
+    hi.x = cvt_e4m3x2_f16x2(w.x >> 16);
+    lo.y = cvt_e4m3x2_f16x2(w.y & 0xffffu);
+    hi.y = cvt_e4m3x2_f16x2(w.y >> 16);
+    lo.z = cvt_e4m3x2_f16x2(w.z & 0xffffu);
+    hi.z = cvt_e4m3x2_f16x2(w.z >> 16);
+    lo.w = cvt_e4m3x2_f16x2(w.w & 0xffffu);
+    hi.w = cvt_e4m3x2_f16x2(w.w >> 16);
+}
+/* The chunk of an f16 V row that holds the low halves of V8 group q (the high halves: +2). */
+__device__ __forceinline__ int v_group_chunk(int q) { return 4 * (q >> 1) + (q & 1); }
 template <int HD>
 __device__ __forceinline__ void convert_v_tile_f16(uint8_t *sVh, const uint8_t *sV8, int tid) {
     /* thread: group q of rows r0 + 32*it; a row step of 32 keeps both swizzles (row & 7 and
      * (row >> 1) & 3), so one base address per side serves every iteration */
-    const int r0 = tid >> 2, q = tid & 3, c0 = 4 * (q >> 1) + (q & 1);
+    const int r0 = tid >> 2, q = tid & 3, c0 = v_group_chunk(q);
     const uint8_t *src = sV8 + smem_offset<CTA_K>(r0, q);
     uint8_t *dst_lo = sVh + smem_offset<VH_ROW_BYTES>(r0, c0);
     uint8_t *dst_hi = sVh + smem_offset<VH_ROW_BYTES>(r0, c0 + 2);
@@ -148,14 +161,7 @@ __device__ __forceinline__ void convert_v_tile_f16(uint8_t *sVh, const uint8_t *
     for (int it = 0; it < HD / 32; ++it) {
         const uint4 w = *reinterpret_cast<const uint4 *>(src + it * 32 * CTA_K);
         uint4 lo, hi;
-        lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu);
-        hi.x = cvt_e4m3x2_f16x2(w.x >> 16);
-        lo.y = cvt_e4m3x2_f16x2(w.y & 0xffffu);
-        hi.y = cvt_e4m3x2_f16x2(w.y >> 16);
-        lo.z = cvt_e4m3x2_f16x2(w.z & 0xffffu);
-        hi.z = cvt_e4m3x2_f16x2(w.z >> 16);
-        lo.w = cvt_e4m3x2_f16x2(w.w & 0xffffu);
-        hi.w = cvt_e4m3x2_f16x2(w.w >> 16);
+        unpack_v_group(w, lo, hi);
         *reinterpret_cast<uint4 *>(dst_lo + it * 32 * VH_ROW_BYTES) = lo;
         *reinterpret_cast<uint4 *>(dst_hi + it * 32 * VH_ROW_BYTES) = hi;
     }

@@ -1,10 +1,13 @@
-/* The `warp-specialized` variant: baseline's numerics (byte-identical, SAGE2.md §3) in
- * FlashAttention-3's structure on Hopper: a TMA producer warpgroup and two consumer warpgroups
- * (warp_specialized_kernel.cu). Its code is sm_90a only; other parts are refused at geometry.
+/* The `warp-specialized` variant: baseline's numerics (byte-identical, SAGE2.md §3) with
+ * FlashAttention-3's data movement on Hopper: bulk tensor copies into an mbarrier ring, wgmma,
+ * and V made f16 once per call by a pre-pass kernel (warp_specialized_kernel.cu). Its code is
+ * sm_90a only; other parts are refused at geometry.
  *
  * Host side beyond the shared sage2 glue: the three tensor maps of its bulk copies, encoded with
- * the driver's cuTensorMapEncodeTiled. The host has the driver loaded already (this plugin only
- * runs on the CUDA backend), so the entry point is looked up in the loaded libcuda. */
+ * the driver's cuTensorMapEncodeTiled, and the f16 V tensor (scratch device memory: twice V8's
+ * bytes) with the pre-pass launched before the kernel in each run. The host has the driver
+ * loaded already (this plugin only runs on the CUDA backend), so the entry point is looked up in
+ * the loaded libcuda. */
 #include <dlfcn.h>
 
 #include "ws_params.h"
@@ -14,22 +17,34 @@
 #endif
 #define SAGE2_VARIANT_NAME WS_NAME
 #define SAGE2_VARIANT_DESCRIPTION                                                                  \
-    "sage2 byte-identical with baseline; Hopper only: TMA producer warpgroup, two consumer warpgroups"
+    "sage2 byte-identical with baseline; Hopper only: TMA ring, wgmma, V made f16 once per call"
 #define SAGE2_KERNEL_NAME "sage2_attn_warp_specialized"
-#define SAGE2_THREADS WS_THREADS /* the producer and the consumer warpgroups */
+#define SAGE2_THREADS WS_THREADS /* the consumer warpgroups (and a producer, where configured) */
 #define SAGE2_WARP_Q (16 * WS_SLICES)
 #define SAGE2_CTA_ROWS WS_CTA_ROWS
 #define SAGE2_MIN_CC 90
 #define SAGE2_SMEM_BYTES WS_SMEM_BYTES
 
-#define SAGE2_STATE_EXTRA ws_attn_params ws;
+/* WS_V_F16: the f16 V tensor (scratch of the instance) and the pre-pass kernel that fills it */
+#define SAGE2_STATE_EXTRA                                                                          \
+    ws_attn_params ws;                                                                             \
+    sagerun_function *v_to_f16;                                                                    \
+    uint32_t v_grid[3];
 #define SAGE2_PREPARE_EXTRA(st, err, errlen) ws_prepare(st, err, errlen)
 #define SAGE2_KERNEL_ARG(st) (&(st)->ws)
 #define SAGE2_CHECK_DEVICE(cc, err, errlen) ws_check_device(cc, err, errlen)
+#if WS_V_F16
+#define SAGE2_RUN_BEFORE(st, err, errlen) ws_run_v_to_f16(st, err, errlen)
+#define SAGE2_DESTROY_EXTRA(st) ws_free_v_f16(st)
+#endif
 
 struct sage2_state;
 static int ws_prepare(struct sage2_state *st, char *err, size_t errlen);
 static int ws_check_device(int cc, char *err, size_t errlen);
+#if WS_V_F16
+static int ws_run_v_to_f16(struct sage2_state *st, char *err, size_t errlen);
+#endif
+static void ws_free_v_f16(struct sage2_state *st);
 
 #include "../common/sage2_plugin.h"
 
@@ -103,7 +118,52 @@ static int ws_encode(encode_tiled_fn encode, const ws_tensor *t, CUtensorMap *ma
     return 0;
 }
 
-/* The tensor maps of Q, K and V8 (sizes and strides from the sage2 parameters, all int8/e4m3). */
+static void ws_free_v_f16(struct sage2_state *st)
+{
+    if (st->ws.v_f16)
+        st->services->mem_free(st->services->host, st->ws.v_f16);
+    st->ws.v_f16 = 0;
+}
+
+/* WS_V_F16: the f16 V tensor ([B][Hkv][KV tile][D] rows of 128 bytes) and the pre-pass; the
+ * tensor described as the 4-D byte tensor its copies read, one tile (D rows) per box. */
+static int ws_make_v_f16(struct sage2_state *st, ws_tensor *v, char *err, size_t errlen)
+{
+    const sage2_attn_params *a = &st->params;
+    const uint64_t D = (uint64_t)a->head_dim, Hkv = (uint64_t)a->heads_kv, B = (uint64_t)a->batch;
+    const uint64_t tiles = ((uint64_t)a->seq_len + 63) / 64, row = 128;
+    const sagerun_host_services *s = st->services;
+    sagerun_module *module;
+    int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
+    if (rc == 0)
+        rc = s->module_get_function(s->host, module, "sage2_ws_v_to_f16", &st->v_to_f16, err, errlen);
+    if (rc == 0)
+        rc = s->mem_alloc(s->host, B * Hkv * tiles * D * row, &st->ws.v_f16, err, errlen);
+    if (rc != 0)
+        return rc;
+    st->ws.v_tiles = (int32_t)tiles;
+    st->v_grid[0] = (uint32_t)tiles;
+    st->v_grid[1] = (uint32_t)Hkv;
+    st->v_grid[2] = (uint32_t)B;
+    const ws_tensor vh = {"V (f16)", st->ws.v_f16, row, tiles * D, Hkv, B, (int64_t)row,
+                          (int64_t)(tiles * D * row), (int64_t)(Hkv * tiles * D * row), (uint32_t)row,
+                          (uint32_t)D};
+    *v = vh;
+    return 0;
+}
+
+#if WS_V_F16
+static int ws_run_v_to_f16(struct sage2_state *st, char *err, size_t errlen)
+{
+    const uint32_t block[3] = {128, 1, 1};
+    void *args[] = {&st->ws};
+    return st->services->launch(st->services->host, st->v_to_f16, st->v_grid, block, 0, args, err,
+                                errlen);
+}
+#endif
+
+/* The tensor maps of Q, K and V8, or with WS_V_F16 of the f16 V tensor (sizes and strides from
+ * the sage2 parameters, all bytes). Callable again after a failure (the plugin contract). */
 static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
 {
     const sage2_attn_params *a = &st->params;
@@ -111,6 +171,8 @@ static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
     if (!encode)
         return SAGERUN_UNSUPPORTED;
     ws_attn_params *w = &st->ws;
+    if (WS_V_F16)
+        ws_free_v_f16(st);
     memset(w, 0, sizeof *w);
     w->p = *a;
     const uint64_t D = (uint64_t)a->head_dim, N = (uint64_t)a->seq_len, B = (uint64_t)a->batch;
@@ -119,9 +181,11 @@ static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
     const ws_tensor k = {"K", a->k, D, N, (uint64_t)a->heads_kv, B, a->k_stride_n, a->k_stride_h, a->k_stride_b,
                          (uint32_t)D, 64};
     /* V8: the sequence (v_len slots) innermost, then channels and heads */
-    const ws_tensor v = {"V8", a->v, (uint64_t)a->v_len, D, (uint64_t)a->heads_kv, B, a->v_stride_d,
-                         a->v_stride_h, a->v_stride_b, 64, (uint32_t)D};
-    int rc = ws_encode(encode, &q, &w->map_q, &w->q_heads_inner, err, errlen);
+    ws_tensor v = {"V8", a->v, (uint64_t)a->v_len, D, (uint64_t)a->heads_kv, B, a->v_stride_d,
+                   a->v_stride_h, a->v_stride_b, 64, (uint32_t)D};
+    int rc = WS_V_F16 ? ws_make_v_f16(st, &v, err, errlen) : 0;
+    if (rc == 0)
+        rc = ws_encode(encode, &q, &w->map_q, &w->q_heads_inner, err, errlen);
     if (rc == 0)
         rc = ws_encode(encode, &k, &w->map_k, &w->k_heads_inner, err, errlen);
     if (rc == 0)

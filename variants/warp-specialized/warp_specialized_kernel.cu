@@ -1,21 +1,26 @@
 /* sage2 `warp-specialized`: the baseline's numerics (byte-identical; SAGE2.md is the contract)
- * with FlashAttention-3's structure on Hopper (sm_90a only):
- *   - warpgroup 0, the producer: one thread issues bulk tensor copies (TMA) of Q once and of the K
- *     and V8 tiles into a ring of STAGES stages, each completing on an mbarrier; all 128 threads
- *     convert each V8 tile to the f16 operand layout of P·V (sage2_wgmma.cuh) into a ring of
- *     VH_STAGES stages. Its registers are lowered to PRODUCER_REGS.
- *   - the consumers, registers raised to CONSUMER_REGS, hold the CTA's 128 query rows as M = 64
- *     wgmma tiles (ws_params.h): WS_SLICES 2 (default), one warpgroup with two tiles, two CTAs
- *     per SM, per KV tile Q·Kᵀ, softmax, P·V (Consumer::tile); WS_SLICES 1, two warpgroups of one
- *     tile, whose softmax overlaps their next Q·Kᵀ and previous P·V (Consumer::tile_deferred).
- * The consumers release each stage to the producer with mbarrier arrivals; nothing synchronises
- * the whole CTA until the epilogue.
+ * with FlashAttention-3's data movement on Hopper (sm_90a only):
+ *   - V is made f16 once per call: a pre-pass kernel (sage2_ws_v_to_f16) writes every V8 tile in
+ *     the f16 operand layout of P·V (sage2_wgmma.cuh) to a scratch tensor (WS_V_F16, default);
+ *   - one thread issues bulk tensor copies (TMA) of Q once and of the K and f16 V tiles into a
+ *     ring of STAGES stages, each completing on an mbarrier. By default that is thread 0 of the
+ *     consumers, which refills a stage once every consumer warp has released it, so the consumers
+ *     keep the whole register file (255 per thread, no spills); with WS_PRODUCER a producer
+ *     warpgroup (registers lowered to PRODUCER_REGS, the consumers' raised to CONSUMER_REGS)
+ *     issues them and, without WS_V_F16, converts each V8 tile into a ring of VH_STAGES stages.
+ *   - the consumers hold the CTA's 128 query rows as M = 64 wgmma tiles (ws_params.h):
+ *     WS_SLICES 2 (default), one warpgroup with two tiles, two CTAs per SM, per KV tile Q·Kᵀ,
+ *     softmax, P·V (Consumer::tile); WS_SLICES 1, two warpgroups of one tile, whose softmax
+ *     overlaps their next Q·Kᵀ and previous P·V (Consumer::tile_deferred).
+ * The consumers release each stage with mbarrier arrivals; nothing synchronises the whole CTA
+ * until the epilogue. Measured on the H200: test/bench/NOTES-kernels.md (issue 17).
  * Why the bytes are baseline's: every value that reaches the output goes through the same pieces
  * as interleave-softmax (score_tile_scale, online_softmax_update, the f16 replay of the FP8
- * P·V, store_rows); rows keep their Q scale (one per 32 rows), tiles their order and classes.
+ * P·V with V unpacked by the same unpack_v_group, store_rows); rows keep their Q scale (one per
+ * 32 rows), tiles their order and classes.
  *
  * Launch: grid (ceil(N/128), Hq, B), WS_THREADS threads, WS_SMEM_BYTES of dynamic shared memory
- * (ws_params.h: the configurations). */
+ * (ws_params.h: the configurations), after the pre-pass (grid (KV tiles, Hkv, B), 128 threads). */
 #include "ws_params.h"
 #include "../common/sage2_device.cuh"
 #include "../common/sage2_wgmma.cuh"
@@ -29,8 +34,11 @@ constexpr int NSL = WS_SLICES;                /* 16-row slices per consumer warp
 constexpr int CONSUMER_WGS = WS_CONSUMER_WGS; /* consumer warpgroups */
 constexpr int CTA_ROWS = WS_CTA_ROWS;         /* 64 * NSL * CONSUMER_WGS query rows */
 constexpr int CONSUMER_WARPS = CONSUMER_WGS * NUM_WARPS;
-constexpr int STAGES = WS_STAGES;             /* K and V8 tiles in flight */
-constexpr int VH_STAGES = 2;                  /* f16 V tiles */
+constexpr int STAGES = WS_STAGES;             /* K and V tiles in flight */
+constexpr bool V_F16 = WS_V_F16;              /* V arrives as f16 (the pre-pass), not as V8 */
+constexpr bool PRODUCER = WS_PRODUCER;        /* a producer warpgroup issues the copies */
+constexpr int VH_STAGES = 2;                  /* f16 V tiles the producer converts into (V8 only) */
+constexpr int VH_RING = V_F16 ? 0 : VH_STAGES; /* of them in shared memory */
 constexpr int WG_THREADS = 128;
 constexpr int CTA_THREADS = WS_THREADS;
 constexpr int CTAS_PER_SM = WS_CTAS_PER_SM;
@@ -47,27 +55,29 @@ constexpr int CONSUMER_REGS =
 static_assert(PRODUCER_REGS * WG_THREADS + CONSUMER_REGS * CONSUMER_WGS * WG_THREADS <= ENTRY_REGS * CTA_THREADS,
               "the warpgroups' registers exceed the CTA's");
 static_assert(CTA_ROWS % CTA_Q == 0, "whole 128-row blocks per CTA");
-constexpr int BAR_PRODUCER = 1;    /* named barrier of the producer warpgroup */
+[[maybe_unused]] constexpr int BAR_PRODUCER = 1; /* named barrier of the producer warpgroup (V8) */
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
+static_assert(PRODUCER || (V_F16 && CONSUMER_WGS == 1 && NSL == 2),
+              "without a producer the V8 tiles have nobody to convert them; one warpgroup only");
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
 template <int HD> struct WsLayout {
-    static constexpr int Q_BYTES = CTA_ROWS * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
-    static constexpr int Q_TILE = 64 * HD; /* one M = 64 wgmma tile of Q, one TMA box */
     static constexpr int VH_BYTES = HD * wg::VH_ROW_BYTES;
+    static constexpr int Q_BYTES = CTA_ROWS * HD, K_BYTES = CTA_K * HD, V_BYTES = V_F16 ? VH_BYTES : HD * CTA_K;
+    static constexpr int Q_TILE = 64 * HD; /* one M = 64 wgmma tile of Q, one TMA box */
     static constexpr int Q_OFF = 0;
     static constexpr int K_OFF = Q_OFF + Q_BYTES;
-    static constexpr int V8_OFF = K_OFF + STAGES * K_BYTES;
-    static constexpr int VH_OFF = V8_OFF + STAGES * V8_BYTES;
-    static constexpr int BAR_OFF = VH_OFF + VH_STAGES * VH_BYTES;
-    /* barriers: Q full, KV full[STAGES], KV empty[STAGES], VH full[VH_STAGES], VH empty[VH_STAGES] */
+    static constexpr int V_OFF = K_OFF + STAGES * K_BYTES; /* the ring's V: V8, or f16 V (V_F16) */
+    static constexpr int VH_OFF = V_OFF + STAGES * V_BYTES;
+    static constexpr int BAR_OFF = VH_OFF + VH_RING * VH_BYTES;
+    /* barriers: Q full, KV full[STAGES], KV empty[STAGES], VH full[VH_RING], VH empty[VH_RING] */
     static constexpr int BAR_Q = 0, BAR_KV_FULL = 1, BAR_KV_EMPTY = BAR_KV_FULL + STAGES;
-    static constexpr int BAR_VH_FULL = BAR_KV_EMPTY + STAGES, BAR_VH_EMPTY = BAR_VH_FULL + VH_STAGES;
-    static constexpr int N_BARS = BAR_VH_EMPTY + VH_STAGES;
+    static constexpr int BAR_VH_FULL = BAR_KV_EMPTY + STAGES, BAR_VH_EMPTY = BAR_VH_FULL + VH_RING;
+    static constexpr int N_BARS = BAR_VH_EMPTY + VH_RING;
     static_assert(BAR_OFF + N_BARS * 8 <= WS_SMEM_BYTES, "the layout exceeds the plugin's shared memory");
-    static constexpr int TX_KV = K_BYTES + V8_BYTES; /* bytes per KV stage */
-    static_assert(K_OFF % 1024 == 0 && V8_OFF % 1024 == 0 && VH_OFF % 1024 == 0, "tile alignment");
+    static constexpr int TX_KV = K_BYTES + V_BYTES; /* bytes per KV stage */
+    static_assert(K_OFF % 1024 == 0 && V_OFF % 1024 == 0 && VH_OFF % 1024 == 0, "tile alignment");
     static_assert(CTA_ROWS * HD * 2 <= BAR_OFF, "the O staging of the CTA's rows exceeds the tiles' smem");
 };
 
@@ -100,9 +110,51 @@ __device__ __forceinline__ void tma_box(uint32_t dst, const CUtensorMap &map, ui
         async::tma_load_4d(dst, &map, bar, inner, row, head, b);
 }
 
-template <int HD> struct Producer {
+/* The copies of one CTA, issued by one thread: Q once, the KV tiles into the ring. */
+template <int HD> struct Loader {
     using L = WsLayout<HD>;
     const ws_attn_params &P;
+    const WsCta &cta;
+    uint32_t sbase, bars;
+
+    __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
+
+    /* KV tile t into stage t % STAGES. */
+    __device__ __forceinline__ void issue_kv(int t) const {
+        const int st = t % STAGES;
+        async::bar_arrive_expect(bar(L::BAR_KV_FULL + st), L::TX_KV);
+        tma_box(sbase + L::K_OFF + st * L::K_BYTES, P.map_k, bar(L::BAR_KV_FULL + st), 0, t * CTA_K, cta.hk, cta.b,
+                P.k_heads_inner);
+        if constexpr (V_F16) /* the tile's HD rows of the f16 V tensor */
+            tma_box(sbase + L::V_OFF + st * L::V_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), 0, t * HD, cta.hk, cta.b,
+                    P.v_heads_inner);
+        else
+            tma_box(sbase + L::V_OFF + st * L::V_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), t * CTA_K, 0, cta.hk,
+                    cta.b, P.v_heads_inner);
+    }
+    /* Q and the first STAGES tiles. */
+    __device__ __forceinline__ void start() const {
+        async::prefetch_map(&P.map_q);
+        async::prefetch_map(&P.map_k);
+        async::prefetch_map(&P.map_v);
+        async::bar_arrive_expect(bar(L::BAR_Q), L::Q_BYTES);
+        for (int t = 0; t < CTA_ROWS / 64; ++t)
+            tma_box(sbase + L::Q_OFF + t * L::Q_TILE, P.map_q, bar(L::BAR_Q), 0, cta.row0 + 64 * t, cta.h, cta.b,
+                    P.q_heads_inner);
+        for (int t = 0; t < STAGES && t < cta.n_tiles; ++t) issue_kv(t);
+    }
+    /* Tile j + STAGES into tile j's stage, once every consumer warp has released it. */
+    __device__ __forceinline__ void refill(int j) const {
+        if (j + STAGES >= cta.n_tiles) return;
+        async::bar_wait(bar(L::BAR_KV_EMPTY + j % STAGES), (j / STAGES) & 1);
+        wg::fence_proxy_async();
+        issue_kv(j + STAGES);
+    }
+};
+
+template <int HD> struct Producer {
+    using L = WsLayout<HD>;
+    const Loader<HD> &ld;
     const WsCta &cta;
     uint8_t *smem;
     uint32_t sbase, bars;
@@ -110,44 +162,31 @@ template <int HD> struct Producer {
 
     __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
 
-    /* KV tile t into stage t % STAGES (one thread). */
-    __device__ __forceinline__ void issue_kv(int t) const {
-        const int st = t % STAGES;
-        async::bar_arrive_expect(bar(L::BAR_KV_FULL + st), L::TX_KV);
-        tma_box(sbase + L::K_OFF + st * L::K_BYTES, P.map_k, bar(L::BAR_KV_FULL + st), 0, t * CTA_K, cta.hk, cta.b,
-                P.k_heads_inner);
-        tma_box(sbase + L::V8_OFF + st * L::V8_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), t * CTA_K, 0, cta.hk,
-                cta.b, P.v_heads_inner);
+    __device__ __forceinline__ void run() const {
+        if (tid == 0) ld.start();
+        if constexpr (V_F16) { /* the tiles need no conversion: only the refills */
+            if (tid == 0)
+                for (int j = 0; j < cta.n_tiles; ++j) ld.refill(j);
+        } else {
+            convert_tiles();
+        }
+        /* and exits: the consumers have waited for every byte it delivered before they finish */
     }
 
-    __device__ __forceinline__ void run() const {
-        if (tid == 0) {
-            async::prefetch_map(&P.map_q);
-            async::prefetch_map(&P.map_k);
-            async::prefetch_map(&P.map_v);
-            async::bar_arrive_expect(bar(L::BAR_Q), L::Q_BYTES);
-            for (int t = 0; t < CTA_ROWS / 64; ++t)
-                tma_box(sbase + L::Q_OFF + t * L::Q_TILE, P.map_q, bar(L::BAR_Q), 0, cta.row0 + 64 * t, cta.h, cta.b,
-                        P.q_heads_inner);
-            for (int t = 0; t < STAGES && t < cta.n_tiles; ++t) issue_kv(t);
-        }
+    /* Each V8 tile into the f16 ring, and the refills once the stage's V8 is converted. */
+    __device__ __forceinline__ void convert_tiles() const {
         for (int j = 0; j < cta.n_tiles; ++j) {
             const int st = j % STAGES, hs = j % VH_STAGES;
             async::bar_wait(bar(L::BAR_KV_FULL + st), (j / STAGES) & 1);
             if (j >= VH_STAGES) async::bar_wait(bar(L::BAR_VH_EMPTY + hs), (j / VH_STAGES - 1) & 1);
-            wg::convert_v_tile_f16<HD>(smem + L::VH_OFF + hs * L::VH_BYTES, smem + L::V8_OFF + st * L::V8_BYTES, tid);
+            wg::convert_v_tile_f16<HD>(smem + L::VH_OFF + hs * L::VH_BYTES, smem + L::V_OFF + st * L::V_BYTES, tid);
             wg::fence_proxy_async(); /* the f16 tile is read by wgmma next */
             async::bar_arrive(bar(L::BAR_VH_FULL + hs));
             if (j + STAGES < cta.n_tiles) {
                 async::named_sync(BAR_PRODUCER, WG_THREADS); /* every thread is done with V8 of stage st */
-                if (tid == 0) {
-                    async::bar_wait(bar(L::BAR_KV_EMPTY + st), (j / STAGES) & 1); /* and both consumers with K */
-                    wg::fence_proxy_async();
-                    issue_kv(j + STAGES);
-                }
+                if (tid == 0) ld.refill(j); /* and the consumers with K */
             }
         }
-        /* and exits: the consumers have waited for every byte it delivered before they finish */
     }
 };
 
@@ -158,6 +197,7 @@ template <int HD> struct Consumer {
     static constexpr int CBLOCKS = HD / MMA_N;
     const sage2_attn_params &p;
     const WsCta &cta;
+    const Loader<HD> &ld; /* without a producer, thread 0 issues the copies */
     uint8_t *smem;
     uint32_t sbase, bars;
     int cw, w, lane; /* consumer warpgroup, warp in it, lane */
@@ -172,7 +212,8 @@ template <int HD> struct Consumer {
 
     __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
     /* The rings, as a consumer sees them: wait until tile j's stage has landed (its shared
-     * address), and release it to the producer (lane 0 of each consumer warp arrives). */
+     * address), and release it to the producer (lane 0 of each consumer warp arrives). With
+     * V_F16 a stage holds K and the f16 V of its tile, released once P·V is done with it. */
     __device__ __forceinline__ uint32_t k_wait(int j) const {
         async::bar_wait(bar(L::BAR_KV_FULL + j % STAGES), (j / STAGES) & 1);
         return sbase + L::K_OFF + (j % STAGES) * L::K_BYTES;
@@ -181,11 +222,18 @@ template <int HD> struct Consumer {
         if (lane == 0) async::bar_arrive(bar(L::BAR_KV_EMPTY + j % STAGES));
     }
     __device__ __forceinline__ uint32_t vh_wait(int j) const {
-        async::bar_wait(bar(L::BAR_VH_FULL + j % VH_STAGES), (j / VH_STAGES) & 1);
-        return sbase + L::VH_OFF + (j % VH_STAGES) * L::VH_BYTES;
+        if constexpr (V_F16) {
+            return sbase + L::V_OFF + (j % STAGES) * L::V_BYTES; /* landed with K */
+        } else {
+            async::bar_wait(bar(L::BAR_VH_FULL + j % VH_STAGES), (j / VH_STAGES) & 1);
+            return sbase + L::VH_OFF + (j % VH_STAGES) * L::VH_BYTES;
+        }
     }
     __device__ __forceinline__ void vh_release(int j) const {
-        if (lane == 0) async::bar_arrive(bar(L::BAR_VH_EMPTY + j % VH_STAGES));
+        if constexpr (V_F16)
+            kv_release(j);
+        else if (lane == 0)
+            async::bar_arrive(bar(L::BAR_VH_EMPTY + j % VH_STAGES));
     }
     /* first CTA row of slice sl of this warp */
     __device__ __forceinline__ int slice_row(int sl) const { return 64 * (NSL * cw + sl) + MMA_M * w; }
@@ -221,7 +269,7 @@ template <int HD> struct Consumer {
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) wg::hold(s[sl]);
-        kv_release(j);
+        if constexpr (!V_F16) kv_release(j);
     }
 
     /* §2.5 for tile jj with the P and α kept from its softmax; returns with every wgmma done. */
@@ -249,6 +297,10 @@ template <int HD> struct Consumer {
             tile_deferred<kScaleX, kMask, kCausal>(j);
         } else {
             issue_scores(j);
+            if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ */
+                if (j > 0 && w == 0 && lane == 0) ld.refill(j - 1);
+                __syncwarp();
+            }
             wg::wait<0>();
             scores_done(j);
             softmax<kScaleX, kMask, kCausal>(j);
@@ -332,8 +384,7 @@ template <int HD> struct Consumer {
     __device__ __forceinline__ void drain(int from) {
         for (int t = from; t < cta.n_tiles; ++t) {
             k_wait(t);
-            kv_release(t);
-            vh_wait(t);
+            if constexpr (!V_F16) kv_release(t), vh_wait(t);
             vh_release(t);
         }
     }
@@ -392,20 +443,22 @@ __device__ __forceinline__ void ws_run(const ws_attn_params &P, uint8_t *smem) {
             async::bar_init(bars + 8 * (L::BAR_KV_FULL + s), 1);
             async::bar_init(bars + 8 * (L::BAR_KV_EMPTY + s), CONSUMER_WARPS); /* lane 0 of each consumer warp */
         }
-        for (int s = 0; s < VH_STAGES; ++s) {
+        for (int s = 0; s < VH_RING; ++s) {
             async::bar_init(bars + 8 * (L::BAR_VH_FULL + s), WG_THREADS); /* every producer thread */
             async::bar_init(bars + 8 * (L::BAR_VH_EMPTY + s), CONSUMER_WARPS);
         }
         async::bar_init_fence();
     }
     __syncthreads();
-    if (wgi == 0) {
+    const Loader<HD> ld{P, cta, sbase, bars};
+    if (PRODUCER && wgi == 0) {
         async::regs_lower<PRODUCER_REGS>();
-        const Producer<HD> pr{P, cta, smem, sbase, bars, tid};
+        const Producer<HD> pr{ld, cta, smem, sbase, bars, tid};
         pr.run();
     } else {
-        async::regs_raise<CONSUMER_REGS>();
-        Consumer<HD> co{P.p, cta, smem, sbase, bars, wgi - 1, (tid / 32) % NUM_WARPS, tid & 31};
+        if constexpr (PRODUCER) async::regs_raise<CONSUMER_REGS>();
+        else if (tid == 0) ld.start();
+        Consumer<HD> co{P.p, cta, ld, smem, sbase, bars, wgi - PRODUCER, (tid / 32) % NUM_WARPS, tid & 31};
         co.template run<kCausal, kBf16>();
     }
 }
@@ -418,7 +471,38 @@ template <bool kCausal, bool kBf16> __device__ __forceinline__ void ws_any_head_
         ws_run<64, kCausal, kBf16>(P, smem);
 }
 
+#if WS_V_F16
+/* The pre-pass: KV tile t of head (b, hk) of V8 into the f16 V tensor, rows of 128 bytes in the
+ * operand layout of P·V (convert_v_tile_f16's, unswizzled: the copies into the ring swizzle).
+ * Thread: group q of rows r0, r0 + 32, ... V padding past N is real zeros (SAGE2.md §2.2). */
+template <int HD> __device__ __forceinline__ void v_to_f16(const ws_attn_params &P) {
+    const sage2_attn_params &p = P.p;
+    const int t = blockIdx.x, hk = blockIdx.y, b = blockIdx.z, q = threadIdx.x & 3;
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(p.v) + b * p.v_stride_b + hk * p.v_stride_h +
+                         t * CTA_K + 16 * q;
+    uint8_t *dst = reinterpret_cast<uint8_t *>(P.v_f16) +
+                   (((int64_t)b * p.heads_kv + hk) * P.v_tiles + t) * HD * wg::VH_ROW_BYTES + 16 * wg::v_group_chunk(q);
+#pragma unroll
+    for (int r = threadIdx.x >> 2; r < HD; r += 32) {
+        uint4 lo, hi;
+        wg::unpack_v_group(*reinterpret_cast<const uint4 *>(src + r * p.v_stride_d), lo, hi);
+        *reinterpret_cast<uint4 *>(dst + r * wg::VH_ROW_BYTES) = lo;
+        *reinterpret_cast<uint4 *>(dst + r * wg::VH_ROW_BYTES + 32) = hi;
+    }
+}
+#endif
+
 } // namespace
+
+#if WS_V_F16
+/* Grid (KV tiles, Hkv, B), 128 threads. */
+extern "C" __global__ void __launch_bounds__(128) sage2_ws_v_to_f16(const __grid_constant__ ws_attn_params P) {
+    if (P.p.head_dim == 128)
+        v_to_f16<128>(P);
+    else if (P.p.head_dim == 64)
+        v_to_f16<64>(P);
+}
+#endif
 
 /* One kernel per (causal, bf16), as the other sage2 variants (sage2_plugin.h picks by name). */
 #define WS_KERNEL(NAME, CAUSAL, BF16)                                                                  \

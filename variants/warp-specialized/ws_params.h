@@ -1,13 +1,14 @@
 /* Kernel parameter of the `warp-specialized` variant: the sage2 parameters plus the tensor maps
- * of the bulk tensor copies (TMA) of Q, K and V8, built on the host (warp_specialized.c) with
- * cuTensorMapEncodeTiled. Included from C and CUDA; CUtensorMap (cuda.h) is 64-byte aligned on
- * both sides, so the layout is the same.
+ * of the bulk tensor copies (TMA) of Q, K and V, built on the host (warp_specialized.c) with
+ * cuTensorMapEncodeTiled, and the f16 V tensor of the pre-pass. Included from C and CUDA;
+ * CUtensorMap (cuda.h) is 64-byte aligned on both sides, so the layout is the same.
  *
- * Every map is 4-D with the innermost axis contiguous (Q, K: the head dimension; V8: the
- * sequence) and one box per copy: 64 rows of Q or K ([64][D] int8), or all D channels of 64 V8
- * slots ([D][64] e4m3), swizzled as the kernels' smem_offset (128-byte rows: 128B, 64-byte rows:
- * 64B). The two middle axes are the row (sequence or channel) and the head, in the order of their
- * strides: *_heads_inner says the head axis is map axis 1 (NHD) rather than axis 2 (HND). */
+ * Every map is 4-D with the innermost axis contiguous and one box per copy: 64 rows of Q or K
+ * ([64][D] int8, the head dimension innermost); of V, one KV tile: with WS_V_F16 the D rows of
+ * 128 bytes of the f16 V tensor, without it all D channels of 64 V8 slots ([D][64] e4m3, the
+ * sequence innermost). Swizzled as the kernels' smem_offset (128-byte rows: 128B, 64-byte rows:
+ * 64B). The two middle axes are the row (sequence, channel or tile row) and the head, in the
+ * order of their strides: *_heads_inner says the head axis is map axis 1 rather than axis 2. */
 #ifndef SAGERUN_VARIANTS_WS_PARAMS_H
 #define SAGERUN_VARIANTS_WS_PARAMS_H
 
@@ -15,12 +16,22 @@
 
 #include "../common/sage2_params.h"
 
-/* The CTA program (warp_specialized_kernel.cu): a producer warpgroup and WS_CONSUMER_WGS consumer
- * warpgroups of WS_SLICES M = 64 tiles each (one 16-row slice per warp and tile):
- *   SLICES 2, WGS 1: 128 rows, 256 threads, two CTAs per SM (3 KV stages);
+/* The CTA program (warp_specialized_kernel.cu): WS_CONSUMER_WGS consumer warpgroups of
+ * WS_SLICES M = 64 tiles each (one 16-row slice per warp and tile), and a producer warpgroup
+ * where one is needed:
+ *   SLICES 2, WGS 1: 128 rows, two CTAs per SM (3 KV stages); 128 threads, or 256 with a producer
+ *                    (the default: no producer, V as f16; the consumers get 255 registers);
  *   SLICES 2, WGS 2: 256 rows (two of SAGE2.md's 128-row blocks), 384 threads, one CTA per SM;
  *   SLICES 1, WGS 2: 128 rows, 384 threads, one CTA per SM, each softmax overlapping its own
  *                    warpgroup's next Q·Kᵀ and previous P·V.
+ * Where V is turned into P·V's f16 operand:
+ *   WS_V_F16 0: in every CTA, by the producer warpgroup, from the V8 tiles of the ring;
+ *   WS_V_F16 1: once per call, by a pre-pass kernel (sage2_ws_v_to_f16) into a scratch tensor
+ *               ([B][Hkv][KV tile][D] rows of 128 bytes, the operand layout unswizzled), whose
+ *               tiles the ring then receives as they are;
+ * and who issues the copies: WS_PRODUCER 1, a producer warpgroup; WS_PRODUCER 0 (needs WS_V_F16,
+ * one consumer warpgroup), thread 0 of the consumers between its tiles, which leaves the whole
+ * register file to the consumers (the default wherever it applies).
  * Measured on the H200: test/bench/NOTES-kernels.md (issue 17). */
 #ifndef WS_SLICES
 #define WS_SLICES 2
@@ -28,18 +39,30 @@
 #ifndef WS_CONSUMER_WGS
 #define WS_CONSUMER_WGS (2 / WS_SLICES)
 #endif
+#ifndef WS_V_F16
+#define WS_V_F16 1
+#endif
+#ifndef WS_PRODUCER /* wherever the consumers can do without one */
+#define WS_PRODUCER (!WS_V_F16 || WS_CONSUMER_WGS > 1)
+#endif
 #define WS_CTA_ROWS (64 * WS_SLICES * WS_CONSUMER_WGS)
-#define WS_THREADS (128 * (1 + WS_CONSUMER_WGS))
-#define WS_CTAS_PER_SM (WS_THREADS == 256 ? 2 : 1)
+#define WS_THREADS (128 * (WS_PRODUCER + WS_CONSUMER_WGS))
+#define WS_CTAS_PER_SM (WS_THREADS <= 256 && WS_CTA_ROWS == 128 ? 2 : 1)
 #define WS_STAGES (WS_CTAS_PER_SM == 2 ? 3 : 4)
-/* Dynamic shared memory per CTA (D = 128: Q, K and V8 8K per stage, f16 V 2x16K, mbarriers;
- * D = 64 uses half of it). The kernel checks its layout against it. */
+/* Dynamic shared memory per CTA (D = 128: Q; K 8K and V8 8K (or f16 V 16K) per stage; with V8,
+ * f16 V 2x16K; mbarriers; D = 64 uses half of it). The kernel checks its layout against it. */
+#if WS_V_F16
+#define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * (8192 + 16384) + 1024)
+#else
 #define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * 2 * 8192 + 2 * 16384 + 1024)
+#endif
 
 typedef struct ws_attn_params {
     sage2_attn_params p;
-    int32_t q_heads_inner, k_heads_inner, v_heads_inner, reserved;
-    CUtensorMap map_q, map_k, map_v;
+    int32_t q_heads_inner, k_heads_inner, v_heads_inner;
+    int32_t v_tiles;    /* WS_V_F16: KV tiles per head of the f16 V tensor */
+    uint64_t v_f16;     /* WS_V_F16: its device address (the pre-pass writes it) */
+    CUtensorMap map_q, map_k, map_v; /* map_v: V8, or with WS_V_F16 the f16 V tensor */
 } ws_attn_params;
 
 #endif
