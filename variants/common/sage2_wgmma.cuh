@@ -220,15 +220,16 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
 /* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next
  * one computes. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
  * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
-template <int HD, int NSL>
+template <int HD, int NSL, bool kFirstIssued = false>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
-                                          const float (&alpha)[NSL][2], uint32_t vh) {
+                                          const float (&alpha)[NSL][2], uint32_t vh, float (&h)[2][2][PV_NB][4]) {
     constexpr int GROUPS = NSL * (HD / PV_N);
-    float h[2][2][PV_NB][4];
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
-    fence();
-    pv_issue(h[0], pf[0], vh, 0);
+    if (!kFirstIssued) {
+        fence();
+        pv_issue(h[0], pf[0], vh, 0);
+    }
 #pragma unroll
     for (int gi = 0; gi < GROUPS; ++gi) {
         const int sl = gi / (HD / PV_N), cg = gi % (HD / PV_N);
@@ -245,6 +246,12 @@ __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32
     }
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
+}
+template <int HD, int NSL>
+__device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
+                                          const float (&alpha)[NSL][2], uint32_t vh) {
+    float h[2][2][PV_NB][4];
+    pv_slices<HD, NSL, false>(o, pf, alpha, vh, h);
 }
 
 } // namespace wg

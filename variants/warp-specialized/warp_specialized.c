@@ -118,8 +118,43 @@ static int ws_encode(encode_tiled_fn encode, const ws_tensor *t, CUtensorMap *ma
     return 0;
 }
 
+#if WS_TRACE
+/* experiment: the phase cycles of the last run, per warp of the CTAs of head 0 (stderr) */
+static void ws_trace_dump(struct sage2_state *st)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    CUresult (*sync)(void) = cuda ? (CUresult(*)(void))dlsym(cuda, "cuCtxSynchronize") : NULL;
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t) =
+        cuda ? (CUresult(*)(void *, CUdeviceptr, size_t))dlsym(cuda, "cuMemcpyDtoH_v2") : NULL;
+    const int ctas = (st->params.seq_len + WS_CTA_ROWS - 1) / WS_CTA_ROWS, n = ctas * 4;
+    uint32_t *t = calloc((size_t)n * 4, 4);
+    if (sync && dtoh && t && sync() == CUDA_SUCCESS && dtoh(t, st->ws.trace, (size_t)n * 16) == CUDA_SUCCESS) {
+        double sum[4] = {0, 0, 0, 0};
+        for (int i = 0; i < n; ++i)
+            for (int k = 0; k < 4; ++k) sum[k] += t[4 * i + k];
+        fprintf(stderr, "trace %s: %d warps, %.0f tiles, per tile: qk %.1f sm %.1f pv %.1f cycles\n", WS_NAME, n,
+                sum[0], sum[1] / sum[0], sum[2] / sum[0], sum[3] / sum[0]);
+        for (int i = 0; i < n; i += n / 8 + 1)
+            if (t[4 * i])
+                fprintf(stderr, "trace %s: cta %d warp %d: %u tiles, qk %u sm %u pv %u\n", WS_NAME, i / 4, i % 4,
+                        t[4 * i], t[4 * i + 1] / t[4 * i], t[4 * i + 2] / t[4 * i], t[4 * i + 3] / t[4 * i]);
+    } else {
+        fprintf(stderr, "trace %s: no trace read back\n", WS_NAME);
+    }
+    free(t);
+    if (cuda)
+        dlclose(cuda);
+    st->services->mem_free(st->services->host, st->ws.trace);
+}
+#endif
+
 static void ws_free_v_f16(struct sage2_state *st)
 {
+#if WS_TRACE
+    if (st->ws.trace)
+        ws_trace_dump(st);
+    st->ws.trace = 0;
+#endif
     if (st->ws.v_f16)
         st->services->mem_free(st->services->host, st->ws.v_f16);
     st->ws.v_f16 = 0;
@@ -184,6 +219,10 @@ static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
     ws_tensor v = {"V8", a->v, (uint64_t)a->v_len, D, (uint64_t)a->heads_kv, B, a->v_stride_d,
                    a->v_stride_h, a->v_stride_b, 64, (uint32_t)D};
     int rc = WS_V_F16 ? ws_make_v_f16(st, &v, err, errlen) : 0;
+#if WS_TRACE
+    if (rc == 0)
+        rc = st->services->mem_alloc(st->services->host, (N + 127) / 128 * 64, &w->trace, err, errlen);
+#endif
     if (rc == 0)
         rc = ws_encode(encode, &q, &w->map_q, &w->q_heads_inner, err, errlen);
     if (rc == 0)

@@ -209,6 +209,20 @@ template <int HD> struct Consumer {
     int32_t s[NSL][KEY_BLOCKS][4];       /* scores of the tile being computed */
     uint32_t pf[NSL][PV_KHALVES][2][4];  /* P of the tile whose P·V is pending */
     float alpha[NSL][2];                 /* and its α */
+#ifndef WS_TRACE
+#define WS_TRACE 0
+#endif
+#ifndef WS_QK_SPLIT /* 1: one Q.K group per slice, slice 0's softmax starts at its own scores; 2: and
+                       slice 0's first P.V group is issued before slice 1's softmax */
+#define WS_QK_SPLIT 0
+#endif
+    uint32_t tr_qk = 0, tr_sm = 0, tr_pv = 0, tr_n = 0; /* WS_TRACE: cycles per phase, summed */
+    uint64_t trace_addr = 0;
+    __device__ __forceinline__ static uint32_t clk() {
+        uint32_t t;
+        asm volatile("mov.u32 %0, %%clock;" : "=r"(t)::"memory");
+        return t;
+    }
 
     __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
     /* The rings, as a consumer sees them: wait until tile j's stage has landed (its shared
@@ -263,8 +277,9 @@ template <int HD> struct Consumer {
             wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
 #pragma unroll
             for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
+            if (WS_QK_SPLIT) wg::commit();
         }
-        wg::commit();
+        if (!WS_QK_SPLIT) wg::commit();
     }
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
@@ -290,12 +305,45 @@ template <int HD> struct Consumer {
         }
     }
 
+    template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax_one(int j, int sl, float k_scale) {
+        const float delta = dequant_delta(q_scale[sl], k_scale);
+        const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0;
+        wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
+                                                   lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
+    }
+
     /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
      * its softmax, P·V(j). One slice per warp: tile_deferred. */
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         if constexpr (NSL == 1) {
             tile_deferred<kScaleX, kMask, kCausal>(j);
+        } else if constexpr (WS_QK_SPLIT != 0 && NSL == 2) {
+            issue_scores(j);
+            if constexpr (!PRODUCER) {
+                if (j > 0 && w == 0 && lane == 0) ld.refill(j - 1);
+                __syncwarp();
+            }
+            const float k_scale = __ldg(ks_bh + j);
+            wg::wait<1>();
+            wg::hold(s[0]);
+            softmax_one<kScaleX, kMask, kCausal>(j, 0, k_scale);
+            const uint32_t vh = vh_wait(j);
+            if constexpr (WS_QK_SPLIT == 2) {
+                wg::hold(pf[0][0]), wg::hold(pf[0][1]);
+                wg::fence();
+                wg::pv_issue(pv_h[0], pf[0], vh, 0);
+                wg::wait<1>();
+            } else {
+                wg::wait<0>();
+            }
+            wg::hold(s[1]);
+            softmax_one<kScaleX, kMask, kCausal>(j, 1, k_scale);
+            wg::pv_slices<HD, NSL, WS_QK_SPLIT == 2>(o, pf, alpha, vh, pv_h);
+            vh_release(j);
         } else {
+#if WS_TRACE
+            const uint32_t t0 = clk();
+#endif
             issue_scores(j);
             if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ */
                 if (j > 0 && w == 0 && lane == 0) ld.refill(j - 1);
@@ -303,8 +351,20 @@ template <int HD> struct Consumer {
             }
             wg::wait<0>();
             scores_done(j);
+#if WS_TRACE
+            const uint32_t t1 = clk();
+#endif
             softmax<kScaleX, kMask, kCausal>(j);
+#if WS_TRACE
+#pragma unroll
+            for (int sl = 0; sl < NSL; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
+            const uint32_t t2 = clk();
+#endif
             pv(j);
+#if WS_TRACE
+            const uint32_t t3 = clk();
+            tr_qk += t1 - t0, tr_sm += t2 - t1, tr_pv += t3 - t2, ++tr_n;
+#endif
         }
     }
 
@@ -317,6 +377,7 @@ template <int HD> struct Consumer {
      * found later, undefined accumulators materialised inside a wgmma's stage, is fixed in run(),
      * so that order is untried since.) */
     float h[2][2][wg::PV_NB][4]; /* the P·V groups in flight */
+    float pv_h[2][2][wg::PV_NB][4]; /* WS_QK_SPLIT: pv_slices's groups */
     float x[KEY_BLOCKS][4];      /* P (fp32) of the tile whose P·V is next */
     float alpha_prev[2];         /* α of that tile */
 
@@ -401,6 +462,12 @@ template <int HD> struct Consumer {
          * producer takes no part: a CTA barrier reached from its code and from ours would be two
          * barriers in divergent code, which synccheck rightly refuses) */
         async::named_sync(BAR_CONSUMERS, CONSUMER_WGS * WG_THREADS);
+#if WS_TRACE
+        if (lane == 0 && blockIdx.y == 0 && blockIdx.z == 0) {
+            uint32_t *t = reinterpret_cast<uint32_t *>(trace_addr) + 4 * (NUM_WARPS * blockIdx.x + w);
+            t[0] = tr_n, t[1] = tr_qk, t[2] = tr_sm, t[3] = tr_pv;
+        }
+#endif
         if (active)
             store_rows<HD, kBf16, NSL, 64>(p, o, d, smem + (NUM_WARPS * cw + w) * (NSL * MMA_M * HD * 2), lane,
                                            cta.b, cta.h, cta.hk, cta.row0 + slice_row(0), cta.N);
@@ -459,6 +526,9 @@ __device__ __forceinline__ void ws_run(const ws_attn_params &P, uint8_t *smem) {
         if constexpr (PRODUCER) async::regs_raise<CONSUMER_REGS>();
         else if (tid == 0) ld.start();
         Consumer<HD> co{P.p, cta, ld, smem, sbase, bars, wgi - PRODUCER, (tid / 32) % NUM_WARPS, tid & 31};
+#if WS_TRACE
+        co.trace_addr = P.trace;
+#endif
         co.template run<kCausal, kBf16>();
     }
 }

@@ -51,8 +51,11 @@
 #define WS_STAGES (WS_CTAS_PER_SM == 2 ? 3 : 4)
 /* Dynamic shared memory per CTA (D = 128: Q; K 8K and V8 8K (or f16 V 16K) per stage; with V8,
  * f16 V 2x16K; mbarriers; D = 64 uses half of it). The kernel checks its layout against it. */
+#ifndef WS_SMEM_PAD /* experiment: 1 forces one CTA per SM */
+#define WS_SMEM_PAD 0
+#endif
 #if WS_V_F16
-#define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * (8192 + 16384) + 1024)
+#define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * (8192 + 16384) + 1024 + WS_SMEM_PAD * 40960)
 #else
 #define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * 2 * 8192 + 2 * 16384 + 1024)
 #endif
@@ -62,6 +65,9 @@ typedef struct ws_attn_params {
     int32_t q_heads_inner, k_heads_inner, v_heads_inner;
     int32_t v_tiles;    /* WS_V_F16: KV tiles per head of the f16 V tensor */
     uint64_t v_f16;     /* WS_V_F16: its device address (the pre-pass writes it) */
+#if defined(WS_TRACE) && WS_TRACE
+    uint64_t trace;     /* experiment: per-warp phase cycles of the CTAs of head 0, batch 0 */
+#endif
     CUtensorMap map_q, map_k, map_v; /* map_v: V8, or with WS_V_F16 the f16 V tensor */
 } ws_attn_params;
 
