@@ -110,6 +110,12 @@ __device__ __forceinline__ void tma_box(uint32_t dst, const CUtensorMap &map, ui
         async::tma_load_4d(dst, &map, bar, inner, row, head, b);
 }
 
+#ifndef WS_REFILL_FENCE
+#define WS_REFILL_FENCE 1
+#endif
+#ifndef WS_REFILL_ROTATE
+#define WS_REFILL_ROTATE 0
+#endif
 /* The copies of one CTA, issued by one thread: Q once, the KV tiles into the ring. */
 template <int HD> struct Loader {
     using L = WsLayout<HD>;
@@ -147,7 +153,7 @@ template <int HD> struct Loader {
     __device__ __forceinline__ void refill(int j) const {
         if (j + STAGES >= cta.n_tiles) return;
         async::bar_wait(bar(L::BAR_KV_EMPTY + j % STAGES), (j / STAGES) & 1);
-        wg::fence_proxy_async();
+        if (PRODUCER || !V_F16 || WS_REFILL_FENCE) wg::fence_proxy_async();
         issue_kv(j + STAGES);
     }
 };
@@ -320,7 +326,7 @@ template <int HD> struct Consumer {
         } else if constexpr (WS_QK_SPLIT != 0 && NSL == 2) {
             issue_scores(j);
             if constexpr (!PRODUCER) {
-                if (j > 0 && w == 0 && lane == 0) ld.refill(j - 1);
+                if (j > 0 && w == (WS_REFILL_ROTATE ? (j & 3) : 0) && lane == 0) ld.refill(j - 1);
                 __syncwarp();
             }
             const float k_scale = __ldg(ks_bh + j);
@@ -346,7 +352,7 @@ template <int HD> struct Consumer {
 #endif
             issue_scores(j);
             if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ */
-                if (j > 0 && w == 0 && lane == 0) ld.refill(j - 1);
+                if (j > 0 && w == (WS_REFILL_ROTATE ? (j & 3) : 0) && lane == 0) ld.refill(j - 1);
                 __syncwarp();
             }
             wg::wait<0>();
