@@ -135,6 +135,9 @@ __device__ __forceinline__ void pack_p_f16(const float (&p)[KEY_BLOCKS][4], uint
  * have. So a 16-slot group q of V8 (four words) gives two 16-byte chunks: its low halves
  * (chunk 4(q>>1) + (q&1)) and its high halves (chunk 4(q>>1) + 2 + (q&1)). */
 constexpr int VH_ROW_BYTES = CTA_K * 2;
+#ifndef SAGE2_H1_SWAP /* experiment: k-half 1 of f16 V row d holds channel d^1 (the pre-pass only) */
+#define SAGE2_H1_SWAP 0
+#endif
 /* One 16-slot group of V8 (w, four words) -> its low-half chunk and its high-half chunk. */
 __device__ __forceinline__ void unpack_v_group(const uint4 &w, uint4 &lo, uint4 &hi) {
     lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu);
@@ -214,7 +217,7 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
         float(&oc)[4] = o[cg * PV_NB + nb];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
-            oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], fadd_noftz(h[0][nb][i], h[1][nb][i]));
+            oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], fadd_noftz(h[0][nb][i], h[1][nb][SAGE2_H1_SWAP ? i ^ 1 : i]));
     }
 }
 /* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next

@@ -562,8 +562,9 @@ template <int HD> __device__ __forceinline__ void v_to_f16(const ws_attn_params 
     for (int r = threadIdx.x >> 2; r < HD; r += 32) {
         uint4 lo, hi;
         wg::unpack_v_group(*reinterpret_cast<const uint4 *>(src + r * p.v_stride_d), lo, hi);
-        *reinterpret_cast<uint4 *>(dst + r * wg::VH_ROW_BYTES) = lo;
-        *reinterpret_cast<uint4 *>(dst + r * wg::VH_ROW_BYTES + 32) = hi;
+        const int rr = SAGE2_H1_SWAP && q >= 2 ? r ^ 1 : r;
+        *reinterpret_cast<uint4 *>(dst + rr * wg::VH_ROW_BYTES) = lo;
+        *reinterpret_cast<uint4 *>(dst + rr * wg::VH_ROW_BYTES + 32) = hi;
     }
 }
 #endif
