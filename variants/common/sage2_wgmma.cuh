@@ -135,7 +135,9 @@ __device__ __forceinline__ void pack_p_f16(const float (&p)[KEY_BLOCKS][4], uint
  * have. So a 16-slot group q of V8 (four words) gives two 16-byte chunks: its low halves
  * (chunk 4(q>>1) + (q&1)) and its high halves (chunk 4(q>>1) + 2 + (q&1)). */
 constexpr int VH_ROW_BYTES = CTA_K * 2;
-#ifndef SAGE2_H1_SWAP /* experiment: k-half 1 of f16 V row d holds channel d^1 (the pre-pass only) */
+#ifndef SAGE2_H1_SWAP /* experiment (issue 17, run 24): k-half 1 of f16 V row d holds channel d^1 (the
+                         warp-specialized pre-pass only), so the fold's FADD pairs registers of
+                         different parity */
 #define SAGE2_H1_SWAP 0
 #endif
 /* One 16-slot group of V8 (w, four words) -> its low-half chunk and its high-half chunk. */
@@ -223,16 +225,15 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
 /* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next
  * one computes. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
  * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
-template <int HD, int NSL, bool kFirstIssued = false>
+template <int HD, int NSL>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
-                                          const float (&alpha)[NSL][2], uint32_t vh, float (&h)[2][2][PV_NB][4]) {
+                                          const float (&alpha)[NSL][2], uint32_t vh) {
     constexpr int GROUPS = NSL * (HD / PV_N);
+    float h[2][2][PV_NB][4];
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
-    if (!kFirstIssued) {
-        fence();
-        pv_issue(h[0], pf[0], vh, 0);
-    }
+    fence();
+    pv_issue(h[0], pf[0], vh, 0);
 #pragma unroll
     for (int gi = 0; gi < GROUPS; ++gi) {
         const int sl = gi / (HD / PV_N), cg = gi % (HD / PV_N);
@@ -249,12 +250,6 @@ __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32
     }
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
-}
-template <int HD, int NSL>
-__device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
-                                          const float (&alpha)[NSL][2], uint32_t vh) {
-    float h[2][2][PV_NB][4];
-    pv_slices<HD, NSL, false>(o, pf, alpha, vh, h);
 }
 
 } // namespace wg

@@ -218,17 +218,18 @@ template <int HD> struct Consumer {
 #ifndef WS_TRACE
 #define WS_TRACE 0
 #endif
-#ifndef WS_QK_SPLIT /* 1: one Q.K group per slice, slice 0's softmax starts at its own scores; 2: and
-                       slice 0's first P.V group is issued before slice 1's softmax */
+#ifndef WS_QK_SPLIT /* 1: one Q.K group per slice, slice 0's softmax starts at its own scores */
 #define WS_QK_SPLIT 0
 #endif
-    uint32_t tr_qk = 0, tr_sm = 0, tr_pv = 0, tr_n = 0; /* WS_TRACE: cycles per phase, summed */
+#if WS_TRACE /* experiment: clock cycles per phase of the tile loop, summed (read back at destroy) */
+    uint32_t tr_qk = 0, tr_sm = 0, tr_pv = 0, tr_n = 0;
     uint64_t trace_addr = 0;
     __device__ __forceinline__ static uint32_t clk() {
         uint32_t t;
         asm volatile("mov.u32 %0, %%clock;" : "=r"(t)::"memory");
         return t;
     }
+#endif
 
     __device__ __forceinline__ uint32_t bar(int i) const { return bars + 8 * i; }
     /* The rings, as a consumer sees them: wait until tile j's stage has landed (its shared
@@ -283,9 +284,13 @@ template <int HD> struct Consumer {
             wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
 #pragma unroll
             for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
-            if (WS_QK_SPLIT) wg::commit();
+#if WS_QK_SPLIT
+            wg::commit();
+#endif
         }
-        if (!WS_QK_SPLIT) wg::commit();
+#if !WS_QK_SPLIT
+        wg::commit();
+#endif
     }
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
@@ -311,19 +316,22 @@ template <int HD> struct Consumer {
         }
     }
 
+#if WS_QK_SPLIT
     template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax_one(int j, int sl, float k_scale) {
         const float delta = dequant_delta(q_scale[sl], k_scale);
         const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0;
         wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
                                                    lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
     }
+#endif
 
     /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
      * its softmax, P·V(j). One slice per warp: tile_deferred. */
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         if constexpr (NSL == 1) {
             tile_deferred<kScaleX, kMask, kCausal>(j);
-        } else if constexpr (WS_QK_SPLIT != 0 && NSL == 2) {
+#if WS_QK_SPLIT
+        } else if constexpr (NSL == 2) {
             issue_scores(j);
             if constexpr (!PRODUCER) {
                 if (j > 0 && w == (WS_REFILL_ROTATE ? (j & 3) : 0) && lane == 0) ld.refill(j - 1);
@@ -334,18 +342,12 @@ template <int HD> struct Consumer {
             wg::hold(s[0]);
             softmax_one<kScaleX, kMask, kCausal>(j, 0, k_scale);
             const uint32_t vh = vh_wait(j);
-            if constexpr (WS_QK_SPLIT == 2) {
-                wg::hold(pf[0][0]), wg::hold(pf[0][1]);
-                wg::fence();
-                wg::pv_issue(pv_h[0], pf[0], vh, 0);
-                wg::wait<1>();
-            } else {
-                wg::wait<0>();
-            }
+            wg::wait<0>();
             wg::hold(s[1]);
             softmax_one<kScaleX, kMask, kCausal>(j, 1, k_scale);
-            wg::pv_slices<HD, NSL, WS_QK_SPLIT == 2>(o, pf, alpha, vh, pv_h);
+            wg::pv_slices<HD, NSL>(o, pf, alpha, vh);
             vh_release(j);
+#endif
         } else {
 #if WS_TRACE
             const uint32_t t0 = clk();
@@ -383,7 +385,6 @@ template <int HD> struct Consumer {
      * found later, undefined accumulators materialised inside a wgmma's stage, is fixed in run(),
      * so that order is untried since.) */
     float h[2][2][wg::PV_NB][4]; /* the P·V groups in flight */
-    float pv_h[2][2][wg::PV_NB][4]; /* WS_QK_SPLIT: pv_slices's groups */
     float x[KEY_BLOCKS][4];      /* P (fp32) of the tile whose P·V is next */
     float alpha_prev[2];         /* α of that tile */
 
