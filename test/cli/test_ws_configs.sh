@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The warp-specialized kernel's configurations (variants/warp-specialized/ws_params.h) all build:
 # the default that ships, and the measured alternatives (with a producer warpgroup; V8 converted
-# in every CTA; one slice per warp; 256-row CTAs) and the issue-17 experiment switches (phase
-# clocks, per-slice Q.K groups, the refill's fence and warp, the max tree, the k-half-1 channel
-# swap, one CTA per SM), which no plugin builds and which would otherwise rot. For each: nvcc succeeds (the layout's and
+# in every CTA; one slice per warp; 256-row CTAs) and the measuring switches (phase clocks, one
+# CTA per SM), which no plugin builds and which would otherwise rot. For each: nvcc succeeds (the layout's and
 # the register split's static_asserts hold) and ptxas serialises no wgmma (C7514/C7515/C7517:
 # an accumulator touched while its wgmma is in flight, which costs the kernel its overlap).
 set -u
@@ -32,8 +31,7 @@ build producer -DWS_PRODUCER=1 &
 build v8-per-cta -DWS_V_F16=0 &
 build one-slice -DWS_SLICES=1 &
 build rows256 -DWS_SLICES=2 -DWS_CONSUMER_WGS=2 -DWS_PRODUCER_REGS=40 &
-build experiments -DWS_TRACE=1 -DWS_QK_SPLIT=1 -DWS_REFILL_FENCE=0 -DWS_REFILL_ROTATE=1 -DSAGE2_MAX_TREE=1 \
-    -DSAGE2_H1_SWAP=1 -DWS_SMEM_PAD=1 &
+build experiments -DWS_TRACE=1 -DWS_SMEM_PAD=1 &
 wait
 for name in producer v8-per-cta one-slice rows256 experiments; do
     if [ "$(cat "$TMP/$name.rc")" = 0 ]; then echo "ok   $name builds"; else fail "$name builds" "$(tail -20 "$TMP/$name.log")"; fi

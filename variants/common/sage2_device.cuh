@@ -354,24 +354,10 @@ __device__ __forceinline__ void online_softmax_update(float (&x)[KEY_BLOCKS][4],
                                                       float (&alpha)[2]) {
 #pragma unroll
     for (int rh = 0; rh < 2; ++rh) {
-#ifndef SAGE2_MAX_TREE
-#define SAGE2_MAX_TREE 0
-#endif
         float t = NEG_BIG;
-        if (SAGE2_MAX_TREE) { /* the same maximum (fmaxf is exact), half the dependent steps */
-            float v[KEY_BLOCKS];
 #pragma unroll
-            for (int nb = 0; nb < KEY_BLOCKS; ++nb) v[nb] = fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]);
-#pragma unroll
-            for (int w = 1; w < KEY_BLOCKS; w *= 2)
-#pragma unroll
-                for (int nb = 0; nb + w < KEY_BLOCKS; nb += 2 * w) v[nb] = fmaxf(v[nb], v[nb + w]);
-            t = fmaxf(t, v[0]);
-        } else {
-#pragma unroll
-            for (int nb = 0; nb < KEY_BLOCKS; ++nb)
-                t = fmaxf(t, fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]));
-        }
+        for (int nb = 0; nb < KEY_BLOCKS; ++nb)
+            t = fmaxf(t, fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]));
         t = __fmaf_rn(t, c, -EXP_OFFSET);
         t = quad_max(t);
         const float m_new = fmaxf(m[rh], t);

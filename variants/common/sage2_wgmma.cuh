@@ -135,11 +135,6 @@ __device__ __forceinline__ void pack_p_f16(const float (&p)[KEY_BLOCKS][4], uint
  * have. So a 16-slot group q of V8 (four words) gives two 16-byte chunks: its low halves
  * (chunk 4(q>>1) + (q&1)) and its high halves (chunk 4(q>>1) + 2 + (q&1)). */
 constexpr int VH_ROW_BYTES = CTA_K * 2;
-#ifndef SAGE2_H1_SWAP /* experiment (issue 17, run 24): k-half 1 of f16 V row d holds channel d^1 (the
-                         warp-specialized pre-pass only), so the fold's FADD pairs registers of
-                         different parity */
-#define SAGE2_H1_SWAP 0
-#endif
 /* One 16-slot group of V8 (w, four words) -> its low-half chunk and its high-half chunk. */
 __device__ __forceinline__ void unpack_v_group(const uint4 &w, uint4 &lo, uint4 &hi) {
     lo.x = cvt_e4m3x2_f16x2(w.x & 0xffffu);
@@ -210,8 +205,14 @@ __device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t
 /* B = H(k-half 0) + H(k-half 1), a non-ftz add; O = fma(α, O, B) (SAGE2.md §2.5). The sm_90
  * lowering computes (0 + H0) + H1: its first add changes nothing but a −0 into +0, and a chain
  * that starts from zero never yields −0 on this hardware (above), so it is left out (−10% of
- * interleave-softmax's instructions, +6% speed). o: the slice's accumulator, [HD/8][4]. */
-template <int CBLOCKS>
+ * interleave-softmax's instructions, +6% speed). o: the slice's accumulator, [HD/8][4].
+ * kSwapH1: the tile's k-half 1 has channel pairs swapped (row d of its f16 V holds channel d^1, as
+ * the warp-specialized pre-pass writes it), so H1 of channel c sits in the register of c^1, the
+ * other element of the same thread's pair. Each channel's products and sums are the same (a
+ * wgmma computes every output column alike; the golden test checks the bytes); what changes is
+ * that the FADD pairs h0[i] with h1[i^1], registers of different parity, where the unswapped
+ * pairs R(a+i) + R(b+i) of two aligned accumulator blocks (issue 17 run 24: -0.7%). */
+template <int CBLOCKS, bool kSwapH1 = false>
 __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)[2][PV_NB][4], int cg,
                                         const float (&alpha)[2]) {
 #pragma unroll
@@ -219,13 +220,13 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
         float(&oc)[4] = o[cg * PV_NB + nb];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
-            oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], fadd_noftz(h[0][nb][i], h[1][nb][SAGE2_H1_SWAP ? i ^ 1 : i]));
+            oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], fadd_noftz(h[0][nb][i], h[1][nb][kSwapH1 ? i ^ 1 : i]));
     }
 }
 /* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next
  * one computes. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
  * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
-template <int HD, int NSL>
+template <int HD, int NSL, bool kSwapH1 = false>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
                                           const float (&alpha)[NSL][2], uint32_t vh) {
     constexpr int GROUPS = NSL * (HD / PV_N);
@@ -245,7 +246,7 @@ __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32
         }
         hold(h[gi & 1][0]);
         hold(h[gi & 1][1]);
-        pv_fold(o[sl], h[gi & 1], cg, alpha[sl]);
+        pv_fold<HD / MMA_N, kSwapH1>(o[sl], h[gi & 1], cg, alpha[sl]);
         if (gi + 2 < GROUPS) fence(); /* the fold wrote registers near the next wgmma */
     }
 #pragma unroll

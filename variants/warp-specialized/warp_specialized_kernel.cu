@@ -37,6 +37,7 @@ constexpr int CONSUMER_WARPS = CONSUMER_WGS * NUM_WARPS;
 constexpr int STAGES = WS_STAGES;             /* K and V tiles in flight */
 constexpr bool V_F16 = WS_V_F16;              /* V arrives as f16 (the pre-pass), not as V8 */
 constexpr bool PRODUCER = WS_PRODUCER;        /* a producer warpgroup issues the copies */
+constexpr bool SWAP_H1 = V_F16;               /* the pre-pass swaps k-half 1's channel pairs (pv_fold) */
 constexpr int VH_STAGES = 2;                  /* f16 V tiles the producer converts into (V8 only) */
 constexpr int VH_RING = V_F16 ? 0 : VH_STAGES; /* of them in shared memory */
 constexpr int WG_THREADS = 128;
@@ -110,12 +111,6 @@ __device__ __forceinline__ void tma_box(uint32_t dst, const CUtensorMap &map, ui
         async::tma_load_4d(dst, &map, bar, inner, row, head, b);
 }
 
-#ifndef WS_REFILL_FENCE
-#define WS_REFILL_FENCE 1
-#endif
-#ifndef WS_REFILL_ROTATE
-#define WS_REFILL_ROTATE 0
-#endif
 /* The copies of one CTA, issued by one thread: Q once, the KV tiles into the ring. */
 template <int HD> struct Loader {
     using L = WsLayout<HD>;
@@ -153,7 +148,10 @@ template <int HD> struct Loader {
     __device__ __forceinline__ void refill(int j) const {
         if (j + STAGES >= cta.n_tiles) return;
         async::bar_wait(bar(L::BAR_KV_EMPTY + j % STAGES), (j / STAGES) & 1);
-        if (PRODUCER || !V_F16 || WS_REFILL_FENCE) wg::fence_proxy_async();
+        /* a stage that threads wrote (the producer's V8 conversion) is fenced before the copies
+         * overwrite it; a ring only TMA writes and only wgmma reads needs no proxy fence (the
+         * readers' wgmma.wait precedes their release; measured neutral, run 24) */
+        if (PRODUCER || !V_F16) wg::fence_proxy_async();
         issue_kv(j + STAGES);
     }
 };
@@ -218,9 +216,6 @@ template <int HD> struct Consumer {
 #ifndef WS_TRACE
 #define WS_TRACE 0
 #endif
-#ifndef WS_QK_SPLIT /* 1: one Q.K group per slice, slice 0's softmax starts at its own scores */
-#define WS_QK_SPLIT 0
-#endif
 #if WS_TRACE /* experiment: clock cycles per phase of the tile loop, summed (read back at destroy) */
     uint32_t tr_qk = 0, tr_sm = 0, tr_pv = 0, tr_n = 0;
     uint64_t trace_addr = 0;
@@ -284,13 +279,8 @@ template <int HD> struct Consumer {
             wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
 #pragma unroll
             for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
-#if WS_QK_SPLIT
-            wg::commit();
-#endif
         }
-#if !WS_QK_SPLIT
         wg::commit();
-#endif
     }
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
@@ -300,7 +290,7 @@ template <int HD> struct Consumer {
 
     /* §2.5 for tile jj with the P and α kept from its softmax; returns with every wgmma done. */
     __device__ __forceinline__ void pv(int jj) {
-        wg::pv_slices<HD, NSL>(o, pf, alpha, vh_wait(jj));
+        wg::pv_slices<HD, NSL, SWAP_H1>(o, pf, alpha, vh_wait(jj));
         vh_release(jj);
     }
 
@@ -316,45 +306,20 @@ template <int HD> struct Consumer {
         }
     }
 
-#if WS_QK_SPLIT
-    template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax_one(int j, int sl, float k_scale) {
-        const float delta = dequant_delta(q_scale[sl], k_scale);
-        const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0;
-        wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
-                                                   lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
-    }
-#endif
-
     /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
      * its softmax, P·V(j). One slice per warp: tile_deferred. */
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
         if constexpr (NSL == 1) {
             tile_deferred<kScaleX, kMask, kCausal>(j);
-#if WS_QK_SPLIT
-        } else if constexpr (NSL == 2) {
-            issue_scores(j);
-            if constexpr (!PRODUCER) {
-                if (j > 0 && w == (WS_REFILL_ROTATE ? (j & 3) : 0) && lane == 0) ld.refill(j - 1);
-                __syncwarp();
-            }
-            const float k_scale = __ldg(ks_bh + j);
-            wg::wait<1>();
-            wg::hold(s[0]);
-            softmax_one<kScaleX, kMask, kCausal>(j, 0, k_scale);
-            const uint32_t vh = vh_wait(j);
-            wg::wait<0>();
-            wg::hold(s[1]);
-            softmax_one<kScaleX, kMask, kCausal>(j, 1, k_scale);
-            wg::pv_slices<HD, NSL>(o, pf, alpha, vh);
-            vh_release(j);
-#endif
         } else {
 #if WS_TRACE
             const uint32_t t0 = clk();
 #endif
             issue_scores(j);
-            if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ */
-                if (j > 0 && w == (WS_REFILL_ROTATE ? (j & 3) : 0) && lane == 0) ld.refill(j - 1);
+            if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ; the
+                                          warps take turns (warp 0 alone: 841 cycles per tile in this
+                                          phase against ~460 for the others, run 23; -2.3%, run 24) */
+                if (j > 0 && w == j % NUM_WARPS && lane == 0) ld.refill(j - 1);
                 __syncwarp();
             }
             wg::wait<0>();
@@ -401,7 +366,7 @@ template <int HD> struct Consumer {
         for (int cg = 0; cg + 2 < G; ++cg) { /* pending: cg, cg+1 */
             wg::wait<1>();
             wg::hold(h[cg & 1][0]), wg::hold(h[cg & 1][1]);
-            wg::pv_fold(o[0], h[cg & 1], cg, alpha_prev);
+            wg::pv_fold<CBLOCKS, SWAP_H1>(o[0], h[cg & 1], cg, alpha_prev);
             wg::fence();
             wg::pv_issue(h[cg & 1], pf[0], vh, cg + 2);
         }
@@ -411,10 +376,10 @@ template <int HD> struct Consumer {
         constexpr int G = HD / wg::PV_N;
         wg::wait<kNewer ? 2 : 1>();
         wg::hold(h[0][0]), wg::hold(h[0][1]);
-        wg::pv_fold(o[0], h[0], G - 2, alpha_prev);
+        wg::pv_fold<CBLOCKS, SWAP_H1>(o[0], h[0], G - 2, alpha_prev);
         wg::wait<kNewer ? 1 : 0>();
         wg::hold(h[1][0]), wg::hold(h[1][1]);
-        wg::pv_fold(o[0], h[1], G - 1, alpha_prev);
+        wg::pv_fold<CBLOCKS, SWAP_H1>(o[0], h[1], G - 1, alpha_prev);
         wg::hold(pf[0][0]), wg::hold(pf[0][1]);
         vh_release(jj);
     }
@@ -550,7 +515,9 @@ template <bool kCausal, bool kBf16> __device__ __forceinline__ void ws_any_head_
 
 #if WS_V_F16
 /* The pre-pass: KV tile t of head (b, hk) of V8 into the f16 V tensor, rows of 128 bytes in the
- * operand layout of P·V (convert_v_tile_f16's, unswizzled: the copies into the ring swizzle).
+ * operand layout of P·V (convert_v_tile_f16's, unswizzled: the copies into the ring swizzle),
+ * except that k-half 1 of each channel pair is swapped (row d holds channel d^1; pv_fold's
+ * kSwapH1).
  * Thread: group q of rows r0, r0 + 32, ... V padding past N is real zeros (SAGE2.md §2.2). */
 template <int HD> __device__ __forceinline__ void v_to_f16(const ws_attn_params &P) {
     const sage2_attn_params &p = P.p;
@@ -563,7 +530,7 @@ template <int HD> __device__ __forceinline__ void v_to_f16(const ws_attn_params 
     for (int r = threadIdx.x >> 2; r < HD; r += 32) {
         uint4 lo, hi;
         wg::unpack_v_group(*reinterpret_cast<const uint4 *>(src + r * p.v_stride_d), lo, hi);
-        const int rr = SAGE2_H1_SWAP && q >= 2 ? r ^ 1 : r;
+        const int rr = q >= 2 ? r ^ 1 : r; /* k-half 1 (groups 2, 3) of channel r into row r^1 (SWAP_H1) */
         *reinterpret_cast<uint4 *>(dst + rr * wg::VH_ROW_BYTES) = lo;
         *reinterpret_cast<uint4 *>(dst + rr * wg::VH_ROW_BYTES + 32) = hi;
     }
