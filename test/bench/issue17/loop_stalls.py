@@ -7,26 +7,17 @@ SOURCE.csv: `ncu -i REPORT --page source --csv --print-source sass` of a report 
 times (stall_groups.py's groups); for each of its instructions it prints the stall samples and the three
 main reasons, then totals by opcode (instructions, samples, reasons): where the warps of the loop wait."""
 import collections
-import csv
 import sys
+
+from ncu_source import SourcePage
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    rows = list(csv.reader(open(sys.argv[1], newline="")))
-    if len(rows) < 3 or "Instructions Executed" not in rows[1]:
-        sys.exit(f"{sys.argv[1]}: not an ncu source page (no 'Instructions Executed' column in line 2)")
-    head, data = rows[1], rows[2:]
-    col = {name: i for i, name in enumerate(head)}
-    src = col.get("Source", 1)
-    reasons = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
-
-    def value(row, name):
-        try:
-            return float(row[col[name]].replace(",", ""))
-        except (ValueError, IndexError, KeyError):
-            return 0.0
+    page = SourcePage(sys.argv[1])
+    data, reasons, value = page.data, page.reasons, page.value
+    src = page.col.get("Source", 1)
 
     groups = collections.defaultdict(list)
     for i, row in enumerate(data):

@@ -8,25 +8,16 @@ body, one warp role's loop, a barrier's retry loop); for the GROUPS largest by s
 prints the share of all samples, the instruction range and count, and the main stall reasons.
 Samples are warp-time: a group's share is the time warps spent in it, issuing or not."""
 import collections
-import csv
 import sys
+
+from ncu_source import SourcePage
 
 
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    rows = list(csv.reader(open(sys.argv[1], newline="")))
-    if len(rows) < 3 or "Instructions Executed" not in rows[1]:
-        sys.exit(f"{sys.argv[1]}: not an ncu source page (no 'Instructions Executed' column in line 2)")
-    head, data = rows[1], rows[2:]
-    col = {name: i for i, name in enumerate(head)}
-    reasons = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
-
-    def value(row, name):
-        try:
-            return float(row[col[name]].replace(",", ""))
-        except (ValueError, IndexError):
-            return 0.0
+    page = SourcePage(sys.argv[1])
+    data, reasons, value = page.data, page.reasons, page.value
 
     groups = collections.defaultdict(lambda: {"n": 0, "samples": 0.0, "lo": None, "hi": 0,
                                               "why": collections.Counter()})
