@@ -35,8 +35,8 @@
 #define SAGE2_CHECK_DEVICE(cc, err, errlen) ws_check_device(cc, err, errlen)
 #if WS_V_F16
 #define SAGE2_RUN_BEFORE(st, err, errlen) ws_run_v_to_f16(st, err, errlen)
-#define SAGE2_DESTROY_EXTRA(st) ws_free_v_f16(st)
 #endif
+#define SAGE2_DESTROY_EXTRA(st) ws_free_scratch(st)
 
 struct sage2_state;
 static int ws_prepare(struct sage2_state *st, char *err, size_t errlen);
@@ -44,7 +44,7 @@ static int ws_check_device(int cc, char *err, size_t errlen);
 #if WS_V_F16
 static int ws_run_v_to_f16(struct sage2_state *st, char *err, size_t errlen);
 #endif
-static void ws_free_v_f16(struct sage2_state *st);
+static void ws_free_scratch(struct sage2_state *st);
 
 #include "../common/sage2_plugin.h"
 
@@ -126,9 +126,10 @@ static void ws_trace_dump(struct sage2_state *st)
     CUresult (*sync)(void) = cuda ? (CUresult(*)(void))dlsym(cuda, "cuCtxSynchronize") : NULL;
     CUresult (*dtoh)(void *, CUdeviceptr, size_t) =
         cuda ? (CUresult(*)(void *, CUdeviceptr, size_t))dlsym(cuda, "cuMemcpyDtoH_v2") : NULL;
-    const int ctas = (st->params.seq_len + WS_CTA_ROWS - 1) / WS_CTA_ROWS, n = ctas * 4;
-    uint32_t *t = calloc((size_t)n * 4, 4);
-    if (sync && dtoh && t && sync() == CUDA_SUCCESS && dtoh(t, st->ws.trace, (size_t)n * 16) == CUDA_SUCCESS) {
+    const size_t bytes = WS_TRACE_BYTES(st->params.seq_len);
+    const int n = (int)(bytes / 16), warps = WS_THREADS / 32;
+    uint32_t *t = calloc(bytes, 1);
+    if (sync && dtoh && t && sync() == CUDA_SUCCESS && dtoh(t, st->ws.trace, bytes) == CUDA_SUCCESS) {
         double sum[4] = {0, 0, 0, 0};
         for (int i = 0; i < n; ++i)
             for (int k = 0; k < 4; ++k) sum[k] += t[4 * i + k];
@@ -136,7 +137,7 @@ static void ws_trace_dump(struct sage2_state *st)
                 sum[0], sum[1] / sum[0], sum[2] / sum[0], sum[3] / sum[0]);
         for (int i = 0; i < n; i += n / 8 + 1)
             if (t[4 * i])
-                fprintf(stderr, "trace %s: cta %d warp %d: %u tiles, qk %u sm %u pv %u\n", WS_NAME, i / 4, i % 4,
+                fprintf(stderr, "trace %s: cta %d warp %d: %u tiles, qk %u sm %u pv %u\n", WS_NAME, i / warps, i % warps,
                         t[4 * i], t[4 * i + 1] / t[4 * i], t[4 * i + 2] / t[4 * i], t[4 * i + 3] / t[4 * i]);
     } else {
         fprintf(stderr, "trace %s: no trace read back\n", WS_NAME);
@@ -144,15 +145,18 @@ static void ws_trace_dump(struct sage2_state *st)
     free(t);
     if (cuda)
         dlclose(cuda);
-    st->services->mem_free(st->services->host, st->ws.trace);
 }
 #endif
 
-static void ws_free_v_f16(struct sage2_state *st)
+/* What ws_prepare allocated (the f16 V tensor; with WS_TRACE the trace, printed first): at
+ * destroy, and before a prepare remakes them. */
+static void ws_free_scratch(struct sage2_state *st)
 {
 #if WS_TRACE
-    if (st->ws.trace)
+    if (st->ws.trace) {
         ws_trace_dump(st);
+        st->services->mem_free(st->services->host, st->ws.trace);
+    }
     st->ws.trace = 0;
 #endif
     if (st->ws.v_f16)
@@ -206,8 +210,7 @@ static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
     if (!encode)
         return SAGERUN_UNSUPPORTED;
     ws_attn_params *w = &st->ws;
-    if (WS_V_F16)
-        ws_free_v_f16(st);
+    ws_free_scratch(st);
     memset(w, 0, sizeof *w);
     w->p = *a;
     const uint64_t D = (uint64_t)a->head_dim, N = (uint64_t)a->seq_len, B = (uint64_t)a->batch;
@@ -221,7 +224,7 @@ static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
     int rc = WS_V_F16 ? ws_make_v_f16(st, &v, err, errlen) : 0;
 #if WS_TRACE
     if (rc == 0)
-        rc = st->services->mem_alloc(st->services->host, (N + 127) / 128 * 64, &w->trace, err, errlen);
+        rc = st->services->mem_alloc(st->services->host, WS_TRACE_BYTES(N), &w->trace, err, errlen);
 #endif
     if (rc == 0)
         rc = ws_encode(encode, &q, &w->map_q, &w->q_heads_inner, err, errlen);

@@ -213,9 +213,6 @@ template <int HD> struct Consumer {
     int32_t s[NSL][KEY_BLOCKS][4];       /* scores of the tile being computed */
     uint32_t pf[NSL][PV_KHALVES][2][4];  /* P of the tile whose P·V is pending */
     float alpha[NSL][2];                 /* and its α */
-#ifndef WS_TRACE
-#define WS_TRACE 0
-#endif
 #if WS_TRACE /* experiment: clock cycles per phase of the tile loop, summed (read back at destroy) */
     uint32_t tr_qk = 0, tr_sm = 0, tr_pv = 0, tr_n = 0;
     uint64_t trace_addr = 0;

@@ -54,6 +54,11 @@
 #ifndef WS_SMEM_PAD /* experiment: 1 forces one CTA per SM */
 #define WS_SMEM_PAD 0
 #endif
+#ifndef WS_TRACE /* experiment: per-warp clock cycles of the tile loop's phases, printed at destroy */
+#define WS_TRACE 0
+#endif
+/* WS_TRACE: bytes of the trace (4 words per warp of each CTA of head 0, batch 0) */
+#define WS_TRACE_BYTES(seq_len) (((uint64_t)(seq_len) + WS_CTA_ROWS - 1) / WS_CTA_ROWS * (WS_THREADS / 32) * 16)
 #if WS_V_F16
 #define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * (8192 + 16384) + 1024 + WS_SMEM_PAD * 40960)
 #else
@@ -65,7 +70,7 @@ typedef struct ws_attn_params {
     int32_t q_heads_inner, k_heads_inner, v_heads_inner;
     int32_t v_tiles;    /* WS_V_F16: KV tiles per head of the f16 V tensor */
     uint64_t v_f16;     /* WS_V_F16: its device address (the pre-pass writes it) */
-#if defined(WS_TRACE) && WS_TRACE
+#if WS_TRACE
     uint64_t trace;     /* experiment: per-warp phase cycles of the CTAs of head 0, batch 0 */
 #endif
     CUtensorMap map_q, map_k, map_v; /* map_v: V8, or with WS_V_F16 the f16 V tensor */
