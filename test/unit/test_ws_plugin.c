@@ -93,8 +93,8 @@ static void accepts_hopper_with_its_launch(void **state)
     assert_int_equal(g.cta_q, 128);
     assert_int_equal(g.cta_k, 64);
     assert_int_equal(g.grid_ctas, 8 * 2); /* ceil(1000 / 128) blocks x 2 heads */
-    /* Q 128 x 128 + 3 stages of K (8 KiB) and f16 V (16 KiB) + mbarriers */
-    assert_int_equal(g.dynamic_shared_memory_bytes, 16384 + 3 * (8192 + 16384) + 1024); /* Q, 3 x (K, f16 V) */
+    /* Q 128 x 128 + 3 stages of K (8 KiB), f16 V (16 KiB) and its K scale rows (1 KiB) + mbarriers */
+    assert_int_equal(g.dynamic_shared_memory_bytes, 16384 + 3 * (8192 + 16384 + 1024) + 1024);
 }
 
 static void refuses_what_sage2_does_not_do(void **state)

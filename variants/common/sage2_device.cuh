@@ -347,42 +347,54 @@ __device__ __forceinline__ void score_tile_scale(const int32_t (&s)[KEY_BLOCKS][
  * Online softmax in base 2 and the denominator (SAGE2.md §2.3, §2.4)
  * ------------------------------------------------------------------------------------------- */
 
-/* One slice: turns x into P in place (fp32), updates m and d of its two rows (rh = 0: row g,
- * rh = 1: row g+8) and returns their rescale factors α. */
+/* Row half rh of one slice (rh = 0: row g, rh = 1: row g+8), first part: the row's new maximum
+ * from x and the slope c. No exponentials: a kernel may run it outside a section that owns the
+ * MUFU (warp-specialized's ping-pong). */
+__device__ __forceinline__ float softmax_row_max(const float (&x)[KEY_BLOCKS][4], float c, float m, int rh) {
+    float t = NEG_BIG;
+#pragma unroll
+    for (int nb = 0; nb < KEY_BLOCKS; ++nb)
+        t = fmaxf(t, fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]));
+    t = __fmaf_rn(t, c, -EXP_OFFSET);
+    t = quad_max(t);
+    return fmaxf(m, t);
+}
+
+/* Second part: the row's rescale factor α (returned), its x turned into P in place (fp32), m and
+ * d updated. */
+__device__ __forceinline__ float softmax_exp_sum(float (&x)[KEY_BLOCKS][4], float c, float m_new, float &m, float &d,
+                                                 int rh) {
+    const float alpha = ex2_approx(__fsub_rn(m, m_new));
+    m = m_new;
+    const float neg_m = -m_new;
+#pragma unroll
+    for (int nb = 0; nb < KEY_BLOCKS; ++nb) {
+        x[nb][2 * rh] = ex2_approx(__fmaf_rn(x[nb][2 * rh], c, neg_m));
+        x[nb][2 * rh + 1] = ex2_approx(__fmaf_rn(x[nb][2 * rh + 1], c, neg_m));
+    }
+    /* per 16-key sub-tile f: ((p0 + p1) + p4) + p5 (row g) / ((p2 + p3) + p6) + p7 (g+8) */
+    float sf[SUBTILES];
+#pragma unroll
+    for (int f = 0; f < SUBTILES; ++f) {
+        const float(&lo)[4] = x[2 * f];
+        const float(&hi)[4] = x[2 * f + 1];
+        sf[f] = __fadd_rn(__fadd_rn(__fadd_rn(lo[2 * rh], lo[2 * rh + 1]), hi[2 * rh]), hi[2 * rh + 1]);
+    }
+    float dd = __fmaf_rn(alpha, d, sf[0]);
+#pragma unroll
+    for (int f = 1; f < SUBTILES; ++f) dd = __fadd_rn(dd, sf[f]);
+    d = dd;
+    return alpha;
+}
+
+/* One slice: turns x into P in place (fp32), updates m and d of its two rows and returns their
+ * rescale factors α. */
 __device__ __forceinline__ void online_softmax_update(float (&x)[KEY_BLOCKS][4], float c,
                                                       float (&m)[2], float (&d)[2],
                                                       float (&alpha)[2]) {
 #pragma unroll
-    for (int rh = 0; rh < 2; ++rh) {
-        float t = NEG_BIG;
-#pragma unroll
-        for (int nb = 0; nb < KEY_BLOCKS; ++nb)
-            t = fmaxf(t, fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]));
-        t = __fmaf_rn(t, c, -EXP_OFFSET);
-        t = quad_max(t);
-        const float m_new = fmaxf(m[rh], t);
-        alpha[rh] = ex2_approx(__fsub_rn(m[rh], m_new));
-        m[rh] = m_new;
-        const float neg_m = -m_new;
-#pragma unroll
-        for (int nb = 0; nb < KEY_BLOCKS; ++nb) {
-            x[nb][2 * rh] = ex2_approx(__fmaf_rn(x[nb][2 * rh], c, neg_m));
-            x[nb][2 * rh + 1] = ex2_approx(__fmaf_rn(x[nb][2 * rh + 1], c, neg_m));
-        }
-        /* per 16-key sub-tile f: ((p0 + p1) + p4) + p5 (row g) / ((p2 + p3) + p6) + p7 (g+8) */
-        float sf[SUBTILES];
-#pragma unroll
-        for (int f = 0; f < SUBTILES; ++f) {
-            const float(&lo)[4] = x[2 * f];
-            const float(&hi)[4] = x[2 * f + 1];
-            sf[f] = __fadd_rn(__fadd_rn(__fadd_rn(lo[2 * rh], lo[2 * rh + 1]), hi[2 * rh]),
-                              hi[2 * rh + 1]);
-        }
-        float dd = __fmaf_rn(alpha[rh], d[rh], sf[0]);
-#pragma unroll
-        for (int f = 1; f < SUBTILES; ++f) dd = __fadd_rn(dd, sf[f]);
-        d[rh] = dd;
-    }
+    for (int rh = 0; rh < 2; ++rh)
+        alpha[rh] = softmax_exp_sum(x, c, softmax_row_max(x, c, m[rh], rh), m[rh], d[rh], rh);
 }
 
 /* P (fp32, one slice) -> FP8 A operands of the two k-halves (SAGE2.md §2.5). The thread's values

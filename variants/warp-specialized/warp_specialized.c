@@ -164,29 +164,30 @@ static void ws_free_scratch(struct sage2_state *st)
     st->ws.v_f16 = 0;
 }
 
-/* WS_V_F16: the f16 V tensor ([B][Hkv][KV tile][D] rows of 128 bytes) and the pre-pass; the
- * tensor described as the 4-D byte tensor its copies read, one tile (D rows) per box. */
+/* WS_V_F16: the f16 V tensor ([B][Hkv][KV tile][D + WS_VH_SCALE_ROWS] rows of 128 bytes: V, then
+ * the tile's K scale) and the pre-pass; the tensor described as the 4-D byte tensor its copies
+ * read, one tile per box. */
 static int ws_make_v_f16(struct sage2_state *st, ws_tensor *v, char *err, size_t errlen)
 {
     const sage2_attn_params *a = &st->params;
     const uint64_t D = (uint64_t)a->head_dim, Hkv = (uint64_t)a->heads_kv, B = (uint64_t)a->batch;
-    const uint64_t tiles = ((uint64_t)a->seq_len + 63) / 64, row = 128;
+    const uint64_t tiles = ((uint64_t)a->seq_len + 63) / 64, row = 128, rows = D + WS_VH_SCALE_ROWS;
     const sagerun_host_services *s = st->services;
     sagerun_module *module;
     int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
     if (rc == 0)
         rc = s->module_get_function(s->host, module, "sage2_ws_v_to_f16", &st->v_to_f16, err, errlen);
     if (rc == 0)
-        rc = s->mem_alloc(s->host, B * Hkv * tiles * D * row, &st->ws.v_f16, err, errlen);
+        rc = s->mem_alloc(s->host, B * Hkv * tiles * rows * row, &st->ws.v_f16, err, errlen);
     if (rc != 0)
         return rc;
     st->ws.v_tiles = (int32_t)tiles;
     st->v_grid[0] = (uint32_t)tiles;
     st->v_grid[1] = (uint32_t)Hkv;
     st->v_grid[2] = (uint32_t)B;
-    const ws_tensor vh = {"V (f16)", st->ws.v_f16, row, tiles * D, Hkv, B, (int64_t)row,
-                          (int64_t)(tiles * D * row), (int64_t)(Hkv * tiles * D * row), (uint32_t)row,
-                          (uint32_t)D};
+    const ws_tensor vh = {"V (f16)", st->ws.v_f16, row, tiles * rows, Hkv, B, (int64_t)row,
+                          (int64_t)(tiles * rows * row), (int64_t)(Hkv * tiles * rows * row), (uint32_t)row,
+                          (uint32_t)rows};
     *v = vh;
     return 0;
 }

@@ -1,7 +1,8 @@
 /* sage2 `warp-specialized`: the baseline's numerics (byte-identical; SAGE2.md is the contract)
  * with FlashAttention-3's data movement on Hopper (sm_90a only):
  *   - V is made f16 once per call: a pre-pass kernel (sage2_ws_v_to_f16) writes every V8 tile in
- *     the f16 operand layout of P·V (sage2_wgmma.cuh) to a scratch tensor (WS_V_F16, default);
+ *     the f16 operand layout of P·V (sage2_wgmma.cuh) to a scratch tensor (WS_V_F16, default),
+ *     followed by the tile's K scale, so that the softmax finds it in shared memory;
  *   - one thread issues bulk tensor copies (TMA) of Q once and of the K and f16 V tiles into a
  *     ring of STAGES stages, each completing on an mbarrier. By default that is thread 0 of the
  *     consumers, which refills a stage once every consumer warp has released it, so the consumers
@@ -11,11 +12,12 @@
  *   - the consumers hold the CTA's 128 query rows as M = 64 wgmma tiles (ws_params.h):
  *     WS_SLICES 2 (default), one warpgroup with two tiles, two CTAs per SM, per KV tile Q·Kᵀ,
  *     softmax, P·V (Consumer::tile); WS_SLICES 1, two warpgroups of one tile, whose softmax
- *     overlaps their next Q·Kᵀ and previous P·V (Consumer::tile_deferred).
+ *     overlaps their next Q·Kᵀ and previous P·V (Consumer::tile_deferred); WS_PINGPONG, two
+ *     warpgroups of two tiles sharing one ring, taking turns at the exponentials.
  * The consumers release each stage with mbarrier arrivals; nothing synchronises the whole CTA
  * until the epilogue. Measured on the H200: test/bench/NOTES-kernels.md (issue 17).
  * Why the bytes are baseline's: every value that reaches the output goes through the same pieces
- * as interleave-softmax (score_tile_scale, online_softmax_update, the f16 replay of the FP8
+ * as interleave-softmax (score_tile_scale, online_softmax_update or its two halves, the f16 replay of the FP8
  * P·V with V unpacked by the same unpack_v_group, store_rows); rows keep their Q scale (one per
  * 32 rows), tiles their order and classes.
  *
@@ -58,14 +60,16 @@ static_assert(PRODUCER_REGS * WG_THREADS + CONSUMER_REGS * CONSUMER_WGS * WG_THR
 static_assert(CTA_ROWS % CTA_Q == 0, "whole 128-row blocks per CTA");
 [[maybe_unused]] constexpr int BAR_PRODUCER = 1; /* named barrier of the producer warpgroup (V8) */
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
-static_assert(PRODUCER || (V_F16 && CONSUMER_WGS == 1 && NSL == 2),
+constexpr bool PINGPONG = WS_PINGPONG;
+constexpr int BAR_TURN = 4; /* PINGPONG: warpgroup g's turn to run its exponentials (4 + g) */
+static_assert(PRODUCER || (V_F16 && NSL == 2 && (CONSUMER_WGS == 1 || PINGPONG)),
               "without a producer the V8 tiles have nobody to convert them; one warpgroup only");
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
 template <int HD> struct WsLayout {
     static constexpr int VH_BYTES = HD * wg::VH_ROW_BYTES;
-    static constexpr int Q_BYTES = CTA_ROWS * HD, K_BYTES = CTA_K * HD, V_BYTES = V_F16 ? VH_BYTES : HD * CTA_K;
+    static constexpr int Q_BYTES = CTA_ROWS * HD, K_BYTES = CTA_K * HD, V_BYTES = V_F16 ? VH_BYTES + WS_VH_SCALE_ROWS * wg::VH_ROW_BYTES : HD * CTA_K;
     static constexpr int Q_TILE = 64 * HD; /* one M = 64 wgmma tile of Q, one TMA box */
     static constexpr int Q_OFF = 0;
     static constexpr int K_OFF = Q_OFF + Q_BYTES;
@@ -126,8 +130,8 @@ template <int HD> struct Loader {
         async::bar_arrive_expect(bar(L::BAR_KV_FULL + st), L::TX_KV);
         tma_box(sbase + L::K_OFF + st * L::K_BYTES, P.map_k, bar(L::BAR_KV_FULL + st), 0, t * CTA_K, cta.hk, cta.b,
                 P.k_heads_inner);
-        if constexpr (V_F16) /* the tile's HD rows of the f16 V tensor */
-            tma_box(sbase + L::V_OFF + st * L::V_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), 0, t * HD, cta.hk, cta.b,
+        if constexpr (V_F16) /* the tile's rows of the f16 V tensor: HD channels, then K's scale */
+            tma_box(sbase + L::V_OFF + st * L::V_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), 0, t * (HD + WS_VH_SCALE_ROWS), cta.hk, cta.b,
                     P.v_heads_inner);
         else
             tma_box(sbase + L::V_OFF + st * L::V_BYTES, P.map_v, bar(L::BAR_KV_FULL + st), t * CTA_K, 0, cta.hk,
@@ -196,7 +200,9 @@ template <int HD> struct Producer {
 
 /* A consumer warpgroup: NSL M = 64 tiles of the CTA's Q (tile t = NSL * cw + sl, rows 64t..64t+63);
  * warp w of the warpgroup holds rows 64t + 16w .. +15 of each, one 16-row slice per tile. */
-template <int HD> struct Consumer {
+/* kTurns: the ping-pong's turns at the exponentials (PINGPONG, non-causal kernels only: a causal
+ * CTA's warpgroups walk different numbers of tiles) */
+template <int HD, bool kTurns = false> struct Consumer {
     using L = WsLayout<HD>;
     static constexpr int CBLOCKS = HD / MMA_N;
     const sage2_attn_params &p;
@@ -248,6 +254,14 @@ template <int HD> struct Consumer {
         else if (lane == 0)
             async::bar_arrive(bar(L::BAR_VH_EMPTY + j % VH_STAGES));
     }
+    /* δ's K scale of tile j: with V_F16 from the tile's stage (row HD of its f16 V, landed with K: a
+     * shared load where a global one sat on the softmax's path, run 29), else from global memory */
+    __device__ __forceinline__ float k_scale_of(int j) const {
+        if constexpr (V_F16)
+            return *reinterpret_cast<const float *>(smem + L::V_OFF + (j % STAGES) * L::V_BYTES + L::VH_BYTES);
+        else
+            return __ldg(ks_bh + j);
+    }
     /* first CTA row of slice sl of this warp */
     __device__ __forceinline__ int slice_row(int sl) const { return 64 * (NSL * cw + sl) + MMA_M * w; }
 
@@ -293,7 +307,28 @@ template <int HD> struct Consumer {
 
     /* §2.2-§2.5 of tile j for every slice (both chains interleaved by ptxas) */
     template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax(int j) {
-        const float k_scale = __ldg(ks_bh + j);
+        const float k_scale = k_scale_of(j);
+        if constexpr (kTurns) { /* the row maxima outside the turn, the exponentials in it */
+            float x[NSL][KEY_BLOCKS][4], c[NSL], m_new[NSL][2];
+#pragma unroll
+            for (int sl = 0; sl < NSL; ++sl) {
+                const float delta = dequant_delta(q_scale[sl], k_scale);
+                score_tile_scale<kScaleX, kMask, kCausal>(s[sl], x[sl], delta, cta.N - j * CTA_K, lane, 0);
+                c[sl] = tile_slope<kScaleX>(c0, delta);
+                m_new[sl][0] = softmax_row_max(x[sl], c[sl], m[sl][0], 0);
+                m_new[sl][1] = softmax_row_max(x[sl], c[sl], m[sl][1], 1);
+            }
+            turn_wait();
+#pragma unroll
+            for (int sl = 0; sl < NSL; ++sl)
+#pragma unroll
+                for (int rh = 0; rh < 2; ++rh)
+                    alpha[sl][rh] = softmax_exp_sum(x[sl], c[sl], m_new[sl][rh], m[sl][rh], d[sl][rh], rh);
+            turn_give(j);
+#pragma unroll
+            for (int sl = 0; sl < NSL; ++sl) wg::pack_p_f16(x[sl], pf[sl]);
+            return;
+        }
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
             const float delta = dequant_delta(q_scale[sl], k_scale);
@@ -316,7 +351,11 @@ template <int HD> struct Consumer {
             if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ; the
                                           warps take turns (warp 0 alone: 841 cycles per tile in this
                                           phase against ~460 for the others, run 23; -2.3%, run 24) */
-                if (j > 0 && w == j % NUM_WARPS && lane == 0) ld.refill(j - 1);
+                if constexpr (PINGPONG) { /* the second warpgroup, which trails, refills two tiles back */
+                    if (j > 1 && cw == 1 && w == j % NUM_WARPS && lane == 0) ld.refill(j - 2);
+                } else {
+                    if (j > 0 && w == j % NUM_WARPS && lane == 0) ld.refill(j - 1);
+                }
                 __syncwarp();
             }
             wg::wait<0>();
@@ -412,11 +451,29 @@ template <int HD> struct Consumer {
 
     /* Tiles [from, the producer's count) this warpgroup does not walk: received and released. */
     __device__ __forceinline__ void drain(int from) {
+        if (kTurns && from == 0) async::named_arrive(BAR_TURN, 2 * WG_THREADS); /* walk's first turn */
         for (int t = from; t < cta.n_tiles; ++t) {
             k_wait(t);
             if constexpr (!V_F16) kv_release(t), vh_wait(t);
+            if (kTurns) turn_wait(), turn_give(t); /* the second warpgroup with no rows */
             vh_release(t);
+            if (PINGPONG && cw == 1 && t > 1 && w == 0 && lane == 0) ld.refill(t - 2);
+            __syncwarp();
         }
+    }
+    /* PINGPONG: warpgroup g waits on BAR_TURN + g before its exponentials and gives the other's
+     * turn after them; warpgroup 1 gives warpgroup 0 its first turn. bar.sync and bar.arrive
+     * without a memory clobber: the turn orders issue, not memory (with the clobber ptxas spilled
+     * 104 B, run 27). */
+    __device__ __forceinline__ void turn_wait() const { /* orders issue only, not memory */
+        asm volatile("bar.sync %0, %1;\n" ::"r"(BAR_TURN + cw), "n"(2 * WG_THREADS));
+    }
+    /* every turn gives the other's; warpgroup 1's last one is taken by warpgroup 0 after its walk */
+    __device__ __forceinline__ void turn_give(int) const {
+        asm volatile("bar.arrive %0, %1;\n" ::"r"(BAR_TURN + 1 - cw), "n"(2 * WG_THREADS));
+    }
+    __device__ __forceinline__ void turn_end() const {
+        if (cw == 0) async::named_sync(BAR_TURN, 2 * WG_THREADS);
     }
 
     template <bool kCausal, bool kBf16> __device__ __forceinline__ void run() {
@@ -427,13 +484,14 @@ template <int HD> struct Consumer {
             walk<kCausal>();
         }
         if constexpr (CONSUMER_WGS > 1) drain(active ? n_tiles : 0);
+        if constexpr (kTurns) turn_end();
         /* every consumer is done with the tiles: shared memory is free for the O staging (the
          * producer takes no part: a CTA barrier reached from its code and from ours would be two
          * barriers in divergent code, which synccheck rightly refuses) */
         async::named_sync(BAR_CONSUMERS, CONSUMER_WGS * WG_THREADS);
 #if WS_TRACE
         if (lane == 0 && blockIdx.y == 0 && blockIdx.z == 0) {
-            uint32_t *t = reinterpret_cast<uint32_t *>(trace_addr) + 4 * (NUM_WARPS * blockIdx.x + w);
+            uint32_t *t = reinterpret_cast<uint32_t *>(trace_addr) + 4 * (WS_THREADS / 32 * blockIdx.x + NUM_WARPS * cw + w);
             t[0] = tr_n, t[1] = tr_qk, t[2] = tr_sm, t[3] = tr_pv;
         }
 #endif
@@ -462,6 +520,7 @@ template <int HD> struct Consumer {
             wg::hold(h[0][0]), wg::hold(h[0][1]), wg::hold(h[1][0]), wg::hold(h[1][1]), wg::hold(s[0]);
             issue_scores(0); /* the tile programs find it in flight */
         }
+        if (kTurns && cw == 1) async::named_arrive(BAR_TURN, 2 * WG_THREADS); /* the first turn */
         walk_tiles<kCausal, false>(*this);
     }
 };
@@ -494,7 +553,11 @@ __device__ __forceinline__ void ws_run(const ws_attn_params &P, uint8_t *smem) {
     } else {
         if constexpr (PRODUCER) async::regs_raise<CONSUMER_REGS>();
         else if (tid == 0) ld.start();
-        Consumer<HD> co{P.p, cta, ld, smem, sbase, bars, wgi - PRODUCER, (tid / 32) % NUM_WARPS, tid & 31};
+        /* the warpgroup index broadcast from lane 0, so that ptxas knows it is warp-uniform and keeps
+         * what depends on it (Q's descriptors, rows, the turn) in uniform registers: without it the
+         * causal kernels spilled 272 B (4.62 against 4.06 ms on 4x8192x32x128 causal, run 29) */
+        const int cwu = __shfl_sync(0xffffffffu, wgi - PRODUCER, 0);
+        Consumer<HD, PINGPONG && !kCausal> co{P.p, cta, ld, smem, sbase, bars, cwu, (tid / 32) % NUM_WARPS, tid & 31};
 #if WS_TRACE
         co.trace_addr = P.trace;
 #endif
@@ -513,6 +576,7 @@ template <bool kCausal, bool kBf16> __device__ __forceinline__ void ws_any_head_
 #if WS_V_F16
 /* The pre-pass: KV tile t of head (b, hk) of V8 into the f16 V tensor, rows of 128 bytes in the
  * operand layout of P·V (convert_v_tile_f16's, unswizzled: the copies into the ring swizzle),
+ * followed by WS_VH_SCALE_ROWS rows holding the tile's K scale (ws_params.h),
  * except that k-half 1 of each channel pair is swapped (row d holds channel d^1; pv_fold's
  * kSwapH1).
  * Thread: group q of rows r0, r0 + 32, ... V padding past N is real zeros (SAGE2.md §2.2). */
@@ -521,8 +585,13 @@ template <int HD> __device__ __forceinline__ void v_to_f16(const ws_attn_params 
     const int t = blockIdx.x, hk = blockIdx.y, b = blockIdx.z, q = threadIdx.x & 3;
     const uint8_t *src = reinterpret_cast<const uint8_t *>(p.v) + b * p.v_stride_b + hk * p.v_stride_h +
                          t * CTA_K + 16 * q;
-    uint8_t *dst = reinterpret_cast<uint8_t *>(P.v_f16) +
-                   (((int64_t)b * p.heads_kv + hk) * P.v_tiles + t) * HD * wg::VH_ROW_BYTES + 16 * wg::v_group_chunk(q);
+    const int64_t bh = (int64_t)b * p.heads_kv + hk;
+    uint8_t *tile = reinterpret_cast<uint8_t *>(P.v_f16) + (bh * P.v_tiles + t) * (HD + WS_VH_SCALE_ROWS) * wg::VH_ROW_BYTES;
+    uint8_t *dst = tile + 16 * wg::v_group_chunk(q);
+    /* the scale rows: the tile's K scale, then zeros (8 bytes per thread) */
+    static_assert(WS_VH_SCALE_ROWS * wg::VH_ROW_BYTES == 128 * 8, "8 bytes per thread");
+    const float ks = threadIdx.x == 0 ? reinterpret_cast<const float *>(p.k_scale)[bh * p.k_scale_per_head + t] : 0.0f;
+    *reinterpret_cast<uint2 *>(tile + HD * wg::VH_ROW_BYTES + 8 * threadIdx.x) = make_uint2(__float_as_uint(ks), 0u);
 #pragma unroll
     for (int r = threadIdx.x >> 2; r < HD; r += 32) {
         uint4 lo, hi;

@@ -23,12 +23,14 @@
  *                    (the default: no producer, V as f16; the consumers get 255 registers);
  *   SLICES 2, WGS 2: 256 rows (two of SAGE2.md's 128-row blocks), 384 threads, one CTA per SM;
  *   SLICES 1, WGS 2: 128 rows, 384 threads, one CTA per SM, each softmax overlapping its own
- *                    warpgroup's next Q·Kᵀ and previous P·V.
+ *                    warpgroup's next Q·Kᵀ and previous P·V;
+ *   WS_PINGPONG 1:   SLICES 2, WGS 2 without a producer (256 rows, 256 threads, one CTA per SM, one
+ *                    ring of 4 stages), the warpgroups taking turns at the exponentials.
  * Where V is turned into P·V's f16 operand:
  *   WS_V_F16 0: in every CTA, by the producer warpgroup, from the V8 tiles of the ring;
  *   WS_V_F16 1: once per call, by a pre-pass kernel (sage2_ws_v_to_f16) into a scratch tensor
- *               ([B][Hkv][KV tile][D] rows of 128 bytes, the operand layout unswizzled), whose
- *               tiles the ring then receives as they are;
+ *               ([B][Hkv][KV tile][D + WS_VH_SCALE_ROWS] rows of 128 bytes, the operand layout
+ *               unswizzled, then the tile's K scale), whose tiles the ring then receives as they are;
  * and who issues the copies: WS_PRODUCER 1, a producer warpgroup; WS_PRODUCER 0 (needs WS_V_F16,
  * one consumer warpgroup), thread 0 of the consumers between its tiles, which leaves the whole
  * register file to the consumers (the default wherever it applies).
@@ -42,8 +44,16 @@
 #ifndef WS_V_F16
 #define WS_V_F16 1
 #endif
+#ifndef WS_PINGPONG /* FlashAttention-3's ping-pong: two consumer warpgroups of two slices (256-row CTAs)
+                       sharing one ring, no producer, taking turns; not faster (issue 17, runs 27-30) */
+#define WS_PINGPONG 0
+#endif
+#if WS_PINGPONG
+#undef WS_CONSUMER_WGS
+#define WS_CONSUMER_WGS 2
+#endif
 #ifndef WS_PRODUCER /* wherever the consumers can do without one */
-#define WS_PRODUCER (!WS_V_F16 || WS_CONSUMER_WGS > 1)
+#define WS_PRODUCER (!WS_V_F16 || (WS_CONSUMER_WGS > 1 && !WS_PINGPONG))
 #endif
 #define WS_CTA_ROWS (64 * WS_SLICES * WS_CONSUMER_WGS)
 #define WS_THREADS (128 * (WS_PRODUCER + WS_CONSUMER_WGS))
@@ -59,8 +69,12 @@
 #endif
 /* WS_TRACE: bytes of the trace (4 words per warp of each CTA of head 0, batch 0) */
 #define WS_TRACE_BYTES(seq_len) (((uint64_t)(seq_len) + WS_CTA_ROWS - 1) / WS_CTA_ROWS * (WS_THREADS / 32) * 16)
+/* WS_V_F16: rows of 128 bytes per KV tile of the f16 V tensor beyond its D channel rows: the first
+ * float of row D is the tile's K scale (written by the pre-pass, delivered with the tile; the
+ * softmax reads it from shared memory instead of global memory), the rest is zeros */
+#define WS_VH_SCALE_ROWS 8
 #if WS_V_F16
-#define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * (8192 + 16384) + 1024 + WS_SMEM_PAD * 40960)
+#define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * (8192 + 16384 + WS_VH_SCALE_ROWS * 128) + 1024 + WS_SMEM_PAD * 40960)
 #else
 #define WS_SMEM_BYTES (WS_CTA_ROWS * 128 + WS_STAGES * 2 * 8192 + 2 * 16384 + 1024)
 #endif
