@@ -76,10 +76,6 @@ __device__ __forceinline__ void tma_load_4d(uint32_t dst, const void *map, uint3
 __device__ __forceinline__ void named_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-/* Count this warp's arrival at named barrier `id` and go on. */
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 
 /* This warpgroup's register budget per thread, raised or lowered (the kernel must have a
  * register cap at entry: __launch_bounds__(threads, 1)). */

@@ -324,7 +324,7 @@ template <int HD, bool kTurns = false> struct Consumer {
 #pragma unroll
                 for (int rh = 0; rh < 2; ++rh)
                     alpha[sl][rh] = softmax_exp_sum(x[sl], c[sl], m_new[sl][rh], m[sl][rh], d[sl][rh], rh);
-            turn_give(j);
+            turn_give();
 #pragma unroll
             for (int sl = 0; sl < NSL; ++sl) wg::pack_p_f16(x[sl], pf[sl]);
             return;
@@ -451,11 +451,11 @@ template <int HD, bool kTurns = false> struct Consumer {
 
     /* Tiles [from, the producer's count) this warpgroup does not walk: received and released. */
     __device__ __forceinline__ void drain(int from) {
-        if (kTurns && from == 0) async::named_arrive(BAR_TURN, 2 * WG_THREADS); /* walk's first turn */
+        if (kTurns && from == 0) turn_give(); /* walk's first turn (only warpgroup 1 has no rows) */
         for (int t = from; t < cta.n_tiles; ++t) {
             k_wait(t);
             if constexpr (!V_F16) kv_release(t), vh_wait(t);
-            if (kTurns) turn_wait(), turn_give(t); /* the second warpgroup with no rows */
+            if (kTurns) turn_wait(), turn_give(); /* the second warpgroup with no rows */
             vh_release(t);
             if (PINGPONG && cw == 1 && t > 1 && w == 0 && lane == 0) ld.refill(t - 2);
             __syncwarp();
@@ -469,11 +469,8 @@ template <int HD, bool kTurns = false> struct Consumer {
         asm volatile("bar.sync %0, %1;\n" ::"r"(BAR_TURN + cw), "n"(2 * WG_THREADS));
     }
     /* every turn gives the other's; warpgroup 1's last one is taken by warpgroup 0 after its walk */
-    __device__ __forceinline__ void turn_give(int) const {
+    __device__ __forceinline__ void turn_give() const {
         asm volatile("bar.arrive %0, %1;\n" ::"r"(BAR_TURN + 1 - cw), "n"(2 * WG_THREADS));
-    }
-    __device__ __forceinline__ void turn_end() const {
-        if (cw == 0) async::named_sync(BAR_TURN, 2 * WG_THREADS);
     }
 
     template <bool kCausal, bool kBf16> __device__ __forceinline__ void run() {
@@ -484,7 +481,7 @@ template <int HD, bool kTurns = false> struct Consumer {
             walk<kCausal>();
         }
         if constexpr (CONSUMER_WGS > 1) drain(active ? n_tiles : 0);
-        if constexpr (kTurns) turn_end();
+        if (kTurns && cw == 0) turn_wait(); /* warpgroup 1's last turn */
         /* every consumer is done with the tiles: shared memory is free for the O staging (the
          * producer takes no part: a CTA barrier reached from its code and from ours would be two
          * barriers in divergent code, which synccheck rightly refuses) */
@@ -520,7 +517,7 @@ template <int HD, bool kTurns = false> struct Consumer {
             wg::hold(h[0][0]), wg::hold(h[0][1]), wg::hold(h[1][0]), wg::hold(h[1][1]), wg::hold(s[0]);
             issue_scores(0); /* the tile programs find it in flight */
         }
-        if (kTurns && cw == 1) async::named_arrive(BAR_TURN, 2 * WG_THREADS); /* the first turn */
+        if (kTurns && cw == 1) turn_give(); /* warpgroup 0's first turn */
         walk_tiles<kCausal, false>(*this);
     }
 };
