@@ -308,34 +308,39 @@ template <int HD, bool kTurns = false> struct Consumer {
     /* §2.2-§2.5 of tile j for every slice (both chains interleaved by ptxas) */
     template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax(int j) {
         const float k_scale = k_scale_of(j);
-        if constexpr (kTurns) { /* the row maxima outside the turn, the exponentials in it */
-            float x[NSL][KEY_BLOCKS][4], c[NSL], m_new[NSL][2];
+        if constexpr (kTurns) {
+            softmax_taking_turns<kScaleX, kMask>(j, k_scale);
+        } else {
 #pragma unroll
             for (int sl = 0; sl < NSL; ++sl) {
                 const float delta = dequant_delta(q_scale[sl], k_scale);
-                score_tile_scale<kScaleX, kMask, kCausal>(s[sl], x[sl], delta, cta.N - j * CTA_K, lane, 0);
-                c[sl] = tile_slope<kScaleX>(c0, delta);
-                m_new[sl][0] = softmax_row_max(x[sl], c[sl], m[sl][0], 0);
-                m_new[sl][1] = softmax_row_max(x[sl], c[sl], m[sl][1], 1);
+                const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
+                wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta),
+                                                           cta.N - j * CTA_K, lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
             }
-            turn_wait();
-#pragma unroll
-            for (int sl = 0; sl < NSL; ++sl)
-#pragma unroll
-                for (int rh = 0; rh < 2; ++rh)
-                    alpha[sl][rh] = softmax_exp_sum(x[sl], c[sl], m_new[sl][rh], m[sl][rh], d[sl][rh], rh);
-            turn_give();
-#pragma unroll
-            for (int sl = 0; sl < NSL; ++sl) wg::pack_p_f16(x[sl], pf[sl]);
-            return;
         }
+    }
+    /* The same for the ping-pong (non-causal): the row maxima before the turn, the exponentials in it,
+     * the packing after it */
+    template <bool kScaleX, bool kMask> __device__ __forceinline__ void softmax_taking_turns(int j, float k_scale) {
+        float x[NSL][KEY_BLOCKS][4], c[NSL], m_new[NSL][2];
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
             const float delta = dequant_delta(q_scale[sl], k_scale);
-            const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
-            wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
-                                                       lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
+            score_tile_scale<kScaleX, kMask>(s[sl], x[sl], delta, cta.N - j * CTA_K, lane);
+            c[sl] = tile_slope<kScaleX>(c0, delta);
+            m_new[sl][0] = softmax_row_max(x[sl], c[sl], m[sl][0], 0);
+            m_new[sl][1] = softmax_row_max(x[sl], c[sl], m[sl][1], 1);
         }
+        turn_wait();
+#pragma unroll
+        for (int sl = 0; sl < NSL; ++sl)
+#pragma unroll
+            for (int rh = 0; rh < 2; ++rh)
+                alpha[sl][rh] = softmax_exp_sum(x[sl], c[sl], m_new[sl][rh], m[sl][rh], d[sl][rh], rh);
+        turn_give();
+#pragma unroll
+        for (int sl = 0; sl < NSL; ++sl) wg::pack_p_f16(x[sl], pf[sl]);
     }
 
     /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
