@@ -73,11 +73,12 @@ struct sagerun_compare_result {
 
 /* ---- entries.c ---- */
 void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, const char *phase);
-/* Around every call into a variant: the hooks' call announcements. */
+/* Around every call into a variant: the hooks' call announcements. calls: how many calls of the
+ * variant the event covers (a sample's K, else 1). */
 double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
-                     uint32_t round);
+                     uint32_t round, uint32_t calls);
 void sr_hook_end(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
-                 uint32_t round, double t0, bool context_lost);
+                 uint32_t round, uint32_t calls, double t0, bool context_lost);
 bool sr_hook_interrupted(const sagerun_compare_hooks *h);
 /* After a failure on the GPU: true when the CUDA context is lost (then err names the entry). */
 bool sr_entry_lost_context(sagerun_context *ctx, const sr_entry *e, sagerun_error *err);

@@ -22,11 +22,11 @@ void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, cons
  * "LABEL sample (round R)" (the timer's own kernels included; the variant's calls are the "run
  * NAME" ranges inside). */
 double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
-                     uint32_t round)
+                     uint32_t round, uint32_t calls)
 {
     if (h->call) {
         sagerun_compare_call c = {.struct_size = sizeof c, .label = e->label, .phase = phase,
-                                  .round = round};
+                                  .round = round, .calls = calls};
         h->call(h->call_user, &c);
     }
     if (strcmp(phase, "run") == 0)
@@ -37,7 +37,7 @@ double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const ch
 }
 
 void sr_hook_end(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,
-                 uint32_t round, double t0, bool context_lost)
+                 uint32_t round, uint32_t calls, double t0, bool context_lost)
 {
     sr_nvtx_pop();
     if (!h->call)
@@ -47,7 +47,7 @@ void sr_hook_end(const sagerun_compare_hooks *h, const sr_entry *e, const char *
                               .seconds = sr_monotonic_seconds() - t0,
                               .failure = e->failed ? e->failure : NULL,
                               .failure_phase = e->failed ? e->failure_phase : NULL,
-                              .context_lost = context_lost};
+                              .context_lost = context_lost, .calls = calls};
     h->call(h->call_user, &c);
 }
 
@@ -223,7 +223,7 @@ static void create_and_prepare(sagerun_registry *reg, sagerun_context *ctx, sage
                                const sagerun_compare_hooks *h, sr_entry *e, bool *lost,
                                sagerun_error *e_err, sagerun_error *err)
 {
-    double t0 = sr_hook_begin(h, e, "create", 0);
+    double t0 = sr_hook_begin(h, e, "create", 0, 1);
     if (sagerun_instance_create(reg, e->index, ctx, in, &e->inst, e_err) != SAGERUN_OK) {
         sr_entry_fail(e, e_err, "create", "create");
     } else {
@@ -231,16 +231,16 @@ static void create_and_prepare(sagerun_registry *reg, sagerun_context *ctx, sage
         e->has_geometry = sagerun_instance_geometry(e->inst, &e->geometry, NULL) == SAGERUN_OK;
     }
     *lost = sr_entry_lost_context(ctx, e, err);
-    sr_hook_end(h, e, "create", 0, t0, *lost);
+    sr_hook_end(h, e, "create", 0, 1, t0, *lost);
     if (*lost || e->failed)
         return;
-    t0 = sr_hook_begin(h, e, "prepare", 0);
+    t0 = sr_hook_begin(h, e, "prepare", 0, 1);
     if (sagerun_instance_prepare(e->inst, &e->prepare_s, e_err) != SAGERUN_OK)
         sr_entry_fail(e, e_err, "prepare", "prepare");
     else
         e->prepared = true;
     *lost = sr_entry_lost_context(ctx, e, err);
-    sr_hook_end(h, e, "prepare", 0, t0, *lost);
+    sr_hook_end(h, e, "prepare", 0, 1, t0, *lost);
 }
 
 sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
@@ -276,9 +276,9 @@ void sr_entries_destroy(sagerun_context *ctx, const sagerun_compare_hooks *h, sr
     for (size_t i = 0; i < n; i++) {
         if (!es[i].inst)
             continue;
-        double t0 = sr_hook_begin(h, &es[i], "destroy", 0);
+        double t0 = sr_hook_begin(h, &es[i], "destroy", 0, 1);
         sagerun_instance_destroy(es[i].inst);
-        sr_hook_end(h, &es[i], "destroy", 0, t0, false);
+        sr_hook_end(h, &es[i], "destroy", 0, 1, t0, false);
     }
     free(es);
 }

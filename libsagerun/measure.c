@@ -62,13 +62,13 @@ static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph
     double e0 = energy ? sr_nvml_energy_j(ms->nvml) : NAN;
     uint64_t out_bytes = 0, out_ptr = sagerun_instance_output(e->inst, &out_bytes);
     sr_sample_timer_set_output(ms->timer, out_ptr, out_bytes);
-    double t0 = sr_hook_begin(h, e, phase, round);
+    double t0 = sr_hook_begin(h, e, phase, round, calls);
     sr_timed_sample ts;
     if (sr_sample_timer_take(ms->timer, sr_instance_call, e->inst, calls, g, &ts, &e_err) !=
         SAGERUN_OK)
         sr_entry_fail(e, &e_err, strcmp(phase, "run") ? "warm-up run" : "timed run", phase);
     bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
-    sr_hook_end(h, e, phase, round, t0, lost);
+    sr_hook_end(h, e, phase, round, calls, t0, lost);
     if (lost)
         ms->lost = SAGERUN_CUDA;
     if (e->failed)

@@ -353,14 +353,14 @@ static bool checked_call(sagerun_context *ctx, const sagerun_compare_hooks *h, s
 {
     sagerun_error e_err = {0};
     uint64_t bytes, out = sagerun_instance_output(e->inst, &bytes);
-    double t0 = sr_hook_begin(h, e, "check", 0);
+    double t0 = sr_hook_begin(h, e, "check", 0, 1);
     if (sagerun_mem_fill(ctx, out, SR_POISON_BYTE, bytes, &e_err) != SAGERUN_OK ||
         sagerun_context_synchronize(ctx, &e_err) != SAGERUN_OK ||
         sr_instance_call(e->inst, &e_err) != SAGERUN_OK ||
         sagerun_context_synchronize(ctx, &e_err) != SAGERUN_OK)
         sr_entry_fail(e, &e_err, "checked run", "check");
     bool lost = sr_entry_lost_context(ctx, e, err);
-    sr_hook_end(h, e, "check", 0, t0, lost);
+    sr_hook_end(h, e, "check", 0, 1, t0, lost);
     return !lost;
 }
 

@@ -421,6 +421,10 @@ typedef struct sagerun_compare_call {
     const char *failure_phase; /* end: the phase recorded with the failure */
     int context_lost;       /* end: the failure left the CUDA context unusable: the comparison
                              * returns SAGERUN_CUDA next, naming this entry */
+    /* ---- added later: read only when struct_size covers it ---- */
+    uint32_t calls;         /* the variant's calls this event covers: the sample's K for "run"
+                             * and for a CUDA graph's first launch ("warmup"), else 1. A watchdog
+                             * scales its limit by it: a sample of K calls takes K calls' time */
 } sagerun_compare_call;
 
 typedef struct sagerun_compare_hooks {

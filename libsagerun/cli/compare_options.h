@@ -114,9 +114,10 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "  --device K             CUDA device ordinal (default 0)\n"
 #define SR_CLI_COMPARE_TIMEOUT_HELP                                                                \
     "  --timeout SECONDS      watchdog per call into a variant (create, prepare, each\n"         \
-    "                         warm-up and timed call): a call still running after it is\n"       \
-    "                         a hang. Default: 120 s until a variant's first warm-up call\n"     \
-    "                         returned, then max(10 s, 20 x its slowest call so far)\n"
+    "                         warm-up call, each timed sample of K calls): one still\n"          \
+    "                         running after it is a hang. Default: 120 s until a\n"             \
+    "                         variant's first warm-up call returned, then max(10 s,\n"          \
+    "                         20 x K x its slowest call so far)\n"
 
 /* What the table's options say, with the compare options in the engine's own struct. */
 typedef struct sr_cli_compare_settings {

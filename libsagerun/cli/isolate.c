@@ -22,7 +22,10 @@
  *     it stays in the report, failed, in its place. This repeats until a child finishes.
  *   - Watchdog per call: --timeout, else 120 s for calls with nothing to go by (create, prepare,
  *     the first warm-up call: module loading and JIT compilation can be slow), and for later
- *     warm-up and timed calls max(10 s, 20 x the slowest call of that variant so far).
+ *     warm-up and timed calls max(10 s, 20 x K x the slowest call of that variant so far), where
+ *     K is the calls the event covers (a timed sample's batch; B and E lines carry it). Without K,
+ *     a slow baseline's samples, batched for a fast variant's sake (up to 10000 calls), outlived
+ *     a limit made for one call.
  *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
  *     at the next call boundary and reports the rounds finished ("complete": false); the parent
  *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
@@ -147,15 +150,16 @@ static void child_progress(void *user, const char *phase, const char *variant, u
 static void child_call(void *user, const sagerun_compare_call *c)
 {
     (void)user;
-    char round[16], secs[32];
+    char round[16], calls[16], secs[32];
     snprintf(round, sizeof round, "%u", c->round);
+    snprintf(calls, sizeof calls, "%u", c->calls ? c->calls : 1);
     if (!c->end) {
-        send_fields(4, "B", c->label, c->phase, round);
+        send_fields(5, "B", c->label, c->phase, round, calls);
         return;
     }
     snprintf(secs, sizeof secs, "%.9g", c->seconds);
-    send_fields(7, "E", c->label, c->phase, round, secs, c->failure_phase ? c->failure_phase : "",
-                c->failure ? c->failure : "");
+    send_fields(8, "E", c->label, c->phase, round, secs, c->failure_phase ? c->failure_phase : "",
+                c->failure ? c->failure : "", calls);
     if (c->context_lost) {
         /* Nothing more can run in this process: say who, and let the parent start afresh. */
         send_fields(4, "L", c->label, c->failure_phase ? c->failure_phase : c->phase,
@@ -259,7 +263,8 @@ static const char *phase_words(const char *phase)
     return phase;
 }
 
-/* The slowest call of each label so far: the watchdog's yardstick. */
+/* The slowest call of each label so far, per call (a sample's time over its K calls): the
+ * watchdog's yardstick. */
 typedef struct slowest {
     char label[128];
     double seconds;
@@ -307,22 +312,41 @@ static double *slowest_of(parent *p, const char *label)
     return &s[p->slow_count++].seconds;
 }
 
-static double call_limit(parent *p, const char *label, const char *phase)
+/* The least limit of a call timed by its variant's slowest call: SR_MIN_TIMEOUT_S, or for the
+ * tests SAGERUN_TEST_WATCHDOG_MIN_S (so that a test can catch a limit that ignores a sample's K
+ * without samples of 10 s). */
+static double min_limit(void)
+{
+    const char *v = secure_getenv("SAGERUN_TEST_WATCHDOG_MIN_S");
+    char *end;
+    double s = v && *v ? strtod(v, &end) : 0;
+    return v && *v && !*end && s > 0 && s < SR_MIN_TIMEOUT_S ? s : SR_MIN_TIMEOUT_S;
+}
+
+/* A call of `calls` calls into the variant (a timed sample is K of them, all on one clock): K
+ * times the slowest call's time so far, by the factor, else the first contact's limit. */
+static double call_limit(parent *p, const char *label, const char *phase, uint32_t calls)
 {
     if (p->o->timeout_s > 0)
         return p->o->timeout_s;
     double *slow = slowest_of(p, label);
     if ((strcmp(phase, "warmup") == 0 || strcmp(phase, "run") == 0 ||
          strcmp(phase, "check") == 0) && slow && *slow > 0)
-        return fmax(SR_MIN_TIMEOUT_S, SR_TIMEOUT_FACTOR * *slow);
+        return fmax(min_limit(), SR_TIMEOUT_FACTOR * *slow * (calls ? calls : 1));
     return SR_FIRST_CONTACT_TIMEOUT_S;
+}
+
+static uint32_t calls_field(char **f, int nf, int at)
+{
+    unsigned long n = nf > at ? strtoul(f[at], NULL, 10) : 1;
+    return n >= 1 && n <= UINT32_MAX ? (uint32_t)n : 1;
 }
 
 static void handle_line(parent *p, attempt *a, char *line)
 {
-    char *f[8] = {0};
+    char *f[9] = {0};
     int nf = 0;
-    for (char *t = line; t && nf < 8;) { /* fields may be empty: no strtok */
+    for (char *t = line; t && nf < 9;) { /* fields may be empty: no strtok */
         f[nf++] = t;
         if ((t = strchr(t, '\t')))
             *t++ = 0;
@@ -337,12 +361,12 @@ static void handle_line(parent *p, attempt *a, char *line)
         snprintf(a->label, sizeof a->label, "%s", f[1]);
         snprintf(a->phase, sizeof a->phase, "%s", f[2]);
         a->started = now_s();
-        a->limit = call_limit(p, f[1], f[2]);
+        a->limit = call_limit(p, f[1], f[2], calls_field(f, nf, 4));
         break;
     case 'E':
         if (nf >= 5) {
             double *slow = slowest_of(p, f[1]);
-            double s = strtod(f[4], NULL);
+            double s = strtod(f[4], NULL) / calls_field(f, nf, 7);
             if (slow && strcmp(f[2], "destroy") != 0 && strcmp(f[2], "create") != 0 &&
                 strcmp(f[2], "prepare") != 0 && s > *slow)
                 *slow = s;

@@ -71,6 +71,31 @@ else
     fault_case fault_overflow_run fault-overflow-run run "^timed run: $SEGV"
 fi
 
+# ---- the default watchdog times a sample by its K calls, not by one call ----
+# Every entry's sample is K calls, K chosen for the fastest (fake-good, ~0.05 us: K up to 10000),
+# so the baseline's samples last K x ~30 us. The watchdog judged them by one call (20 x 30 us,
+# at least 10 s) and killed a healthy baseline as hung once a sanitizer build on a loaded host
+# made them pass 10 s (CI on 2026-12-03, examples/scripted/ab-gate.sh). Here the 10 s floor is
+# lowered to 0.05 s (SAGERUN_TEST_WATCHDOG_MIN_S) so that samples of a fraction of a second show it.
+out=$(SAGERUN_TEST_WATCHDOG_MIN_S=0.05 "$S" compare --backend host --shape 1,16,1,32 --quiet \
+    --baseline reference --plugin "$FAKES/fake_good.so" --variant fake-good --rounds 2 \
+    --iterations 2 --json "$TMP/batched.json" 2>&1); rc=$?
+[ $rc -eq 3 ] || fail "slow baseline, batched samples: exit $rc, expected 3 (fake-good differs)" "$out"
+py "slow baseline, batched samples: not killed, every sample timed" '
+import json, sys
+v = json.load(open(sys.argv[1]))["variants"]
+assert [x["failure"] for x in v] == [None, None], [x["failure"] for x in v]
+assert all(x["timing"]["count"] == 4 for x in v), [x["timing"]["count"] for x in v]
+k, call = v[0]["measurement"]["calls_per_sample"], v[0]["timing"]["p50_s"]
+assert k * call > 0.05, "samples of %d x %.3g s: too short to test the watchdog" % (k, call)
+' "$TMP/batched.json"
+# ... and a sample that hangs is still killed by the default limit, not after 10 s
+out=$(SAGERUN_TEST_WATCHDOG_MIN_S=0.05 timeout 60 "$S" compare --backend host --shape 1,64,2,64 --quiet \
+    --baseline reference --variant reference-mt --rounds 3 --iterations 3 --warmup 1 --plugin "$FAKES/fault_hang_run.so" --variant fault-hang-run 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qE "fault-hang-run failed: timed run: timeout: no answer within 0\.[0-9]+ s" <<<"$out" \
+    && echo "ok   a hung sample: killed by the default watchdog (20 x K x its slowest call)" \
+    || fail "a hung sample under the default watchdog (exit $rc)" "$out"
+
 # ---- several faulty variants at once: every one named, in its place ----
 out=$("$S" compare "${HOST[@]}" --plugin "$FAKES" --variant fault-segv-create \
     --variant fault-abort-run --variant fault-error-run --json "$TMP/many.json" 2>&1); rc=$?
