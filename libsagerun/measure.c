@@ -192,12 +192,17 @@ static void plan_launch_gap(measurer *ms, sr_entry *e)
         calls = 4;
     sagerun_error e_err = {0};
     sr_nvtx_push("%s launch gap", e->label);
+    /* the variant's code runs here too: announced as warm-up (three samples of `calls`), so that
+     * a watchdog sees a hang in it and a crash is blamed on it */
+    double t0 = sr_hook_begin(&ms->eo->hooks, e, "warmup", 0, 3 * calls);
     sagerun_status st = sr_sample_timer_launch_gap(ms->timer, sr_instance_call, e->inst, calls,
                                                    &t->launch_gap_s, &e_err);
-    sr_nvtx_pop();
     if (st != SAGERUN_OK)
         sr_entry_fail(e, &e_err, "launch gap", "warmup");
-    if (sr_entry_lost_context(ms->ctx, e, ms->err))
+    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
+    sr_hook_end(&ms->eo->hooks, e, "warmup", 0, 3 * calls, t0, lost);
+    sr_nvtx_pop();
+    if (lost)
         ms->lost = SAGERUN_CUDA;
 }
 
@@ -231,12 +236,18 @@ static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
         return;
     }
     sr_nvtx_push("%s graph capture", e->label);
+    /* capturing runs the variant's host code K times: announced like a warm-up sample */
+    double t0 = sr_hook_begin(&ms->eo->hooks, e, "warmup", 0, t->calls_per_sample);
     sagerun_status st = sr_timer_graph_capture(ms->timer, sr_instance_call, e->inst,
                                                t->calls_per_sample, &t->graph, &e_err);
-    sr_nvtx_pop();
     if (st != SAGERUN_OK)
         sr_entry_fail(e, &e_err, "graph timer", "warmup");
-    else
+    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
+    sr_hook_end(&ms->eo->hooks, e, "warmup", 0, t->calls_per_sample, t0, lost);
+    sr_nvtx_pop();
+    if (lost)
+        ms->lost = SAGERUN_CUDA;
+    else if (st == SAGERUN_OK)
         take(ms, e, t->calls_per_sample, t->graph, "warmup", 0, &s); /* the graph's first launch */
 }
 

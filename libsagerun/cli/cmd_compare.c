@@ -292,10 +292,12 @@ static int compare_child(const compare_cmd *c)
                            reasons);
     if (!measure(c, &opts, &res))
         goto out;
-    if (sagerun_compare_result_write_json(res, c->child_report, NULL, &err) != SAGERUN_OK)
+    if (sagerun_compare_result_write_json(res, c->child_report, NULL, &err) != SAGERUN_OK) {
         sr_cli_error("compare: %s", err.message);
-    else
+    } else {
         rc = SR_EXIT_OK;
+        sr_isolate_child_report_written();
+    }
 out:
     sagerun_compare_result_destroy(res);
     free(labels);

@@ -21,11 +21,14 @@
  *     again without it: the child passes it to sagerun_compare_run as an entry to leave out, so
  *     it stays in the report, failed, in its place. This repeats until a child finishes.
  *   - Watchdog per call: --timeout, else 120 s for calls with nothing to go by (create, prepare,
- *     the first warm-up call: module loading and JIT compilation can be slow), and for later
- *     warm-up and timed calls max(10 s, 20 x K x the slowest call of that variant so far), where
- *     K is the calls the event covers (a timed sample's batch; B and E lines carry it). Without K,
- *     a slow baseline's samples, batched for a fast variant's sake (up to 10000 calls), outlived
- *     a limit made for one call.
+ *     the warm-up calls until one after the first has returned), and for later warm-up, checked
+ *     and timed calls max(10 s, 20 x K x the slowest call of that variant so far), where K is the
+ *     calls the event covers (a timed sample's batch; B and E lines carry it). The first warm-up
+ *     call is first contact (module loading, JIT compilation) and sets no yardstick: times K it
+ *     would put a later hang hours away. Without K, a slow baseline's samples, batched for a fast
+ *     variant's sake (up to 10000 calls), outlived a limit made for one call.
+ *   - After the child wrote its report it says so ("R"): a process that then dies (a plugin's
+ *     destructor or exit handler crashing) loses nothing; the parent warns and keeps the report.
  *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
  *     at the next call boundary and reports the rounds finished ("complete": false); the parent
  *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
@@ -213,6 +216,11 @@ static void child_sanitizer_death(void)
 }
 #endif
 
+void sr_isolate_child_report_written(void)
+{
+    send_fields(1, "R");
+}
+
 void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
                             char **skips, size_t n, const char **labels, const char **phases,
                             const char **reasons)
@@ -264,26 +272,28 @@ static const char *phase_words(const char *phase)
 }
 
 /* The slowest call of each label so far, per call (a sample's time over its K calls): the
- * watchdog's yardstick. */
+ * watchdog's yardstick. The first warm-up call does not count: it is first contact (module
+ * loading, JIT), and times K it would put a later hang hours away. */
 typedef struct slowest {
-    char label[128];
+    char label[SR_LINE_MAX]; /* a field is never longer than its line */
     double seconds;
+    bool warmed; /* the first warm-up call has returned */
 } slowest;
 
 typedef struct skip {
     char *arg; /* "LABEL\tPHASE\tREASON" */
-    char label[128];
+    char label[SR_LINE_MAX]; /* a field is never longer than its line */
 } skip;
 
 typedef struct attempt {
     /* the call open now */
     bool open;
-    char label[128], phase[16];
+    char label[SR_LINE_MAX], phase[16];
     double started, limit;
     /* what happened */
-    bool lost, timed_out, sanitizer;
+    bool lost, timed_out, sanitizer, report_written;
     int own_signal; /* a signal the child's code sent itself ("K") */
-    char lost_label[128], lost_phase[16], lost_reason[1024];
+    char lost_label[SR_LINE_MAX], lost_phase[16], lost_reason[1024];
     double timed_out_limit;
     char buf[2 * SR_LINE_MAX];
     size_t used;
@@ -298,18 +308,19 @@ typedef struct parent {
     size_t skip_count;
 } parent;
 
-static double *slowest_of(parent *p, const char *label)
+static slowest *slowest_of(parent *p, const char *label)
 {
     for (size_t i = 0; i < p->slow_count; i++)
         if (strcmp(p->slow[i].label, label) == 0)
-            return &p->slow[i].seconds;
+            return &p->slow[i];
     slowest *s = realloc(p->slow, (p->slow_count + 1) * sizeof(*s));
     if (!s)
         return NULL;
     p->slow = s;
     snprintf(s[p->slow_count].label, sizeof s->label, "%s", label);
     s[p->slow_count].seconds = 0;
-    return &s[p->slow_count++].seconds;
+    s[p->slow_count].warmed = false;
+    return &s[p->slow_count++];
 }
 
 /* The least limit of a call timed by its variant's slowest call: SR_MIN_TIMEOUT_S, or for the
@@ -329,11 +340,26 @@ static double call_limit(parent *p, const char *label, const char *phase, uint32
 {
     if (p->o->timeout_s > 0)
         return p->o->timeout_s;
-    double *slow = slowest_of(p, label);
+    const slowest *slow = slowest_of(p, label);
     if ((strcmp(phase, "warmup") == 0 || strcmp(phase, "run") == 0 ||
-         strcmp(phase, "check") == 0) && slow && *slow > 0)
-        return fmax(min_limit(), SR_TIMEOUT_FACTOR * *slow * (calls ? calls : 1));
+         strcmp(phase, "check") == 0) && slow && slow->seconds > 0)
+        return fmax(min_limit(), SR_TIMEOUT_FACTOR * slow->seconds * (calls ? calls : 1));
     return SR_FIRST_CONTACT_TIMEOUT_S;
+}
+
+/* An E line's time per call into the yardstick of its label (warm-up, check and timed calls). */
+static void note_call_time(parent *p, const char *label, const char *phase, double per_call_s)
+{
+    slowest *s = slowest_of(p, label);
+    if (!s || (strcmp(phase, "warmup") != 0 && strcmp(phase, "run") != 0 &&
+               strcmp(phase, "check") != 0))
+        return;
+    if (strcmp(phase, "warmup") == 0 && !s->warmed) {
+        s->warmed = true;
+        return;
+    }
+    if (per_call_s > s->seconds)
+        s->seconds = per_call_s;
 }
 
 static uint32_t calls_field(char **f, int nf, int at)
@@ -364,13 +390,8 @@ static void handle_line(parent *p, attempt *a, char *line)
         a->limit = call_limit(p, f[1], f[2], calls_field(f, nf, 4));
         break;
     case 'E':
-        if (nf >= 5) {
-            double *slow = slowest_of(p, f[1]);
-            double s = strtod(f[4], NULL) / calls_field(f, nf, 7);
-            if (slow && strcmp(f[2], "destroy") != 0 && strcmp(f[2], "create") != 0 &&
-                strcmp(f[2], "prepare") != 0 && s > *slow)
-                *slow = s;
-        }
+        if (nf >= 5)
+            note_call_time(p, f[1], f[2], strtod(f[4], NULL) / calls_field(f, nf, 7));
         a->open = false;
         break;
     case 'L':
@@ -383,6 +404,9 @@ static void handle_line(parent *p, attempt *a, char *line)
         break;
     case 'D':
         a->sanitizer = true;
+        break;
+    case 'R':
+        a->report_written = true;
         break;
     case 'K':
         if (nf >= 2)
@@ -593,7 +617,7 @@ static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
 
 /* Which variant an attempt lost and why (label empty: none; the process ended on its own). */
 typedef struct blame {
-    char label[128], phase[16], why[1200];
+    char label[SR_LINE_MAX], phase[16], why[1200];
 } blame;
 
 /* How the process ended inside a variant's call, in words. */
@@ -642,11 +666,24 @@ static void blame_attempt(const attempt *a, int ws, blame *b)
     }
 }
 
-/* The exit code of the last attempt, none blamed: its report read, or why there is none. */
-static int last_attempt(int ws, bool stopping, const char *report_path,
+/* The exit code of the last attempt, none blamed: its report read, or why there is none.
+ * written: the child said its report was whole before it ended (an "R" line). */
+static int last_attempt(int ws, bool stopping, bool written, const char *report_path,
                         sagerun_compare_result **report)
 {
-    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+    bool clean = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+    if (clean || written) {
+        if (!clean) { /* code that ran at exit: a plugin's destructor or exit handler */
+            char how[96] = "";
+            if (WIFSIGNALED(ws))
+                describe_signal(WTERMSIG(ws), how, sizeof how);
+            else
+                snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(ws));
+            fprintf(stderr, "sagerun: compare: warning: the measurement process ended with %s "
+                            "after writing its report (in code that runs at exit: a plugin's "
+                            "destructor or exit handler?); the report is kept\n",
+                    how);
+        }
         sagerun_error err = {0};
         if (sagerun_compare_result_read(report_path, report, &err) == SAGERUN_OK)
             return SR_EXIT_OK;
@@ -702,6 +739,8 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
             break;
         }
         unlink(report_path);
+        for (size_t i = 0; i < p.slow_count; i++)
+            p.slow[i].warmed = false; /* a new process: each first call is first contact again */
         pid_t pid = spawn(&p, report_path, attempt_no, &fd);
         if (pid < 0 || supervise(&p, a, pid, fd, &ws) != 0) {
             free(a);
@@ -710,9 +749,10 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
         *stop_signal = sr_stop_signal();
         blame b;
         blame_attempt(a, ws, &b);
+        bool written = a->report_written;
         free(a);
         if (!b.label[0] || *stop_signal) {
-            rc = last_attempt(ws, *stop_signal != 0, report_path, report);
+            rc = last_attempt(ws, *stop_signal != 0, written, report_path, report);
             break;
         }
         if (!add_skip(&p, b.label, b.phase, b.why)) {

@@ -19,6 +19,9 @@
 void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
                             char **skips, size_t n, const char **labels, const char **phases,
                             const char **reasons);
+/* Tells the parent the report is written whole: whatever ends the process after this (a plugin's
+ * destructor crashing at exit) costs no results. */
+void sr_isolate_child_report_written(void);
 
 /* ---- both ---- */
 /* SIGINT and SIGTERM set a flag instead of ending the process; returns the signal seen (0: none). */

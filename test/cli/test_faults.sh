@@ -96,6 +96,29 @@ out=$(SAGERUN_TEST_WATCHDOG_MIN_S=0.05 timeout 60 "$S" compare --backend host --
     && echo "ok   a hung sample: killed by the default watchdog (20 x K x its slowest call)" \
     || fail "a hung sample under the default watchdog (exit $rc)" "$out"
 
+# ... nor by a slow first call: first contact (0.5 s here, as a JIT would take) sets no yardstick.
+# It did: the limit was 20 x K x 0.5 s, 10 s here (K = 1: the warm-up's one call is the slow one)
+# and hours where a faster variant batches the samples (K up to 10000). The checked call sets it.
+out=$(SAGERUN_TEST_WATCHDOG_MIN_S=0.5 timeout 60 "$S" compare --backend host --shape 1,64,2,64 \
+    --quiet --baseline reference --variant reference-mt --rounds 3 --iterations 3 --warmup 1 \
+    --plugin "$FAKES/fault_slow_first_hang.so" --variant fault-slow-first-hang 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qE "fault-slow-first-hang failed: timed run: timeout: no answer within 0\.5 s" <<<"$out" \
+    && echo "ok   a hang after a slow first call: killed at the floor, the first call not the yardstick" \
+    || fail "a hang after a slow first call (exit $rc; 124: not killed within 60 s)" "$out"
+
+# ---- a plugin that crashes as the process exits, after the report is written: nothing lost ----
+out=$(SAGERUN_TEST_EXIT_FAULT=1 timeout 60 "$S" compare --backend host --shape 1,64,2,64 --quiet \
+    --baseline reference --plugin "$FAKES/fault_segv_exit.so" --variant fault-segv-exit \
+    --rounds 2 --iterations 2 --warmup 1 --json "$TMP/exit.json" 2>&1); rc=$?
+[ $rc -eq 3 ] && grep -q "warning: the measurement process ended with .* after writing its report" <<<"$out" \
+    && echo "ok   a crash at exit: warned, the report kept (exit 3: the variant differs)" \
+    || fail "a crash at exit after the report (exit $rc, expected 3)" "$out"
+py "a crash at exit: both variants measured" '
+import json, sys
+v = json.load(open(sys.argv[1]))["variants"]
+assert [x["failure"] for x in v] == [None, None] and all(x["timing"]["count"] == 4 for x in v), v
+' "$TMP/exit.json"
+
 # ---- several faulty variants at once: every one named, in its place ----
 out=$("$S" compare "${HOST[@]}" --plugin "$FAKES" --variant fault-segv-create \
     --variant fault-abort-run --variant fault-error-run --json "$TMP/many.json" 2>&1); rc=$?

@@ -7,7 +7,9 @@
  * They refuse to load unless SAGERUN_TEST_FAULTS is set (FAULT_GATE: the hostile_* plugins use
  * SAGERUN_TEST_HOSTILE), so that tests which load every test plugin of the folder do not meet
  * them by accident. FAULT_AT FAULT_IN_CONSTRUCTOR faults while the file is being loaded, before
- * the entry point (only when the gate variable is set). */
+ * the entry point (only when the gate variable is set); FAULT_AT_EXIT in its destructor, as the
+ * process exits. FAULT_FIRST_CALL_US: the first run call sleeps that long (first contact, as a
+ * JIT or module load would be). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #define FAULT_IN_PREPARE 2
 #define FAULT_IN_RUN 3
 #define FAULT_IN_CONSTRUCTOR 4
+#define FAULT_AT_EXIT 5 /* in the file's destructor, when the process exits (after the report) */
 
 #define FAULT_SEGV 1     /* a write to a page mapped without access: a real SIGSEGV */
 #define FAULT_ABORT 2    /* abort(): SIGABRT */
@@ -136,6 +139,13 @@ __attribute__((constructor)) static void fault_constructor(void)
     if (getenv(FAULT_GATE))
         fault_now(FAULT_KIND, NULL, err, sizeof err);
 }
+#elif FAULT_AT == FAULT_AT_EXIT
+__attribute__((destructor)) static void fault_destructor(void)
+{
+    char err[64];
+    if (getenv(FAULT_GATE))
+        fault_now(FAULT_KIND, NULL, err, sizeof err);
+}
 #endif
 
 static int fault_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
@@ -178,7 +188,12 @@ static int fault_prepare(void *state, char *err, size_t errlen)
 static int fault_run(void *state, char *err, size_t errlen)
 {
     fault_state *s = state;
-    if (FAULT_AT == FAULT_IN_RUN && ++s->runs == 3) {
+    ++s->runs;
+#ifdef FAULT_FIRST_CALL_US
+    if (s->runs == 1)
+        usleep(FAULT_FIRST_CALL_US);
+#endif
+    if (FAULT_AT == FAULT_IN_RUN && s->runs == 3) {
         int rc = fault_now(FAULT_KIND, s->in, err, errlen);
         if (rc)
             return rc;
