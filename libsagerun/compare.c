@@ -138,6 +138,11 @@ static sagerun_status check_options(const sagerun_compare_options *o, sagerun_er
                             "(%g)",
                             o->min_rounds, o->max_rounds, o->max_time_s, o->warmup_s,
                             o->target_precision_percent);
+    if (o->batch > 1 && o->cache == SAGERUN_CACHE_COLD)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "compare: batch %u with a cold cache: a cold sample is one call (the "
+                            "flush cannot sit between a batch's calls, which would run hot)",
+                            o->batch);
     if (o->batch > SR_TIMER_MAX_BATCH)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "compare: batch %u is above the most calls per sample (%u)", o->batch,

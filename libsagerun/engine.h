@@ -46,7 +46,7 @@ typedef struct sr_entry_timing {
 typedef struct sr_entry {
     size_t index; /* in the registry */
     sagerun_variant_info info;
-    char label[80];
+    char label[SR_LABEL_MAX + 16]; /* the registry's label, or "LABEL#K" for a repeat */
     sagerun_instance *inst;
     bool failed;
     char failure[SAGERUN_ERROR_MESSAGE_SIZE];

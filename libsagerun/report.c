@@ -1325,7 +1325,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
 
 /* Column texts of one row of the table. */
 typedef struct row_text {
-    char label[80], p50[32], spread[40], tops[16], speedup[64], verdict[40], exact[32],
+    char label[SR_LABEL_MAX + 16], p50[32], spread[40], tops[16], speedup[64], verdict[40], exact[32],
         accuracy[64];
 } row_text;
 

@@ -176,6 +176,11 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
                      o->max_rounds);
         return false;
     }
+    if (o->batch > 1 && o->cache == SAGERUN_CACHE_COLD) {
+        sr_cli_error("%s: --batch %u with --cache cold: a cold sample is one call (the flush "
+                     "cannot sit between a batch's calls, which would run hot)", cmd, o->batch);
+        return false;
+    }
     if (strcmp(s->backend, "auto") != 0 && strcmp(s->backend, "host") != 0 &&
         strcmp(s->backend, "cuda") != 0) {
         sr_cli_error("%s: --backend '%s': expected auto, host or cuda", cmd, s->backend);

@@ -99,7 +99,7 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         graph: K calls captured once into a CUDA graph (only for\n"        \
     "                         variants whose run may be captured)\n"                             \
     "  --batch K              calls per sample for batch and graph (default: a sample\n"         \
-    "                         of >= 1 ms)\n"                                                      \
+    "                         of >= 1 ms; hot cache only)\n"                                      \
     "  --cache C              hot (default), or cold: L2 and instruction caches flushed\n"      \
     "                         before each sample (one call per sample, timed by its\n"         \
     "                         kernels' timestamps plus the launch gap of hot calls)\n"

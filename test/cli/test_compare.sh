@@ -22,6 +22,8 @@ check "bad sha" 2 "$S" compare --expect-sha256 xyz
 check "two workloads" 2 "$S" compare --shape 1,64,2,64 --inputs x.safetensors
 check "stray argument" 2 "$S" compare "${HOST[@]}" extra
 check "bad layout" 2 "$S" compare --layout nchw
+check "batch with a cold cache" 2 "$S" compare --cache cold --batch 4 \
+    && contains "says why" "--batch 4 with --cache cold: a cold sample is one call"
 
 # ---- without tolerance options nothing is judged by tolerance, in-process as in the isolated
 # child (the in-process table said "FAILS the tolerance" under every variant) ----
@@ -34,6 +36,22 @@ for mode in --in-process ""; do
         echo "ok   no tolerance line (${mode:-isolated})"
     fi
 done
+
+# ---- labels longer than 79 characters stay whole: two bindings that differ only past the 79th
+# were one entry (cut labels: the reader refused the report, a skip hit both) ----
+LL=fake-long-label-0123456789-0123456789-0123456789-0123456789-abc
+check "long labels: two bindings, two entries" 3 "$S" compare --backend host --shape 1,64,1,64 \
+    --baseline reference --plugin "$FAKES/fake_long_label.so" --rounds 2 --iterations 1 \
+    --variant "$LL[rows_per_thread_tile=1]" --variant "$LL[rows_per_thread_tile=2]" --json "$TMP/long.json"
+for k in 1 2; do
+    grep -q "^$LL\[rows_per_thread_tile=$k\] " <<<"$out" || fail "long labels: the table names binding $k whole" "$out"
+done
+py "long labels: the report keeps both, whole" '
+import json, sys
+v = [x["label"] for x in json.load(open(sys.argv[1]))["variants"]]
+ll = "fake-long-label-0123456789-0123456789-0123456789-0123456789-abc"
+assert v == ["reference", ll + "[rows_per_thread_tile=1]", ll + "[rows_per_thread_tile=2]"], v
+' "$TMP/long.json"
 
 # ---- errors: exit 1 ----
 check "unknown variant" 1 "$S" compare "${HOST[@]}" --baseline reference --variant nope \

@@ -120,11 +120,17 @@ typedef struct hook_log {
     int begins, ends, runs;
     int stop_after_runs; /* interrupted() says yes once this many timed calls ended */
     char last_phase[16];
+    uint32_t run_calls, other_calls_max; /* the calls of the last timed sample; of any other */
 } hook_log;
 
 static void on_call(void *user, const sagerun_compare_call *c)
 {
     hook_log *h = user;
+    assert_true(c->struct_size >= offsetof(sagerun_compare_call, calls) + sizeof c->calls);
+    if (strcmp(c->phase, "run") == 0)
+        h->run_calls = c->calls;
+    else if (c->calls > h->other_calls_max)
+        h->other_calls_max = c->calls;
     if (!c->end) {
         h->begins++;
         snprintf(h->last_phase, sizeof h->last_phase, "%s", c->phase);
@@ -210,6 +216,41 @@ static void test_hooks_calls_and_failure_phase(void **state)
      * and the first checked call) */
     assert_string_equal(sagerun_compare_result_failure_phase(res, 2), "run");
     sagerun_compare_result_destroy(res);
+}
+
+/* A timed sample's events carry its K calls (the watchdog of `sagerun compare` scales by them),
+ * every other event one call; a batch with a cold cache is refused (a cold sample is one call). */
+static void test_hooks_calls_per_sample(void **state)
+{
+    fixture *f = *state;
+    hook_log log = {0};
+    sagerun_compare_hooks hooks = {.struct_size = sizeof hooks, .call = on_call,
+                                   .call_user = &log};
+    const char *names[] = {"fake-good"};
+    sagerun_compare_options o;
+    sagerun_compare_options_init(&o);
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
+    o.baseline = "fake-good";
+    o.variants = names;
+    o.variant_count = 1;
+    o.warmup = 1;
+    o.rounds = 2;
+    o.iterations = 1;
+    o.timer = SAGERUN_TIMER_BATCH;
+    o.batch = 7;
+    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY;
+    o.hooks = &hooks;
+    sagerun_compare_result *res;
+    sagerun_error e = {0};
+    assert_int_equal(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &res, &e), SAGERUN_OK);
+    assert_int_equal(log.run_calls, 7);
+    assert_int_equal(log.other_calls_max, 1);
+    sagerun_compare_result_destroy(res);
+
+    o.cache = SAGERUN_CACHE_COLD;
+    assert_int_equal(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &res, &e),
+                     SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "cold"));
 }
 
 static void test_hooks_interrupt(void **state)
@@ -302,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_memory_estimate_sage2),
         cmocka_unit_test(test_memory_estimate_saturates),
         cmocka_unit_test_setup_teardown(test_hooks_calls_and_failure_phase, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hooks_calls_per_sample, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hooks_interrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hooks_skip, setup, teardown),
     };
