@@ -215,6 +215,16 @@ static bool mid_character(const char *s, size_t n)
     return ((unsigned char)s[n] & 0xc0) == 0x80;
 }
 
+/* buf = the first n bytes of text and an ellipsis */
+static void ellipsize(char *buf, const char *text, size_t n)
+{
+    memcpy(buf, text, n);
+    memcpy(buf + n, "\xe2\x80\xa6", 4); /* … */
+}
+
+/* The longest prefix that fits with its ellipsis, found by bisection over character boundaries
+ * (a width grows with the prefix): one measurement per halving, where dropping one character at
+ * a time took 53 s for a label of 30000 characters. */
 char *sr_canvas_fit(sr_canvas *c, const char *text, const sr_text_style *st, double max_width)
 {
     size_t n = strlen(text);
@@ -224,15 +234,25 @@ char *sr_canvas_fit(sr_canvas *c, const char *text, const sr_text_style *st, dou
     memcpy(buf, text, n + 1);
     if (sr_canvas_text_width(c, buf, st) <= max_width)
         return buf;
-    while (n > 0) {
-        do
-            n--;
-        while (n > 0 && mid_character(text, n));
-        memcpy(buf, text, n);
-        memcpy(buf + n, "\xe2\x80\xa6", 4); /* … */
+    size_t fits = 0, too_long = n; /* prefix lengths (character boundaries) */
+    while (too_long - fits > 1) {
+        size_t mid = fits + (too_long - fits) / 2;
+        while (mid < too_long && mid_character(text, mid))
+            mid++;
+        if (mid == too_long) { /* no boundary in (fits + half, too_long): try below */
+            mid = fits + (too_long - fits) / 2;
+            while (mid > fits && mid_character(text, mid))
+                mid--;
+            if (mid == fits)
+                break;
+        }
+        ellipsize(buf, text, mid);
         if (sr_canvas_text_width(c, buf, st) <= max_width)
-            break;
+            fits = mid;
+        else
+            too_long = mid;
     }
+    ellipsize(buf, text, fits);
     return buf;
 }
 

@@ -99,6 +99,8 @@ static void strip_x_param(const char *label, const char *x_axis, char *out, size
     char key[64];
     snprintf(key, sizeof key, "%.*s=", (int)(strlen(open + 1) - 1), open + 1);
     size_t at = (size_t)(lopen - label);
+    if (at >= len) /* a name longer than the buffer (a summary's keys have no limit): cut, as is */
+        return;
     out[at] = '\0';
     char args[256];
     snprintf(args, sizeof args, "%.*s", (int)(strlen(lopen + 1) - 1), lopen + 1);

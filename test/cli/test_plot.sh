@@ -204,6 +204,31 @@ contains "names the axes" "--x 'M': not an axis of the sweep (N, work[block])"
 check "--x on a report" 1 "$S" plot "$TMP/r.json" --x N -o "$TMP/x.png"
 contains "says it is a report" "is a report, not a sweep summary"
 
+# ---- long names from a summary or a report: drawn, cut to fit, in time ----
+# A summary's axis keys have no length limit: a variant axis of 1000 characters wrote past a
+# 200-byte name on the stack (AddressSanitizer: stack-buffer-overflow); a label of 30000
+# characters took 53 s to fit, one character dropped and the whole text measured again each time.
+cp -r "$TMP/sw" "$TMP/swlong"
+python3 - "$TMP/swlong" <<'PY'
+import json, os, sys
+d, long = sys.argv[1], "v" * 1000
+s = json.load(open(os.path.join(d, "summary.json")))
+for w in s["workloads"]:
+    w["axes"] = {"N": w["axes"]["N"], long + "[block]": w["axes"]["work[block]"]}
+    r = json.load(open(os.path.join(d, w["report"])))
+    for v in r["variants"][1:]:
+        v["label"] = "%s[block=%s]" % (long, w["axes"][long + "[block]"])
+    json.dump(r, open(os.path.join(d, w["report"]), "w"))
+json.dump(s, open(os.path.join(d, "summary.json"), "w"))
+PY
+check "a sweep whose variant axis has a 1000-character name" 0 "$S" plot "$TMP/swlong/summary.json" -o "$TMP/swlong.svg"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['variants'][1]['label']='A'*30000; json.dump(d,open(sys.argv[2],'w'))" \
+    "$TMP/r.json" "$TMP/rlong.json"
+t0=$(date +%s)
+check "a report with a 30000-character label" 0 timeout 60 "$S" plot "$TMP/rlong.json" -o "$TMP/rlong.svg" --layout "$TMP/rlong.layout"
+[ $(( $(date +%s) - t0 )) -le 10 ] && echo "ok   ... fitted within 10 s" || fail "the 30000-character label took $(( $(date +%s) - t0 )) s"
+figure "a 30000-character label: cut to fit, the layout clean" "$TMP/rlong.svg" "$TMP/rlong.layout"
+
 # ---- bad inputs ----
 check "no report: usage" 2 "$S" plot
 check "two reports: usage" 2 "$S" plot "$SEED" "$SEED"
