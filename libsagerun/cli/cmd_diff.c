@@ -78,7 +78,7 @@ static sagerun_status read_point(const char *summary_path, const json_t *w,
 static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const json_t *os,
                                   const char *new_path, const json_t *ns, sagerun_error *err)
 {
-    size_t i;
+    size_t i, judged = 0;
     const json_t *w;
     json_array_foreach(json_object_get(os, "workloads"), i, w) {
         const char *name = json_string_value(json_object_get(w, "name"));
@@ -94,9 +94,13 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
         sagerun_error perr = {0};
         char why[sizeof(perr.message) + 32];
         if (read_point(old_path, w, &a, &perr) != SAGERUN_OK) {
+            if (json_object_get(w, "report")) /* a point that ran: its report must read */
+                return sr_cli_error_set(err, perr.status, "%s: workloads[%zu] (%s): %s", old_path,
+                                        i, name, perr.message);
             fprintf(stderr, "sagerun: diff: %s: old: %s (not compared)\n", name, perr.message);
-            continue; /* nothing to regress from */
+            continue; /* it failed in the old sweep: nothing to regress from */
         }
+        judged++;
         if (read_point(new_path, nw, &b, &perr) != SAGERUN_OK) {
             snprintf(why, sizeof why, "NO REPORT in new: %s", perr.message);
             sagerun_compare_result_destroy(a);
@@ -110,6 +114,10 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
         if (st != SAGERUN_OK)
             return st;
     }
+    if (!judged) /* a gate that compared nothing must not pass */
+        return sr_cli_error_set(err, SAGERUN_FORMAT,
+                                "%s: no point with a report to compare (%zu workloads)", old_path,
+                                json_array_size(json_object_get(os, "workloads")));
     return SAGERUN_OK;
 }
 

@@ -104,6 +104,17 @@ contains "names the file" "NO REPORT in new"
 check "a sweep against a report" 1 "$S" diff "$TMP/a/summary.json" "$TMP/a/n32.json"
 contains "says what is wrong" "is a sweep summary and $TMP/a/n32.json is not"
 
+# the old side damaged: a gate that compared nothing must not pass (it did: exit 0, one stderr line)
+cp -r "$TMP/a" "$TMP/oldbad"
+echo garbage > "$TMP/oldbad/n32.json"
+check "an old point's report unreadable" 1 "$S" diff "$TMP/oldbad/summary.json" "$TMP/a/summary.json"
+contains "names the point and the file" "workloads[0] (n32): $TMP/oldbad/n32.json"
+python3 -c "import json, sys
+s = json.load(open(sys.argv[1])); s['workloads'] = []
+json.dump(s, open(sys.argv[1], 'w'))" "$TMP/oldbad/summary.json"
+check "an old sweep with no points" 1 "$S" diff "$TMP/oldbad/summary.json" "$TMP/a/summary.json"
+contains "says so" "no point with a report to compare (0 workloads)"
+
 # show and plot on a summary
 check "show a sweep summary" 0 "$S" show "$TMP/a/summary.json"
 contains "the sweep table" "sweep host-tiny: 3 of 3 workloads"
