@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -198,7 +199,9 @@ static int run_self(char **argv, const char *log)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* a fresh file (run_one removed whatever had the name): never through a link or a FIFO */
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log,
+                                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     pid_t pid;
     int rc = posix_spawn(&pid, self, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -290,6 +293,8 @@ static int run_one(const arg_list *shared, char *const *variants, size_t n_varia
         snprintf(why, sizeof(why), "out of memory");
         goto done;
     }
+    unlink(spec); /* our hidden files: a link or a FIFO under their names is replaced, not used */
+    unlink(log);
     if (!wj || sagerun_file_write(spec, wj, strlen(wj), &err) != SAGERUN_OK) {
         snprintf(why, sizeof(why), "cannot write the workload file %s: %s", spec,
                  wj ? err.message : "out of memory");
@@ -402,6 +407,67 @@ static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
         !(opts->flags & SAGERUN_COMPARE_NO_CLOCKS), "shard",
         shard_json(run->shard_index, run->shard_count), "tool", "name", "sagerun", "version",
         SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT, "workloads");
+}
+
+/* The files the sweep reads: the sweep file, the workload files it names, their inputs. */
+static bool sweep_inputs(const sr_sweep_file *s, const char *sweep_path, arg_list *in)
+{
+    char *copy = strdup(sweep_path);
+    if (!copy || !args_add(in, "%s", sweep_path)) {
+        free(copy);
+        return false;
+    }
+    const char *dir = dirname(copy);
+    bool ok = true;
+    size_t i;
+    const json_t *item;
+    json_array_foreach(json_object_get(s->root, "workloads"), i, item) {
+        const char *p = json_string_value(item);
+        if (p && ok)
+            ok = p[0] == '/' ? args_add(in, "%s", p) : args_add(in, "%s/%s", dir, p);
+    }
+    for (size_t k = 0; ok && k < s->count; k++) {
+        const char *input = sagerun_workload_input_path(s->workloads[k]);
+        if (input)
+            ok = args_add(in, "%s", input);
+    }
+    free(copy);
+    return ok;
+}
+
+/* Before anything runs: no file the sweep writes (a point's report, its hidden workload and log
+ * files, the summary, the CSV) is one the sweep reads. A workload named like the sweep file, or
+ * --out-dir holding the inputs, replaced them with reports. false after printing why. */
+static bool outputs_spare_inputs(const sr_sweep_file *s, const char *sweep_path,
+                                 const char *out_dir, const char *csv_path)
+{
+    arg_list in = {0}, out = {0};
+    bool ok = sweep_inputs(s, sweep_path, &in);
+    for (size_t i = 0; ok && i < s->count; i++)
+        ok = args_add(&out, "%s/%s", out_dir, s->files[i]) &&
+             args_add(&out, "%s/.%s.workload.json", out_dir, s->files[i]) &&
+             args_add(&out, "%s/.%s.log", out_dir, s->files[i]);
+    ok = ok && args_add(&out, "%s/%s", out_dir, SR_SWEEP_SUMMARY_JSON) &&
+         args_add(&out, "%s/%s", out_dir, SR_SWEEP_SUMMARY_MD) &&
+         (!csv_path || args_add(&out, "%s", csv_path));
+    if (!ok)
+        sr_cli_error("sweep: out of memory");
+    for (size_t o = 0; ok && o < out.n; o++)
+        for (size_t k = 0; ok && k < in.n; k++)
+            if (strcmp(out.v[o], in.v[k]) == 0 || sr_cli_same_file(out.v[o], in.v[k])) {
+                sr_cli_error("sweep: %s, which the sweep writes, is the input %s: refusing to "
+                             "overwrite it (another --out-dir, or rename the workload)",
+                             out.v[o], in.v[k]);
+                ok = false;
+            }
+    for (size_t o = 0; ok && csv_path && o + 1 < out.n; o++)
+        if (sr_cli_same_file(out.v[o], csv_path)) {
+            sr_cli_error("sweep: --csv %s is %s, which the sweep writes", csv_path, out.v[o]);
+            ok = false;
+        }
+    args_free(&in);
+    args_free(&out);
+    return ok;
 }
 
 /* Runs the shard's workloads one by one, the summary written before the first and after each
@@ -563,6 +629,8 @@ int sr_cmd_sweep(int argc, char **argv)
         sr_cli_error("sweep: --out-dir: %s", err.message);
         goto out;
     }
+    if (!outputs_spare_inputs(&s, sweep_path, run.out_dir, csv_path))
+        goto out;
     if ((rc = run_workloads(&s, &shared, &run, summary)) >= 0)
         goto out;
     sr_sweep_summary_print(summary, stdout, false);

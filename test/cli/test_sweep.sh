@@ -151,4 +151,34 @@ for w in s["workloads"]:
 ' "$TMP/crash"
 fi
 
+
+# ---- what the sweep writes never replaces what it reads (it did: a workload named like the sweep
+# file, a sweep file named summary.json, --csv on a workload file), and its hidden per-workload
+# files never write through a link or block on a FIFO ----
+mkdir -p "$TMP/safe" && cd "$TMP/safe"
+cat > sw.json <<'J'
+{"name": "s", "variants": ["reference-mt"], "warmup": 0, "rounds": 2, "iterations": 1,
+ "defaults": {"heads_kv": 1}, "workloads": [{"name": "sw", "shape": [1, 32, 1, 32]}, "wl.json"]}
+J
+echo '{"name": "wl", "shape": [1, 32, 1, 32], "heads_kv": 1}' > wl.json
+cp sw.json sw.orig && cp wl.json wl.orig
+check "a workload named like the sweep file, --out-dir beside it: refused" 1 "$S" sweep sw.json --backend host --quiet --out-dir .
+contains "names both" "./sw.json, which the sweep writes, is the input sw.json: refusing to overwrite it"
+cmp -s sw.json sw.orig && cmp -s wl.json wl.orig && echo "ok   ... both files intact" || fail "an input was replaced"
+mkdir -p d && sed 's/"sw"/"x"/; s/, "wl.json"//' sw.orig > d/summary.json && cp d/summary.json d.orig
+check "a sweep file named summary.json in --out-dir: refused" 1 "$S" sweep d/summary.json --backend host --quiet --out-dir d
+cmp -s d/summary.json d.orig && echo "ok   ... the sweep file intact" || fail "the sweep file was replaced by the summary"
+sed 's/"sw"/"y"/' sw.orig > sw2.json
+check "--csv on a workload file: refused" 1 "$S" sweep sw2.json --backend host --quiet --out-dir o2 --csv wl.json
+cmp -s wl.json wl.orig && echo "ok   ... the workload file intact" || fail "the workload file was replaced by the CSV"
+sed 's/, "wl.json"//' sw2.json > sw3.json
+echo precious > victim1 && echo precious > victim2 && mkdir -p o3
+ln -s "$PWD/victim1" o3/.y.json.log && ln -s "$PWD/victim2" o3/.y.json.workload.json
+check "hidden files that are links" 0 timeout 60 "$S" sweep sw3.json --backend host --quiet --out-dir o3
+[ "$(cat victim1 victim2)" = "precious"$'\n'"precious" ] && echo "ok   ... their targets untouched" \
+    || fail "a link's target was written: $(head -c 40 victim1 victim2)"
+mkdir -p o4 && mkfifo o4/.y.json.log
+check "a hidden log that is a FIFO: no hang" 0 timeout 60 "$S" sweep sw3.json --backend host --quiet --out-dir o4
+cd "$ROOT"
+
 finish
