@@ -123,9 +123,11 @@ static bool load_input(const char *arg, input *in)
         const char *want =
             idx_ok ? json_string_value(json_array_get(names, (size_t)json_integer_value(idx)))
                    : NULL;
-        if (!idx_ok || !name || !want || strcmp(name, want) != 0 || !str_of(row, "status")) {
-            sr_cli_error("merge: %s: workloads[%zu]: malformed row (index, name, status) or a "
-                         "name that is not the sweep's workload at that index",
+        if (!idx_ok || !name || !want || strcmp(name, want) != 0 ||
+            !sr_sweep_status_known(str_of(row, "status"))) {
+            sr_cli_error("merge: %s: workloads[%zu]: malformed row (index, name, status of ok, "
+                         "not-byte-exact, failed, incomplete or error) or a name that is not the "
+                         "sweep's workload at that index",
                          in->path, i);
             return false;
         }

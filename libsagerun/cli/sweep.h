@@ -49,6 +49,8 @@ int sr_sweep_summary_exit_code(const json_t *summary);
  * err->status OK when it is not (a report, or not JSON: the report reader says what is wrong),
  * NULL with err set when it is one this sagerun cannot read. */
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err);
+/* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */
+bool sr_sweep_status_known(const char *status);
 
 /* Every workload's report (read from dir) as CSV rows, the workload's name first. */
 sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir,

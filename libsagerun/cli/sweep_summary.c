@@ -70,6 +70,16 @@ sagerun_status sr_sweep_summary_write_csv(const json_t *summary, const char *dir
     return sr_cli_write_file(path, write_summary_csv_cb, &src, err);
 }
 
+bool sr_sweep_status_known(const char *status)
+{
+    static const char *const statuses[] = {"ok", "not-byte-exact", "failed", "incomplete",
+                                           "error"};
+    for (size_t k = 0; status && k < sizeof statuses / sizeof *statuses; k++)
+        if (strcmp(status, statuses[k]) == 0)
+            return true;
+    return false;
+}
+
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
 {
     json_error_t jerr;
@@ -89,6 +99,19 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
                      path, SR_SWEEP_SUMMARY_VERSION);
         json_decref(root);
         return NULL;
+    }
+    size_t i;
+    const json_t *row;
+    json_array_foreach(json_object_get(root, "workloads"), i, row) {
+        if (!json_is_object(row) || !json_is_string(json_object_get(row, "name")) ||
+            !sr_sweep_status_known(json_string_value(json_object_get(row, "status")))) {
+            sr_cli_error_set(err, SAGERUN_FORMAT,
+                             "%s: workloads[%zu]: expected an object with a 'name' and a 'status' "
+                             "of ok, not-byte-exact, failed, incomplete or error",
+                             path, i);
+            json_decref(root);
+            return NULL;
+        }
     }
     return root;
 }

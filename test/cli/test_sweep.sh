@@ -93,6 +93,15 @@ check "another sweep: refused" 1 "$S" merge "$TMP/a" "$TMP/o" --out-dir "$TMP/x"
 check "not a summary" 1 "$S" merge "$TMP/m/n32.json" && contains "names it" "n32.json: not a sweep summary"
 check "not a sweep folder" 1 "$S" merge "$TMP" && contains "names it" "$TMP/summary.json"
 check "merge: no arguments" 2 "$S" merge
+# a row of an unknown status: merge exited 1 in silence (with --quiet) and showed it as fine
+cp -r "$TMP/a" "$TMP/a-odd"
+python3 -c "import json, sys
+s = json.load(open(sys.argv[1])); s['workloads'][0]['status'] = 'x'
+json.dump(s, open(sys.argv[1], 'w'))" "$TMP/a-odd/summary.json"
+check "a row of unknown status: merge says so" 1 "$S" merge "$TMP/a-odd" "$TMP/b" --out-dir "$TMP/x" --quiet \
+    && contains "names the row" "a-odd/summary.json: workloads[0]: malformed row"
+check "... and show" 1 "$S" show "$TMP/a-odd/summary.json" \
+    && contains "names the row" "a-odd/summary.json: workloads[0]: expected an object with a 'name' and a 'status'"
 
 # ---- the default output folder, unsharded ----
 (cd "$TMP" && "$S" sweep "$SWEEP" "${H[@]}" >/dev/null 2>&1)
