@@ -237,6 +237,11 @@ static sagerun_status expand_one(const char *file, const json_t *base, size_t b,
                                  const json_t *defaults, const json_t *point, json_t **w,
                                  sagerun_error *err)
 {
+    const json_t *name = json_object_get(base, "name");
+    if (name && (!json_is_string(name) || !json_string_value(name)[0])) /* not dropped: refused */
+        return sr_cli_error_set(err, SAGERUN_FORMAT,
+                                "%s: workloads[%zu]: key 'name' must be a non-empty string", file,
+                                b);
     if (json_is_object(base))
         *w = apply_point(base, defaults, point);
     else if (json_is_string(base)) /* variant axes only: named once loaded */

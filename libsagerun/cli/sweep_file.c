@@ -82,12 +82,10 @@ static char *report_file_name(const char *name)
     return s;
 }
 
-static sagerun_status parse_workload(const char *file, const char *dir, json_t *defaults,
-                                     json_t *item, size_t i, sagerun_workload **w,
-                                     sagerun_error *err)
+/* origin: where the workload is, for messages ("FILE: workloads[I]", with axes its point too). */
+static sagerun_status parse_workload(const char *origin, const char *dir, json_t *defaults,
+                                     json_t *item, sagerun_workload **w, sagerun_error *err)
 {
-    char origin[512];
-    snprintf(origin, sizeof(origin), "%s: workloads[%zu]", file, i);
     sagerun_status st;
     if (json_is_string(item)) {
         const char *p = json_string_value(item);
@@ -257,8 +255,17 @@ static sagerun_status load_workloads(const char *path, json_t *root, sr_sweep_fi
     }
     const char *dir = dirname(copy);
     st = SAGERUN_OK;
+    size_t per = s->axes && s->count ? s->count / json_array_size(json_object_get(root, "workloads")) : 1;
     for (size_t i = 0; st == SAGERUN_OK && i < s->count; i++) { /* failed entries stay NULL */
-        st = parse_workload(path, dir, defaults, json_array_get(list, i), i, &s->workloads[i],
+        /* errors name the file's entry (i / per), not its place after the axes' expansion */
+        char origin[512], *label = s->axes ? sr_sweep_point_label(s->axes[i]) : NULL;
+        if (s->axes)
+            snprintf(origin, sizeof origin, "%s: workloads[%zu] at the point %s", path, i / per,
+                     label ? label : "?");
+        else
+            snprintf(origin, sizeof origin, "%s: workloads[%zu]", path, i);
+        free(label);
+        st = parse_workload(origin, dir, defaults, json_array_get(list, i), &s->workloads[i],
                             err);
         if (st == SAGERUN_OK && s->axes && json_is_string(json_array_get(list, i)))
             st = name_point(s->workloads[i], s->axes[i], err); /* a file: named once loaded */

@@ -54,4 +54,19 @@ grep -qE "^small/N=96,dtype=bf16 +reference-mt .* slower .*SLOWER$" <<<"$out" \
     && echo "ok   the point named" || fail "the point named" "$out"
 check "diff: an identical sweep passes" 0 "$S" diff "$TMP/o/summary.json" "$TMP/o/summary.json"
 
+
+# ---- errors name the file's entry, not its place after the expansion; a bad name is refused ----
+cat > "$TMP/ax-bad.json" <<'JSON'
+{"name": "s", "variants": ["reference-mt"], "axes": {"N": [32, 48, 64, 80]},
+ "workloads": [{"name": "a", "shape": [1, 32, 2, 32]}, {"name": "b", "shape": [1, 32, 2, 32], "heads_kv": 3}]}
+JSON
+check "a bad second workload under 4 points" 1 "$S" sweep "$TMP/ax-bad.json" --backend host --quiet
+contains "its own index and the point" "ax-bad.json: workloads[1] at the point N=32: key 'heads_kv'"
+cat > "$TMP/ax-name.json" <<'JSON'
+{"name": "s", "variants": ["reference-mt"], "axes": {"N": [32, 48]},
+ "workloads": [{"name": 5, "shape": [1, 32, 2, 32]}]}
+JSON
+check "a workload name that is not a string, with axes" 1 "$S" sweep "$TMP/ax-name.json" --backend host --quiet
+contains "refused, not dropped" "ax-name.json: workloads[0]: key 'name' must be a non-empty string"
+
 finish
