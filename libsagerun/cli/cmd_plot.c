@@ -117,6 +117,12 @@ static int write_outputs(const sr_canvas *c, const char *output, const char *lay
 {
     sagerun_error err = {0};
     render_job job = {c, (sr_plot_format)sr_plot_format_of(output)};
+    if (job.format == SR_PLOT_PNG && !sr_canvas_png_fits(c)) {
+        sr_cli_error("plot: %s: the figure is too large for a PNG (more than %d pixels a side, "
+                     "at %g x %g points): write .svg or .pdf",
+                     output, SR_PNG_MAX_PIXELS, sr_canvas_width(c), sr_canvas_height(c));
+        return SR_EXIT_ERROR;
+    }
     if (strcmp(output, "-") == 0) {
         if (!sr_canvas_render(c, SR_PLOT_SVG, stdout) || fflush(stdout) != 0) {
             sr_cli_error("plot: cannot write the SVG to stdout");

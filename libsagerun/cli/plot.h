@@ -102,6 +102,9 @@ void sr_canvas_release_fonts(void);
 
 /* Draws everything recorded to f in format (PNG at 2x); false on a cairo or write error. */
 bool sr_canvas_render(const sr_canvas *c, sr_plot_format format, FILE *f);
+/* Whether the figure fits a PNG: cairo's image surfaces stop at SR_PNG_MAX_PIXELS a side. */
+#define SR_PNG_MAX_PIXELS 32767
+bool sr_canvas_png_fits(const sr_canvas *c);
 
 /* ---- scales (plot_scale.c) ---------------------------------------------------------------- */
 /* A linear axis: values lo..hi onto p0..p1, ticks at multiples of step. */

@@ -180,13 +180,57 @@ typedef struct text_metrics {
     double advance, ascent, descent;
 } text_metrics;
 
+/* The length of the UTF-8 character at s that cairo takes (RFC 3629: no overlong forms, no
+ * surrogates, at most U+10FFFF; not the noncharacters U+FFFE and U+FFFF), or 0. */
+static size_t utf8_char(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return s[0] >= 0x20 || s[0] == '\t' ? 1 : 0;
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+    uint32_t cp = n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    bool ok = n && (n != 3 || cp >= 0x800) && (n != 4 || (cp >= 0x10000 && cp <= 0x10ffff)) &&
+              !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff;
+    return ok ? n : 0;
+}
+
+/* text as cairo can draw it: every byte that starts no valid character (a file name that is not
+ * UTF-8, a label holding U+FFFE, a control character) becomes U+FFFD. Cairo refused such text,
+ * and the figure failed as "cannot write: write failed". */
+static char *drawable(const char *text)
+{
+    size_t n = strlen(text), at = 0;
+    char *out = malloc(3 * n + 1);
+    if (!out)
+        return NULL;
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        size_t k = utf8_char(s);
+        if (k) {
+            memcpy(out + at, s, k);
+            at += k, s += k;
+        } else {
+            memcpy(out + at, "\xef\xbf\xbd", 3);
+            at += 3, s++;
+        }
+    }
+    out[at] = '\0';
+    return out;
+}
+
 static text_metrics metrics(sr_canvas *c, const char *text, const sr_text_style *st)
 {
     set_font(c->measure, st->size, st->bold);
     cairo_font_extents_t fe;
-    cairo_text_extents_t te;
+    cairo_text_extents_t te = {0};
     cairo_font_extents(c->measure, &fe);
-    cairo_text_extents(c->measure, text, &te);
+    char *clean = drawable(text);
+    if (clean)
+        cairo_text_extents(c->measure, clean, &te);
+    free(clean);
     return (text_metrics){te.x_advance, fe.ascent, fe.descent};
 }
 
@@ -280,7 +324,7 @@ static void record_text(sr_canvas *c, const char *group, const char *text, sr_bo
         return;
     placed *p = &c->texts[c->n_texts++];
     p->box = box;
-    p->text = strdup(text);
+    p->text = drawable(text);
     p->group = strdup(group ? group : "");
 }
 
@@ -290,7 +334,7 @@ static void draw_text_at(sr_canvas *c, const char *text, const sr_text_style *st
     op *o = add_op(c, OP_TEXT);
     if (!o)
         return;
-    o->text = strdup(text);
+    o->text = drawable(text);
     /* the baseline's origin; a vertical text reads upwards from the box's bottom */
     o->v[0] = vertical(st) ? box.x0 + TEXT_PAD + m.ascent : box.x0 + TEXT_PAD;
     o->v[1] = vertical(st) ? box.y1 - TEXT_PAD : box.y0 + TEXT_PAD + m.ascent;
@@ -518,6 +562,12 @@ static cairo_surface_t *surface_for(const sr_canvas *c, sr_plot_format format, F
     cairo_surface_t *s = cairo_svg_surface_create_for_stream(write_stream, f, c->width, c->height);
     cairo_svg_surface_restrict_to_version(s, CAIRO_SVG_VERSION_1_1);
     return s;
+}
+
+bool sr_canvas_png_fits(const sr_canvas *c)
+{
+    return ceil(c->width * PNG_SCALE) <= SR_PNG_MAX_PIXELS &&
+           ceil(c->height * PNG_SCALE) <= SR_PNG_MAX_PIXELS;
 }
 
 bool sr_canvas_render(const sr_canvas *c, sr_plot_format format, FILE *f)

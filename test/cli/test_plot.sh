@@ -229,6 +229,21 @@ check "a report with a 30000-character label" 0 timeout 60 "$S" plot "$TMP/rlong
 [ $(( $(date +%s) - t0 )) -le 10 ] && echo "ok   ... fitted within 10 s" || fail "the 30000-character label took $(( $(date +%s) - t0 )) s"
 figure "a 30000-character label: cut to fit, the layout clean" "$TMP/rlong.svg" "$TMP/rlong.layout"
 
+# ---- text cairo cannot draw is drawn as U+FFFD, not failed as "cannot write: write failed" ----
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['variants'][1]['label']='x\ufffez'; json.dump(d,open(sys.argv[2],'w'))" \
+    "$TMP/r.json" "$TMP/rfffe.json"
+check "a label holding U+FFFE" 0 "$S" plot "$TMP/rfffe.json" -o "$TMP/rfffe.svg" --layout "$TMP/rfffe.layout"
+figure "U+FFFE: drawn, the layout clean" "$TMP/rfffe.svg" "$TMP/rfffe.layout"
+cp "$TMP/r.json" "$TMP/caf"$'\xe9'".json"
+check "a report whose file name is not UTF-8 (the default title)" 0 "$S" plot "$TMP/caf"$'\xe9'".json" -o "$TMP/caf.png"
+check "a --title that is not UTF-8" 0 "$S" plot "$TMP/r.json" --title $'a\xffb' -o "$TMP/t.pdf"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); v=d['variants'][1]
+d['variants'] = [d['variants'][0]] + [dict(v, label='v%d' % i, name='v%d' % i) for i in range(250)]
+json.dump(d, open(sys.argv[2], 'w'))" "$TMP/r.json" "$TMP/r250.json"
+check "250 variants as a PNG: too large, said so" 1 "$S" plot "$TMP/r250.json" -o "$TMP/r250.png"
+contains "names the limit and the way out" "the figure is too large for a PNG (more than 32767 pixels a side"
+check "... as an SVG: drawn" 0 "$S" plot "$TMP/r250.json" -o "$TMP/r250.svg"
+
 # ---- bad inputs ----
 check "no report: usage" 2 "$S" plot
 check "two reports: usage" 2 "$S" plot "$SEED" "$SEED"
