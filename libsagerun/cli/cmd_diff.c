@@ -57,26 +57,51 @@ static const json_t *find_point(const json_t *summary, const char *name)
     return NULL;
 }
 
-/* The report of one point of a summary: its "report" file, beside the summary. */
+/* The outputs of the diff (--json, --markdown, --csv; NULL where not given). */
+typedef const char *const diff_outputs[3];
+
+/* The path of a point's "report" file, beside the summary; false when the row has none. */
+static bool point_path(const char *summary_path, const json_t *w, char *path, size_t len)
+{
+    const char *file = json_string_value(json_object_get(w, "report"));
+    char *copy = file ? strdup(summary_path) : NULL;
+    if (!copy)
+        return false;
+    snprintf(path, len, "%s/%s", dirname(copy), file);
+    free(copy);
+    return true;
+}
+
+/* A point's report that one of the diff's outputs would overwrite: an error naming both. */
+static sagerun_status point_spared(const char *summary_path, const json_t *w, diff_outputs outs,
+                                   sagerun_error *err)
+{
+    static const char *const opts[] = {"--json", "--markdown", "--csv"};
+    char path[4096];
+    for (int k = 0; k < 3 && point_path(summary_path, w, path, sizeof path); k++)
+        if (outs[k] && (strcmp(outs[k], path) == 0 || sr_cli_same_file(outs[k], path)))
+            return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                    "%s %s is the report %s: refusing to overwrite it", opts[k],
+                                    outs[k], path);
+    return SAGERUN_OK;
+}
+
+/* The report of one point of a summary. */
 static sagerun_status read_point(const char *summary_path, const json_t *w,
                                  sagerun_compare_result **r, sagerun_error *err)
 {
-    const char *file = json_string_value(json_object_get(w, "report"));
-    if (!file)
+    char path[4096];
+    if (!point_path(summary_path, w, path, sizeof path))
         return sr_cli_error_set(err, SAGERUN_FORMAT, "no report (status %s%s%s)",
-                            json_string_value(json_object_get(w, "status")) ?: "?",
-                            json_string_value(json_object_get(w, "error")) ? ": " : "",
-                            json_string_value(json_object_get(w, "error")) ?: "");
-    char *copy = strdup(summary_path), path[4096];
-    if (!copy)
-        return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    snprintf(path, sizeof path, "%s/%s", dirname(copy), file);
-    free(copy);
+                                json_string_value(json_object_get(w, "status")) ?: "?",
+                                json_string_value(json_object_get(w, "error")) ? ": " : "",
+                                json_string_value(json_object_get(w, "error")) ?: "");
     return sagerun_compare_result_read(path, r, err);
 }
 
 static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const json_t *os,
-                                  const char *new_path, const json_t *ns, sagerun_error *err)
+                                  const char *new_path, const json_t *ns, diff_outputs outs,
+                                  sagerun_error *err)
 {
     size_t i, judged = 0;
     const json_t *w;
@@ -93,6 +118,9 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
         sagerun_compare_result *a = NULL, *b = NULL;
         sagerun_error perr = {0};
         char why[sizeof(perr.message) + 32];
+        if (point_spared(old_path, w, outs, err) != SAGERUN_OK ||
+            point_spared(new_path, nw, outs, err) != SAGERUN_OK)
+            return err->status;
         if (read_point(old_path, w, &a, &perr) != SAGERUN_OK) {
             if (json_object_get(w, "report")) /* a point that ran: its report must read */
                 return sr_cli_error_set(err, perr.status, "%s: workloads[%zu] (%s): %s", old_path,
@@ -122,7 +150,7 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
 }
 
 static sagerun_status diff_files(sagerun_diff *d, const char *old_path, const char *new_path,
-                                 sagerun_error *err)
+                                 diff_outputs outs, sagerun_error *err)
 {
     json_t *os = sr_sweep_summary_load(old_path, err);
     if (!os && err->status != SAGERUN_OK)
@@ -137,7 +165,7 @@ static sagerun_status diff_files(sagerun_diff *d, const char *old_path, const ch
                           "%s is a sweep summary and %s is not: diff two reports or two sweeps",
                           old_sweep ? old_path : new_path, old_sweep ? new_path : old_path);
     else if (old_sweep)
-        st = diff_sweeps(d, old_path, os, new_path, ns, err);
+        st = diff_sweeps(d, old_path, os, new_path, ns, outs, err);
     else {
         sagerun_compare_result *a = NULL, *b = NULL;
         if ((st = sagerun_compare_result_read(old_path, &a, err)) != SAGERUN_OK)
@@ -197,7 +225,7 @@ int sr_cmd_diff(int argc, char **argv)
     sagerun_error err = {0};
     int rc = SR_EXIT_ERROR;
     if (sagerun_diff_create(&o, &d, &err) != SAGERUN_OK ||
-        diff_files(d, argv[optind], argv[optind + 1], &err) != SAGERUN_OK) {
+        diff_files(d, argv[optind], argv[optind + 1], outs, &err) != SAGERUN_OK) {
         sr_cli_error("diff: %s", err.message);
         goto out;
     }

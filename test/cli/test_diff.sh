@@ -115,6 +115,12 @@ json.dump(s, open(sys.argv[1], 'w'))" "$TMP/oldbad/summary.json"
 check "an old sweep with no points" 1 "$S" diff "$TMP/oldbad/summary.json" "$TMP/a/summary.json"
 contains "says so" "no point with a report to compare (0 workloads)"
 
+# an output that is one of the reports a summary names: refused, the report intact
+cp "$TMP/a/n32.json" "$TMP/n32.orig"
+check "--json on a point's report" 1 "$S" diff "$TMP/a/summary.json" "$TMP/a/summary.json" --json "$TMP/a/n32.json"
+contains "names both" "--json $TMP/a/n32.json is the report $TMP/a/n32.json: refusing to overwrite it"
+cmp -s "$TMP/a/n32.json" "$TMP/n32.orig" && echo "ok   ... the report intact" || fail "the report was overwritten"
+
 # show and plot on a summary
 check "show a sweep summary" 0 "$S" show "$TMP/a/summary.json"
 contains "the sweep table" "sweep host-tiny: 3 of 3 workloads"
