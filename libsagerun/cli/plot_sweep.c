@@ -175,7 +175,11 @@ static void add_row(sweep_fig *f, const json_t *row)
     char path[4096];
     sr_plot_model r;
     snprintf(path, sizeof path, "%s/%s", f->dir, file ? file : "");
-    if (!file || sr_plot_model_read(path, &r, NULL) != SAGERUN_OK) {
+    sagerun_error err = {0};
+    if (!file || sr_plot_model_read(path, &r, &err) != SAGERUN_OK) {
+        if (file) /* a point that ran, its report unreadable: said, not only counted */
+            fprintf(stderr, "sagerun: plot: warning: %s: %s; not drawn\n",
+                    str_or(row, "name", "?"), err.message);
         f->skipped++;
         return;
     }

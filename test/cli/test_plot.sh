@@ -229,6 +229,13 @@ check "a report with a 30000-character label" 0 timeout 60 "$S" plot "$TMP/rlong
 [ $(( $(date +%s) - t0 )) -le 10 ] && echo "ok   ... fitted within 10 s" || fail "the 30000-character label took $(( $(date +%s) - t0 )) s"
 figure "a 30000-character label: cut to fit, the layout clean" "$TMP/rlong.svg" "$TMP/rlong.layout"
 
+# ---- a point's report that does not read: drawn without it, and said (it was only counted) ----
+cp -r "$TMP/sw" "$TMP/swbad"
+bad=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['workloads'][0]['report'])" "$TMP/swbad/summary.json")
+echo garbage > "$TMP/swbad/$bad"
+check "a sweep with one report unreadable" 0 "$S" plot "$TMP/swbad/summary.json" -o "$TMP/swbad.svg"
+contains "names the file and why" "warning: w/N=32,work[block]=1: $TMP/swbad/$bad:1:7: not valid JSON"
+
 # ---- text cairo cannot draw is drawn as U+FFFD, not failed as "cannot write: write failed" ----
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['variants'][1]['label']='x\ufffez'; json.dump(d,open(sys.argv[2],'w'))" \
     "$TMP/r.json" "$TMP/rfffe.json"
