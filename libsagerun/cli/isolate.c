@@ -27,8 +27,11 @@
  *     call is first contact (module loading, JIT compilation) and sets no yardstick: times K it
  *     would put a later hang hours away. Without K, a slow baseline's samples, batched for a fast
  *     variant's sake (up to 10000 calls), outlived a limit made for one call.
- *   - After the child wrote its report it says so ("R"): a process that then dies (a plugin's
- *     destructor or exit handler crashing) loses nothing; the parent warns and keeps the report.
+ *   - After the child wrote its report it says so ("R"): a process that then dies or hangs (a
+ *     plugin's destructor or exit handler; killed after SR_EXIT_GRACE_S) loses nothing; the
+ *     parent warns and keeps the report. Before its first call into a variant the child has
+ *     SR_SETUP_TIMEOUT_S (plugins loading, inputs made): a constructor that hangs only in the
+ *     measuring process (the scanner, a process of its own, approved the file) is killed there.
  *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
  *     at the next call boundary and reports the rounds finished ("complete": false); the parent
  *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
@@ -68,6 +71,8 @@
 #define SR_TIMEOUT_FACTOR 20.0
 #define SR_MAX_ATTEMPTS 64
 #define SR_STOP_GRACE_S 30.0 /* after a forwarded stop signal, before the child is killed */
+#define SR_SETUP_TIMEOUT_S 600.0 /* from the start to the first call into a variant */
+#define SR_EXIT_GRACE_S 10.0     /* from the report written to the child's exit */
 #define SR_PATH_MAX 4096
 
 /* ---- stop signals ------------------------------------------------------------------------------ */
@@ -292,6 +297,9 @@ typedef struct attempt {
     double started, limit;
     /* what happened */
     bool lost, timed_out, sanitizer, report_written;
+    bool called;        /* a call into a variant began */
+    double written_at;  /* when the report was said written ("R") */
+    double stuck_idle;  /* killed outside any call after this many seconds (idle_limit) */
     int own_signal; /* a signal the child's code sent itself ("K") */
     char lost_label[SR_LINE_MAX], lost_phase[16], lost_reason[1024];
     double timed_out_limit;
@@ -383,7 +391,7 @@ static void handle_line(parent *p, attempt *a, char *line)
     case 'B':
         if (nf < 3)
             return;
-        a->open = true;
+        a->open = a->called = true;
         snprintf(a->label, sizeof a->label, "%s", f[1]);
         snprintf(a->phase, sizeof a->phase, "%s", f[2]);
         a->started = now_s();
@@ -407,6 +415,7 @@ static void handle_line(parent *p, attempt *a, char *line)
         break;
     case 'R':
         a->report_written = true;
+        a->written_at = now_s();
         break;
     case 'K':
         if (nf >= 2)
@@ -559,10 +568,50 @@ static pid_t spawn(parent *p, const char *report_path, int attempt_no, int *fd_o
 }
 
 /* Waits for the child of one attempt, feeding the watchdog and forwarding stop signals. */
+/* The limit on the child's time outside any call into a variant, 0 for none, from *since: before
+ * its first call (plugins loading, inputs made) SR_SETUP_TIMEOUT_S, after its report
+ * SR_EXIT_GRACE_S. Only plugins' constructors and destructors run there besides sagerun. */
+static double idle_limit(const attempt *a, double spawned, double *since)
+{
+    if (a->open)
+        return 0;
+    if (a->report_written) {
+        *since = a->written_at;
+        return SR_EXIT_GRACE_S;
+    }
+    if (a->called)
+        return 0;
+    *since = spawned;
+    const char *v = secure_getenv("SAGERUN_TEST_SETUP_TIMEOUT_S"); /* tests only */
+    double t = v && *v ? strtod(v, NULL) : 0;
+    return t > 0 && t < SR_SETUP_TIMEOUT_S ? t : SR_SETUP_TIMEOUT_S;
+}
+
+/* Kills the child's group when its open call, or its time outside calls, passed its limit (true);
+ * else shortens *wait_ms to the next deadline. */
+static bool watchdog(attempt *a, pid_t pid, double spawned, int *wait_ms)
+{
+    double since = 0, idle = idle_limit(a, spawned, &since);
+    double left = a->open ? a->started + a->limit - now_s() : idle > 0 ? since + idle - now_s() : 1e9;
+    if (left <= 0) {
+        if (a->open) {
+            a->timed_out = true;
+            a->timed_out_limit = a->limit;
+        } else {
+            a->stuck_idle = idle;
+        }
+        kill(-pid, SIGKILL);
+        return true;
+    }
+    if (left * 1000 < *wait_ms)
+        *wait_ms = (int)(left * 1000) + 1;
+    return false;
+}
+
 static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
 {
     bool eof = false, forwarded = false, killed = false, reaped = false;
-    double forwarded_at = 0;
+    double forwarded_at = 0, spawned = now_s();
     while (!eof) {
         int sig = stop_signal_seen;
         if (sig > 0 && !forwarded) {
@@ -580,17 +629,8 @@ static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
             killed = true;
         }
         int wait_ms = 250;
-        if (a->open && !killed) {
-            double left = a->started + a->limit - now_s();
-            if (left <= 0) {
-                a->timed_out = true;
-                a->timed_out_limit = a->limit;
-                kill(-pid, SIGKILL);
-                killed = true;
-            } else if (left * 1000 < wait_ms) {
-                wait_ms = (int)(left * 1000) + 1;
-            }
-        }
+        if (!killed && watchdog(a, pid, spawned, &wait_ms))
+            killed = true;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         int r = poll(&pfd, 1, reaped ? 0 : wait_ms);
         if (r > 0)
@@ -666,30 +706,42 @@ static void blame_attempt(const attempt *a, int ws, blame *b)
     }
 }
 
-/* The exit code of the last attempt, none blamed: its report read, or why there is none.
- * written: the child said its report was whole before it ended (an "R" line). */
-static int last_attempt(int ws, bool stopping, bool written, const char *report_path,
+/* After the child's report (a->report_written, an "R" line): how it ended, when not cleanly. */
+static void warn_late_ending(const attempt *a, int ws)
+{
+    char how[128] = "", sig[96];
+    if (a->stuck_idle > 0) {
+        snprintf(how, sizeof how, "did not exit within %g s", a->stuck_idle);
+    } else if (WIFSIGNALED(ws)) {
+        describe_signal(WTERMSIG(ws), sig, sizeof sig);
+        snprintf(how, sizeof how, "ended with %s", sig);
+    } else
+        snprintf(how, sizeof how, "ended with exit status %d", WEXITSTATUS(ws));
+    fprintf(stderr, "sagerun: compare: warning: the measurement process %s after writing its "
+                    "report (in code that runs at exit: a plugin's destructor or exit handler?); "
+                    "the report is kept\n",
+            how);
+}
+
+/* The exit code of the last attempt, none blamed: its report read, or why there is none. */
+static int last_attempt(int ws, bool stopping, const attempt *a, const char *report_path,
                         sagerun_compare_result **report)
 {
     bool clean = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
-    if (clean || written) {
-        if (!clean) { /* code that ran at exit: a plugin's destructor or exit handler */
-            char how[96] = "";
-            if (WIFSIGNALED(ws))
-                describe_signal(WTERMSIG(ws), how, sizeof how);
-            else
-                snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(ws));
-            fprintf(stderr, "sagerun: compare: warning: the measurement process ended with %s "
-                            "after writing its report (in code that runs at exit: a plugin's "
-                            "destructor or exit handler?); the report is kept\n",
-                    how);
-        }
+    if (clean || a->report_written) {
+        if (!clean)
+            warn_late_ending(a, ws);
         sagerun_error err = {0};
         if (sagerun_compare_result_read(report_path, report, &err) == SAGERUN_OK)
             return SR_EXIT_OK;
         sr_cli_error("compare: reading the measurement's report: %s", err.message);
     } else if (stopping) {
         sr_cli_error("compare: interrupted; the measurement ended without a report");
+    } else if (a->stuck_idle > 0) {
+        sr_cli_error("compare: the measurement process made no call into a variant within %g s "
+                     "of starting (loading plugins, making the inputs): killed. A plugin whose "
+                     "constructor hangs when loaded in the measuring process?",
+                     a->stuck_idle);
     } else if (WIFEXITED(ws)) {
         return WEXITSTATUS(ws); /* the child said why on stderr */
     } else if (WIFSIGNALED(ws)) {
@@ -749,12 +801,12 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
         *stop_signal = sr_stop_signal();
         blame b;
         blame_attempt(a, ws, &b);
-        bool written = a->report_written;
-        free(a);
         if (!b.label[0] || *stop_signal) {
-            rc = last_attempt(ws, *stop_signal != 0, written, report_path, report);
+            rc = last_attempt(ws, *stop_signal != 0, a, report_path, report);
+            free(a);
             break;
         }
+        free(a);
         if (!add_skip(&p, b.label, b.phase, b.why)) {
             sr_cli_error("compare: %s failed again after being left out: %s", b.label, b.why);
             break;

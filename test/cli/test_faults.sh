@@ -119,6 +119,16 @@ v = json.load(open(sys.argv[1]))["variants"]
 assert [x["failure"] for x in v] == [None, None] and all(x["timing"]["count"] == 4 for x in v), v
 ' "$TMP/exit.json"
 
+# ... and one that hangs there: killed 10 s after the report, which stands
+t0=$(date +%s)
+out=$(SAGERUN_TEST_EXIT_FAULT=1 timeout 90 "$S" compare --backend host --shape 1,64,2,64 --quiet \
+    --baseline reference --plugin "$FAKES/fault_hang_exit.so" --variant fault-hang-exit \
+    --rounds 2 --iterations 2 --warmup 1 --json "$TMP/hexit.json" 2>&1); rc=$?
+[ $rc -eq 3 ] && grep -q "warning: the measurement process did not exit within 10 s after writing its report" <<<"$out" \
+    && [ -f "$TMP/hexit.json" ] \
+    && echo "ok   a hang at exit: killed after 10 s, warned, the report kept ($(( $(date +%s) - t0 )) s)" \
+    || fail "a hang at exit after the report (exit $rc, expected 3; 124: never killed)" "$out"
+
 # ---- several faulty variants at once: every one named, in its place ----
 out=$("$S" compare "${HOST[@]}" --plugin "$FAKES" --variant fault-segv-create \
     --variant fault-abort-run --variant fault-error-run --json "$TMP/many.json" 2>&1); rc=$?

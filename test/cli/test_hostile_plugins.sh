@@ -99,6 +99,18 @@ done < "$PIDS"
 check "compare: a variant whose constructor crashes" 1 timeout 60 "$S" compare "${H[@]}" \
     --baseline reference --variant hostile-ctor-segv && contains "names it" "no variant named 'hostile-ctor-segv'"
 
+# ---- a constructor that hangs only when the measuring process loads the file (the scanner, a
+# process of its own, approved it): no call is open, so no call's watchdog sees it; it hung
+# compare forever. Killed when no call into a variant began within the setup limit (600 s; 3 here)
+rm -rf "$TMP/cache2" "$TMP/second"
+out=$(SAGERUN_CACHE_DIR=$TMP/cache2 SAGERUN_TEST_SECOND_LOAD=$TMP/second SAGERUN_TEST_SETUP_TIMEOUT_S=3 \
+    timeout 60 "$S" compare "${H[@]}" --baseline reference --variant reference-mt \
+    --plugin "$FAKES/hostile_ctor_hang_second.so" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "no call into a variant within 3 s of starting (loading plugins" <<<"$out" \
+    && echo "ok   compare: a constructor hanging in the measuring process: killed, said why" \
+    || fail "compare: a constructor hanging in the measuring process (exit $rc; 124: hung)" "$out"
+[ -e "$TMP/second" ] || fail "the hostile plugin was never loaded (its scanner load leaves $TMP/second)"
+
 # ---- SIGHUP: stopped like SIGTERM, temporary folder removed ----
 mkdir "$TMP/t2"
 TMPDIR=$TMP/t2 "$S" compare --backend host --shape 1,256,2,128 --quiet --rounds 200 \
