@@ -101,12 +101,12 @@ check "compare: a variant whose constructor crashes" 1 timeout 60 "$S" compare "
 
 # ---- a constructor that hangs only when the measuring process loads the file (the scanner, a
 # process of its own, approved it): no call is open, so no call's watchdog sees it; it hung
-# compare forever. Killed when no call into a variant began within the setup limit (600 s; 3 here)
+# compare forever. Killed when no call into a variant began within the setup limit (600 s; 5 here)
 rm -rf "$TMP/cache2" "$TMP/second"
-out=$(SAGERUN_CACHE_DIR=$TMP/cache2 SAGERUN_TEST_SECOND_LOAD=$TMP/second SAGERUN_TEST_SETUP_TIMEOUT_S=3 \
+out=$(SAGERUN_CACHE_DIR=$TMP/cache2 SAGERUN_TEST_SECOND_LOAD=$TMP/second SAGERUN_TEST_SETUP_TIMEOUT_S=5 \
     timeout 60 "$S" compare "${H[@]}" --baseline reference --variant reference-mt \
     --plugin "$FAKES/hostile_ctor_hang_second.so" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "no call into a variant within 3 s of starting (loading plugins" <<<"$out" \
+[ $rc -eq 1 ] && grep -q "no call into a variant within 5 s of starting (loading plugins" <<<"$out" \
     && echo "ok   compare: a constructor hanging in the measuring process: killed, said why" \
     || fail "compare: a constructor hanging in the measuring process (exit $rc; 124: hung)" "$out"
 [ -e "$TMP/second" ] || fail "the hostile plugin was never loaded (its scanner load leaves $TMP/second)"
