@@ -185,6 +185,22 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A fixed schedule against fake-good: one warm-up call, 2 rounds of `iterations`, no accuracy. */
+static void fixed_options(sagerun_compare_options *o, const char **names, size_t n,
+                          uint32_t iterations, const sagerun_compare_hooks *hooks)
+{
+    sagerun_compare_options_init(o);
+    o->schedule = SAGERUN_SCHEDULE_FIXED;
+    o->baseline = "fake-good";
+    o->variants = names;
+    o->variant_count = n;
+    o->warmup = 1;
+    o->rounds = 2;
+    o->iterations = iterations;
+    o->flags = SAGERUN_COMPARE_SKIP_ACCURACY;
+    o->hooks = hooks;
+}
+
 static void test_hooks_calls_and_failure_phase(void **state)
 {
     fixture *f = *state;
@@ -193,16 +209,7 @@ static void test_hooks_calls_and_failure_phase(void **state)
                                    .call_user = &log};
     const char *names[] = {"fake-good", "fault-error-run"};
     sagerun_compare_options o;
-    sagerun_compare_options_init(&o);
-    o.schedule = SAGERUN_SCHEDULE_FIXED;
-    o.baseline = "fake-good";
-    o.variants = names;
-    o.variant_count = 2;
-    o.warmup = 1;
-    o.rounds = 2;
-    o.iterations = 2;
-    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY;
-    o.hooks = &hooks;
+    fixed_options(&o, names, 2, 2, &hooks);
     sagerun_compare_result *res;
     sagerun_error e = {0};
     assert_int_equal(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &res, &e), SAGERUN_OK);
@@ -228,18 +235,9 @@ static void test_hooks_calls_per_sample(void **state)
                                    .call_user = &log};
     const char *names[] = {"fake-good"};
     sagerun_compare_options o;
-    sagerun_compare_options_init(&o);
-    o.schedule = SAGERUN_SCHEDULE_FIXED;
-    o.baseline = "fake-good";
-    o.variants = names;
-    o.variant_count = 1;
-    o.warmup = 1;
-    o.rounds = 2;
-    o.iterations = 1;
+    fixed_options(&o, names, 1, 1, &hooks);
     o.timer = SAGERUN_TIMER_BATCH;
     o.batch = 7;
-    o.flags = SAGERUN_COMPARE_SKIP_ACCURACY;
-    o.hooks = &hooks;
     sagerun_compare_result *res;
     sagerun_error e = {0};
     assert_int_equal(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &res, &e), SAGERUN_OK);
