@@ -137,6 +137,8 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
             continue;
         }
         sagerun_status st = sagerun_diff_add(d, name, a, b, err);
+        if (st != SAGERUN_OK)
+            sr_cli_error_prefix(err, "point %s (%s against %s)", name, old_path, new_path);
         sagerun_compare_result_destroy(a);
         sagerun_compare_result_destroy(b);
         if (st != SAGERUN_OK)
@@ -172,6 +174,8 @@ static sagerun_status diff_files(sagerun_diff *d, const char *old_path, const ch
             goto done;
         if ((st = sagerun_compare_result_read(new_path, &b, err)) == SAGERUN_OK) {
             st = sagerun_diff_add(d, NULL, a, b, err);
+            if (st != SAGERUN_OK)
+                sr_cli_error_prefix(err, "%s against %s", old_path, new_path);
             sagerun_compare_result_destroy(b);
         }
         sagerun_compare_result_destroy(a);

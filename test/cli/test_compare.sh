@@ -202,7 +202,8 @@ check "diff 10% slower: exit 4" 4 "$S" diff "$SEED" "$TMP/slower.json" && contai
 check "diff 10% slower, threshold 20: exit 0" 0 "$S" diff --threshold 20 "$SEED" "$TMP/slower.json"
 check "diff lost byte-exactness: exit 4" 4 "$S" diff "$SEED" "$TMP/inexact.json" \
     && contains "says lost" "LOST BYTE-EXACTNESS"
-check "diff other workload: exit 1" 1 "$S" diff "$SEED" "$TMP/aa.json" && contains "workload named" "not the same workload"
+check "diff other workload: exit 1" 1 "$S" diff "$SEED" "$TMP/aa.json" && contains "workload named" "not the same workload" \
+    && contains "both files named" "$SEED against $TMP/aa.json: not the same workload"
 check "diff ours with ours: exit 0" 0 "$S" diff --threshold 50 "$TMP/aa.json" "$TMP/aa.json"
 check "diff one file: usage" 2 "$S" diff "$SEED"
 check "diff bad threshold: usage" 2 "$S" diff --threshold x "$SEED" "$SEED"
