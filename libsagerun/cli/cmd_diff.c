@@ -111,6 +111,7 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
             return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: workloads[%zu]: no name", old_path, i);
         const json_t *nw = find_point(ns, name);
         if (!nw) {
+            judged++;
             if (sagerun_diff_add_missing(d, name, "MISSING in new", err) != SAGERUN_OK)
                 return err->status;
             continue;
@@ -122,7 +123,7 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
             point_spared(new_path, nw, outs, err) != SAGERUN_OK)
             return err->status;
         if (read_point(old_path, w, &a, &perr) != SAGERUN_OK) {
-            if (json_object_get(w, "report")) /* a point that ran: its report must read */
+            if (json_is_string(json_object_get(w, "report"))) /* it ran: its report must read */
                 return sr_cli_error_set(err, perr.status, "%s: workloads[%zu] (%s): %s", old_path,
                                         i, name, perr.message);
             fprintf(stderr, "sagerun: diff: %s: old: %s (not compared)\n", name, perr.message);

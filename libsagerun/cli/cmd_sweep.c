@@ -461,7 +461,7 @@ static bool outputs_spare_inputs(const sr_sweep_file *s, const char *sweep_path,
                 ok = false;
             }
     for (size_t o = 0; ok && csv_path && o + 1 < out.n; o++)
-        if (sr_cli_same_file(out.v[o], csv_path)) {
+        if (strcmp(out.v[o], csv_path) == 0 || sr_cli_same_file(out.v[o], csv_path)) {
             sr_cli_error("sweep: --csv %s is %s, which the sweep writes", csv_path, out.v[o]);
             ok = false;
         }

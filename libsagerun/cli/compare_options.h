@@ -116,8 +116,8 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "  --timeout SECONDS      watchdog per call into a variant (create, prepare, each\n"         \
     "                         warm-up call, each timed sample of K calls): one still\n"          \
     "                         running after it is a hang. Default: 120 s until a\n"             \
-    "                         variant's first warm-up call returned, then max(10 s,\n"          \
-    "                         20 x K x its slowest call so far)\n"
+    "                         variant's second warm-up call returned, then max(10 s,\n"         \
+    "                         20 x K x its slowest call since its first)\n"
 
 /* What the table's options say, with the compare options in the engine's own struct. */
 typedef struct sr_cli_compare_settings {

@@ -349,6 +349,8 @@ static double call_limit(parent *p, const char *label, const char *phase, uint32
     if (p->o->timeout_s > 0)
         return p->o->timeout_s;
     const slowest *slow = slowest_of(p, label);
+    if (slow && !slow->warmed && strcmp(phase, "warmup") == 0)
+        return SR_FIRST_CONTACT_TIMEOUT_S; /* first contact of this process (a retry's too) */
     if ((strcmp(phase, "warmup") == 0 || strcmp(phase, "run") == 0 ||
          strcmp(phase, "check") == 0) && slow && slow->seconds > 0)
         return fmax(min_limit(), SR_TIMEOUT_FACTOR * slow->seconds * (calls ? calls : 1));
@@ -728,7 +730,10 @@ static int last_attempt(int ws, bool stopping, const attempt *a, const char *rep
                         sagerun_compare_result **report)
 {
     bool clean = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
-    if (clean || a->report_written) {
+    /* after the report, a signal or the exit grace is a warning; a non-zero exit status is not
+     * (a sanitizer's leak or race report ends the process so, and CI must see it) */
+    bool late = a->report_written && !a->sanitizer && (WIFSIGNALED(ws) || a->stuck_idle > 0);
+    if (clean || late) {
         if (!clean)
             warn_late_ending(a, ws);
         sagerun_error err = {0};

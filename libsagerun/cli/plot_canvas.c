@@ -181,12 +181,15 @@ typedef struct text_metrics {
 } text_metrics;
 
 /* The length of the UTF-8 character at s that cairo takes (RFC 3629: no overlong forms, no
- * surrogates, at most U+10FFFF; not the noncharacters U+FFFE and U+FFFF), or 0. */
+ * surrogates, at most U+10FFFF; no noncharacter: U+FDD0..U+FDEF, U+xFFFE, U+xFFFF), or 0. */
 static size_t utf8_char(const unsigned char *s)
 {
     if (s[0] < 0x80)
         return s[0] >= 0x20 || s[0] == '\t' ? 1 : 0;
-    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xc2 && s[0] < 0xe0  ? 2
+                                              : 0;
     uint32_t cp = n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xc0) != 0x80)
@@ -194,7 +197,8 @@ static size_t utf8_char(const unsigned char *s)
         cp = cp << 6 | (s[i] & 0x3fu);
     }
     bool ok = n && (n != 3 || cp >= 0x800) && (n != 4 || (cp >= 0x10000 && cp <= 0x10ffff)) &&
-              !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff;
+              !(cp >= 0xd800 && cp <= 0xdfff) && (cp & 0xfffe) != 0xfffe &&
+              !(cp >= 0xfdd0 && cp <= 0xfdef); /* noncharacters, in every plane */
     return ok ? n : 0;
 }
 

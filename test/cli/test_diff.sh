@@ -112,6 +112,12 @@ contains "names the point and the file" "workloads[0] (n32): $TMP/oldbad/n32.jso
 python3 -c "import json, sys
 s = json.load(open(sys.argv[1])); s['workloads'] = []
 json.dump(s, open(sys.argv[1], 'w'))" "$TMP/oldbad/summary.json"
+cp -r "$TMP/a" "$TMP/oldfailed"
+python3 -c "import json, sys
+s = json.load(open(sys.argv[1])); w = s['workloads'][0]; w['status'] = 'error'; w['report'] = None
+w['error'] = 'it failed'; w['variants'] = []
+json.dump(s, open(sys.argv[1], 'w'))" "$TMP/oldfailed/summary.json"
+check "an old point that failed (report null): skipped, the rest judged" 0 "$S" diff "$TMP/oldfailed/summary.json" "$TMP/a/summary.json"
 check "an old sweep with no points" 1 "$S" diff "$TMP/oldbad/summary.json" "$TMP/a/summary.json"
 contains "says so" "no point with a report to compare (0 workloads)"
 

@@ -244,6 +244,9 @@ figure "U+FFFE: drawn, the layout clean" "$TMP/rfffe.svg" "$TMP/rfffe.layout"
 cp "$TMP/r.json" "$TMP/caf"$'\xe9'".json"
 check "a report whose file name is not UTF-8 (the default title)" 0 "$S" plot "$TMP/caf"$'\xe9'".json" -o "$TMP/caf.png"
 check "a --title that is not UTF-8" 0 "$S" plot "$TMP/r.json" --title $'a\xffb' -o "$TMP/t.pdf"
+for t in $'a\xf5\x80\x80b' $'a\xef\xb7\x90b' $'a\xf0\x9f\xbf\xbeb'; do # F5 lead, U+FDD0, U+1FFFE
+    check "a --title cairo refuses ($(printf %q "$t"))" 0 "$S" plot "$TMP/r.json" --title "$t" -o "$TMP/t.svg"
+done
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); v=d['variants'][1]
 d['variants'] = [d['variants'][0]] + [dict(v, label='v%d' % i, name='v%d' % i) for i in range(250)]
 json.dump(d, open(sys.argv[2], 'w'))" "$TMP/r.json" "$TMP/r250.json"
