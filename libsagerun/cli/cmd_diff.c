@@ -78,7 +78,9 @@ static sagerun_status point_spared(const char *summary_path, const json_t *w, di
 {
     static const char *const opts[] = {"--json", "--markdown", "--csv"};
     char path[4096];
-    for (int k = 0; k < 3 && point_path(summary_path, w, path, sizeof path); k++)
+    if (!point_path(summary_path, w, path, sizeof path))
+        return SAGERUN_OK; /* no report to spare */
+    for (int k = 0; k < 3; k++)
         if (outs[k] && (strcmp(outs[k], path) == 0 || sr_cli_same_file(outs[k], path)))
             return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                     "%s %s is the report %s: refusing to overwrite it", opts[k],
