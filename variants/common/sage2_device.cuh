@@ -360,6 +360,17 @@ __device__ __forceinline__ float softmax_row_max(const float (&x)[KEY_BLOCKS][4]
     return fmaxf(m, t);
 }
 
+/* The same from the integer scores of a class 1 tile without masked keys (x = float(S_int)):
+ * float() rounds monotonically, so max float(s) = float(max s), and every S_int > NEG_BIG. */
+__device__ __forceinline__ float softmax_row_max_int(const int32_t (&s)[KEY_BLOCKS][4], float c, float m, int rh) {
+    int32_t ti = s[0][2 * rh];
+#pragma unroll
+    for (int nb = 0; nb < KEY_BLOCKS; ++nb) ti = max(ti, max(s[nb][2 * rh], s[nb][2 * rh + 1]));
+    float t = __fmaf_rn(__int2float_rn(ti), c, -EXP_OFFSET);
+    t = quad_max(t);
+    return fmaxf(m, t);
+}
+
 /* Second part: the row's rescale factor α (returned), its x turned into P in place (fp32), m and
  * d updated. */
 __device__ __forceinline__ float softmax_exp_sum(float (&x)[KEY_BLOCKS][4], float c, float m_new, float &m, float &d,

@@ -62,8 +62,16 @@ static_assert(CTA_ROWS % CTA_Q == 0, "whole 128-row blocks per CTA");
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
 constexpr bool PINGPONG = WS_PINGPONG;
 constexpr int BAR_TURN = 4; /* PINGPONG: warpgroup g's turn to run its exponentials (4 + g) */
-static_assert(PRODUCER || (V_F16 && NSL == 2 && (CONSUMER_WGS == 1 || PINGPONG)),
-              "without a producer the V8 tiles have nobody to convert them; one warpgroup only");
+static_assert(PRODUCER || (V_F16 && (NSL == 1 || CONSUMER_WGS == 1 || PINGPONG)),
+              "without a producer the V8 tiles have nobody to convert them; 256-row CTAs only as the ping-pong");
+/* one slice per warp without a producer: at tile j a warp of warpgroup 0 refills tile j - REFILL_LAG's
+ * stage (the lag lets warpgroup 1 trail by REFILL_LAG - 1 tiles before the refill waits for it) with
+ * tile j - REFILL_LAG + STAGES, which should land a tile or more before Q·Kᵀ(j + 1) needs it */
+#ifndef WS_REFILL_LAG
+#define WS_REFILL_LAG 3
+#endif
+constexpr int REFILL_LAG = WS_REFILL_LAG;
+static_assert(PRODUCER || NSL == 2 || STAGES >= REFILL_LAG + 2, "a ring too short for the refill lag");
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
@@ -315,8 +323,8 @@ template <int HD, bool kTurns = false> struct Consumer {
             for (int sl = 0; sl < NSL; ++sl) {
                 const float delta = dequant_delta(q_scale[sl], k_scale);
                 const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
-                wg::softmax_slice<kScaleX, kMask, kCausal>(s[sl], delta, tile_slope<kScaleX>(c0, delta),
-                                                           cta.N - j * CTA_K, lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
+                wg::softmax_slice<kScaleX, kMask, kCausal, true>(s[sl], delta, tile_slope<kScaleX>(c0, delta),
+                                                                 cta.N - j * CTA_K, lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
             }
         }
     }
@@ -433,12 +441,17 @@ template <int HD, bool kTurns = false> struct Consumer {
             wg::wait<0>();
         }
         scores_done(j);
-        const float delta = dequant_delta(q_scale[0], __ldg(ks_bh + j));
+        const float delta = dequant_delta(q_scale[0], k_scale_of(j));
         float xn[KEY_BLOCKS][4];
         score_tile_scale<kScaleX, kMask, kCausal>(s[0], xn, delta, cta.N - j * CTA_K, lane,
                                                   kCausal ? cta.row0 + slice_row(0) - j * CTA_K : 0);
         wg::hold(xn); /* read out before the next Q·Kᵀ overwrites the registers */
         if constexpr (!kMask) issue_scores(j + 1);
+        if constexpr (!PRODUCER) { /* warpgroup 0's warps take turns (a warp that also refilled every
+                                      tile was the slow one, run 23) */
+            if (cw == 0 && j >= REFILL_LAG && w == j % NUM_WARPS && lane == 0) ld.refill(j - REFILL_LAG);
+            __syncwarp();
+        }
         float alpha_j[2];
         online_softmax_update(xn, tile_slope<kScaleX>(c0, delta), m[0], d[0], alpha_j);
         if (j > 0) pv_finish<!kMask>(j - 1);

@@ -23,7 +23,9 @@
  *                    (the default: no producer, V as f16; the consumers get 255 registers);
  *   SLICES 2, WGS 2: 256 rows (two of SAGE2.md's 128-row blocks), 384 threads, one CTA per SM;
  *   SLICES 1, WGS 2: 128 rows, 384 threads, one CTA per SM, each softmax overlapping its own
- *                    warpgroup's next Q·Kᵀ and previous P·V;
+ *                    warpgroup's next Q·Kᵀ and previous P·V; with WS_PRODUCER 0, 256 threads
+ *                    (the warps of warpgroup 0 taking turns at the refills) and 6 KV stages
+ *                    (25% slower than the default, issue 17 run 32);
  *   WS_PINGPONG 1:   SLICES 2, WGS 2 without a producer (256 rows, 256 threads, one CTA per SM, one
  *                    ring of 4 stages), the warpgroups taking turns at the exponentials.
  * Where V is turned into P·V's f16 operand:
@@ -31,9 +33,9 @@
  *   WS_V_F16 1: once per call, by a pre-pass kernel (sage2_ws_v_to_f16) into a scratch tensor
  *               ([B][Hkv][KV tile][D + WS_VH_SCALE_ROWS] rows of 128 bytes, the operand layout
  *               unswizzled, then the tile's K scale), whose tiles the ring then receives as they are;
- * and who issues the copies: WS_PRODUCER 1, a producer warpgroup; WS_PRODUCER 0 (needs WS_V_F16,
- * one consumer warpgroup), thread 0 of the consumers between its tiles, which leaves the whole
- * register file to the consumers (the default wherever it applies).
+ * and who issues the copies: WS_PRODUCER 1, a producer warpgroup; WS_PRODUCER 0 (needs WS_V_F16),
+ * consumer warps between their tiles, which leaves the whole register file to the consumers (the
+ * default wherever it applies).
  * Measured on the H200: test/bench/NOTES-kernels.md (issue 17). */
 #ifndef WS_SLICES
 #define WS_SLICES 2
@@ -57,8 +59,13 @@
 #endif
 #define WS_CTA_ROWS (64 * WS_SLICES * WS_CONSUMER_WGS)
 #define WS_THREADS (128 * (WS_PRODUCER + WS_CONSUMER_WGS))
-#define WS_CTAS_PER_SM (WS_THREADS <= 256 && WS_CTA_ROWS == 128 ? 2 : 1)
-#define WS_STAGES (WS_CTAS_PER_SM == 2 ? 3 : 4)
+/* two CTAs per SM where one warpgroup holds the 128 rows (consumers of 255 registers need the SM's
+ * 64K for two warpgroups, producers of 24 fit beside them) */
+#define WS_CTAS_PER_SM (WS_CONSUMER_WGS == 1 && WS_CTA_ROWS == 128 ? 2 : 1)
+#ifndef WS_STAGES /* KV tiles in flight; one slice per warp without a producer refills three tiles
+                     behind (tile j-3's stage with tile j-3+STAGES), so it needs at least 5 */
+#define WS_STAGES (WS_CTAS_PER_SM == 2 ? 3 : WS_SLICES == 1 && !WS_PRODUCER ? 6 : 4)
+#endif
 /* Dynamic shared memory per CTA (D = 128: Q; K 8K and V8 8K (or f16 V 16K) per stage; with V8,
  * f16 V 2x16K; mbarriers; D = 64 uses half of it). The kernel checks its layout against it. */
 #ifndef WS_SMEM_PAD /* experiment: 1 forces one CTA per SM */
