@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Issue 17, H200 run 34 (2026-12-04, sixth session), built into build/exp34 from main's kernel with switches:
+# (WS_KS_EARLY and WS_SPLIT_SOFTMAX were removed after the run: neither gained; NOTES-kernels.md, run 34)
 #  ws-ke (and goldke/warp-specialized): K's scale read from shared memory before the Q.K wait (WS_KS_EARLY);
 #  ws-sx: slice 0's first P.V group issued before slice 1's softmax (WS_SPLIT_SOFTMAX; 28 B of spills; not built: the carry limit);
 #  ws-sxke (and goldsxke/warp-specialized): both.
