@@ -182,7 +182,7 @@ void sr_report_format_shape(const sr_report *r, char *buf, size_t len);
 /* ---- diff (report_diff.c) ----
  * Rows of old-against-new, one per variant and point (a sweep's workload; "" for one report). */
 typedef struct sr_diff_row {
-    char point[128], label[128];
+    char *point, *label;       /* owned; whole, however long (a summary's names, a plugin's labels) */
     double old_p50, new_p50;   /* seconds; NaN = absent */
     double change_percent;     /* (new p50 / old p50 - 1) * 100: + = slower */
     sr_interval speedup;       /* of new against old, judged from per-round p50s: + = faster */

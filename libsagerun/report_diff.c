@@ -33,10 +33,16 @@ static sr_diff_row *new_row(sr_diff *d, const char *point, const char *label)
         d->rows = rows;
         d->cap = cap;
     }
+    char *p = strdup(point ? point : ""), *l = strdup(label);
+    if (!p || !l) {
+        free(p);
+        free(l);
+        return NULL;
+    }
     sr_diff_row *row = &d->rows[d->count++];
     memset(row, 0, sizeof(*row));
-    snprintf(row->point, sizeof(row->point), "%s", point ? point : "");
-    snprintf(row->label, sizeof(row->label), "%s", label);
+    row->point = p;
+    row->label = l;
     row->old_p50 = row->new_p50 = row->change_percent = NAN;
     row->old_exact = row->new_exact = -1;
     row->verdict = SR_VERDICT_NONE;
@@ -211,6 +217,10 @@ void sr_diff_init(sr_diff *d, double threshold_percent, bool relative)
 
 void sr_diff_clear(sr_diff *d)
 {
+    for (size_t i = 0; i < d->count; i++) {
+        free(d->rows[i].point);
+        free(d->rows[i].label);
+    }
     free(d->rows);
     memset(d, 0, sizeof(*d));
 }

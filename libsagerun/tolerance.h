@@ -22,7 +22,7 @@ enum { SR_TOL_MAX_ULP = 0, SR_TOL_MIN_COS = 1, SR_TOL_MAX_REL_L1 = 2, SR_TOL_MET
 #define SR_TOL_MAX_LIMITS 32 /* per metric */
 
 typedef struct sr_tolerance_limit {
-    char label[80]; /* "" = every variant */
+    char label[SR_LABEL_MAX + 16]; /* "" = every variant; as long as a registry label may be */
     double value;
 } sr_tolerance_limit;
 

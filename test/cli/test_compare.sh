@@ -52,6 +52,10 @@ v = [x["label"] for x in json.load(open(sys.argv[1]))["variants"]]
 ll = "fake-long-label-0123456789-0123456789-0123456789-0123456789-abc"
 assert v == ["reference", ll + "[rows_per_thread_tile=1]", ll + "[rows_per_thread_tile=2]"], v
 ' "$TMP/long.json"
+check "long labels: a tolerance for each binding, by its whole label" 0 "$S" compare --backend host \
+    --shape 1,64,1,64 --baseline reference --plugin "$FAKES/fake_long_label.so" --rounds 2 --iterations 1 \
+    --variant "$LL[rows_per_thread_tile=1]" --variant "$LL[rows_per_thread_tile=2]" \
+    --max-rel-l1 "$LL[rows_per_thread_tile=1]=1e9" --max-rel-l1 "$LL[rows_per_thread_tile=2]=1e9"
 
 # ---- errors: exit 1 ----
 check "unknown variant" 1 "$S" compare "${HOST[@]}" --baseline reference --variant nope \

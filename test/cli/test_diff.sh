@@ -133,6 +133,31 @@ contains "the sweep table" "sweep host-tiny: 3 of 3 workloads"
 check "plot a sweep summary: the sweep figure" 0 "$S" plot "$TMP/a/summary.json" -o "$TMP/s.svg"
 check "the figure is well-formed SVG" 0 xmllint --noout "$TMP/s.svg"
 
+# long names come back whole: a variant label and a point name of 300 characters (a plugin may
+# register labels up to 1024; a summary's names are whatever its file says) in the JSON rows
+mkdir -p "$TMP/long"
+python3 - "$TMP/a/summary.json" "$TMP/long" <<'PY3'
+import json, os, shutil, sys
+src, out = sys.argv[1], sys.argv[2]
+s = json.load(open(src))
+point = "p" * 300
+w = next(w for w in s["workloads"] if w["name"] == "n96")
+r = json.load(open(os.path.join(os.path.dirname(src), w["report"])))
+for v in r["variants"]:
+    if v["label"] == "reference-mt":
+        v["label"] = "v" * 300
+json.dump(r, open(os.path.join(out, "long.json"), "w"))
+w["name"], w["report"] = point, "long.json"
+s["workloads"] = [w]
+json.dump(s, open(os.path.join(out, "summary.json"), "w"))
+PY3
+check "diff of long names" 0 "$S" diff "$TMP/long/summary.json" "$TMP/long/summary.json" --json "$TMP/long/d.json"
+py "diff --json: a 300-character point and label whole" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert {r["point"] for r in d["rows"]} == {"p" * 300}, {len(r["point"]) for r in d["rows"]}
+assert "v" * 300 in [r["variant"] for r in d["rows"]], [len(r["variant"]) for r in d["rows"]]' "$TMP/long/d.json"
+
 check "diff --help says how it judges" 0 "$S" diff --help
 contains "per-round" "the per-round"
 contains "default threshold is compare's" "default 1, as compare's"
