@@ -337,8 +337,10 @@ template <int HD, bool kTurns = false> struct Consumer {
             const float delta = dequant_delta(q_scale[sl], k_scale);
             score_tile_scale<kScaleX, kMask>(s[sl], x[sl], delta, cta.N - j * CTA_K, lane);
             c[sl] = tile_slope<kScaleX>(c0, delta);
-            m_new[sl][0] = softmax_row_max(x[sl], c[sl], m[sl][0], 0);
-            m_new[sl][1] = softmax_row_max(x[sl], c[sl], m[sl][1], 1);
+#pragma unroll
+            for (int rh = 0; rh < 2; ++rh) /* class 1: from the integers, as softmax_slice's kIntMax */
+                m_new[sl][rh] = !kScaleX && !kMask ? softmax_row_max_int(s[sl], c[sl], m[sl][rh], rh)
+                                                   : softmax_row_max(x[sl], c[sl], m[sl][rh], rh);
         }
         turn_wait();
 #pragma unroll
