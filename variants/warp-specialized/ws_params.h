@@ -59,8 +59,8 @@
 #endif
 #define WS_CTA_ROWS (64 * WS_SLICES * WS_CONSUMER_WGS)
 #define WS_THREADS (128 * (WS_PRODUCER + WS_CONSUMER_WGS))
-/* two CTAs per SM where one warpgroup holds the 128 rows (consumers of 255 registers need the SM's
- * 64K for two warpgroups, producers of 24 fit beside them) */
+/* two CTAs per SM where a CTA's 128 rows are one consumer warpgroup's: two such warpgroups of 255
+ * registers fill the SM's 64K (a producer warpgroup of 24 fits beside each); otherwise one */
 #define WS_CTAS_PER_SM (WS_CONSUMER_WGS == 1 && WS_CTA_ROWS == 128 ? 2 : 1)
 #ifndef WS_STAGES /* KV tiles in flight; one slice per warp without a producer refills three tiles
                      behind (tile j-3's stage with tile j-3+STAGES), so it needs at least 5 */
