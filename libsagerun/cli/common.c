@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "isolate.h"
 
 void sr_cli_error(const char *fmt, ...)
 {
@@ -182,12 +183,21 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     }
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
+        sr_isolate_child_loading(plugin_paths[i]);
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
         if (st != SAGERUN_OK)
             sr_cli_error_prefix(err, "--plugin");
     }
-    if (st == SAGERUN_OK)
+    if (st == SAGERUN_OK) {
+        char where[2048];
+        const char *env = getenv("SAGERUN_PLUGIN_PATH");
+        snprintf(where, sizeof where, "%s%s%sthe library's plugins folder",
+                 env && *env ? "the folders of SAGERUN_PLUGIN_PATH (" : "", env && *env ? env : "",
+                 env && *env ? ") or " : "");
+        sr_isolate_child_loading(where);
         st = sagerun_registry_add_default_paths(reg, err);
+    }
+    sr_isolate_child_loading(NULL);
     for (int i = 0; policy && i < policy->n_pins && st == SAGERUN_OK; i++) {
         char name[256];
         const char *eq = strchr(policy->pins[i], '=');

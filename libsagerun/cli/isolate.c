@@ -12,7 +12,8 @@
  *   - The child runs the library's in-process engine (sagerun_compare_run) with hooks that write
  *     one line per event to the pipe: "B" before and "E" after every call into a variant (label,
  *     phase, round, seconds), "P" progress, "L" when a variant's failure lost the CUDA context,
- *     "D" when a sanitizer is about to end the process. At the end it writes the JSON report to
+ *     "D" when a sanitizer is about to end the process, "O" before it loads plugins from a file
+ *     or folder (and an empty "O" once they are loaded). At the end it writes the JSON report to
  *     the temporary path and exits 0.
  *   - The parent reads the lines. When the child dies (signal, sanitizer, exit inside a call), the
  *     call that was open names the culprit; when an open call outlives the watchdog, the parent
@@ -31,7 +32,8 @@
  *     plugin's destructor or exit handler; killed after SR_EXIT_GRACE_S) loses nothing; the
  *     parent warns and keeps the report. Before its first call into a variant the child has
  *     SR_SETUP_TIMEOUT_S (plugins loading, inputs made): a constructor that hangs only in the
- *     measuring process (the scanner, a process of its own, approved the file) is killed there.
+ *     measuring process (the scanner, a process of its own, approved the file) is killed there,
+ *     and the last "O" line names the file or folder it came from.
  *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
  *     at the next call boundary and reports the rounds finished ("complete": false); the parent
  *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
@@ -226,6 +228,11 @@ void sr_isolate_child_report_written(void)
     send_fields(1, "R");
 }
 
+void sr_isolate_child_loading(const char *what)
+{
+    send_fields(2, "O", what ? what : "");
+}
+
 void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
                             char **skips, size_t n, const char **labels, const char **phases,
                             const char **reasons)
@@ -300,6 +307,7 @@ typedef struct attempt {
     bool called;        /* a call into a variant began */
     double written_at;  /* when the report was said written ("R") */
     double stuck_idle;  /* killed outside any call after this many seconds (idle_limit) */
+    char loading[SR_LINE_MAX]; /* plugins being loaded from this file or folder ("O"); "" none */
     int own_signal; /* a signal the child's code sent itself ("K") */
     char lost_label[SR_LINE_MAX], lost_phase[16], lost_reason[1024];
     double timed_out_limit;
@@ -422,6 +430,9 @@ static void handle_line(parent *p, attempt *a, char *line)
     case 'K':
         if (nf >= 2)
             a->own_signal = atoi(f[1]);
+        break;
+    case 'O':
+        snprintf(a->loading, sizeof a->loading, "%s", nf >= 2 ? f[1] : "");
         break;
     case 'P':
         if (p->o->show_progress && nf >= 2) {
@@ -742,11 +753,15 @@ static int last_attempt(int ws, bool stopping, const attempt *a, const char *rep
         sr_cli_error("compare: reading the measurement's report: %s", err.message);
     } else if (stopping) {
         sr_cli_error("compare: interrupted; the measurement ended without a report");
+    } else if (a->stuck_idle > 0 && a->loading[0]) {
+        sr_cli_error("compare: the measurement process made no call into a variant within %g s "
+                     "of starting: killed while loading the plugins of %s (a constructor that "
+                     "hangs when loaded in the measuring process?)",
+                     a->stuck_idle, a->loading);
     } else if (a->stuck_idle > 0) {
         sr_cli_error("compare: the measurement process made no call into a variant within %g s "
-                     "of starting (loading plugins, making the inputs): killed. A plugin whose "
-                     "constructor hangs when loaded in the measuring process?",
-                     a->stuck_idle);
+                     "of starting (the plugins loaded; making the inputs, starting the device): "
+                     "killed", a->stuck_idle);
     } else if (WIFEXITED(ws)) {
         return WEXITSTATUS(ws); /* the child said why on stderr */
     } else if (WIFSIGNALED(ws)) {

@@ -22,6 +22,9 @@ void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compa
 /* Tells the parent the report is written whole: whatever ends the process after this (a plugin's
  * destructor crashing at exit) costs no results. */
 void sr_isolate_child_report_written(void);
+/* Tells the parent (in a child; nothing elsewhere) that plugins are loaded next from `what`, a file
+ * or folder, or with NULL that loading is over: a hang before the first call is then named. */
+void sr_isolate_child_loading(const char *what);
 
 /* ---- both ---- */
 /* SIGINT and SIGTERM set a flag instead of ending the process; returns the signal seen (0: none). */

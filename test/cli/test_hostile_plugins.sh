@@ -106,10 +106,18 @@ rm -rf "$TMP/cache2" "$TMP/second"
 out=$(SAGERUN_CACHE_DIR=$TMP/cache2 SAGERUN_TEST_SECOND_LOAD=$TMP/second SAGERUN_TEST_SETUP_TIMEOUT_S=5 \
     timeout 60 "$S" compare "${H[@]}" --baseline reference --variant reference-mt \
     --plugin "$FAKES/hostile_ctor_hang_second.so" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "no call into a variant within 5 s of starting (loading plugins" <<<"$out" \
-    && echo "ok   compare: a constructor hanging in the measuring process: killed, said why" \
+[ $rc -eq 1 ] && grep -q "no call into a variant within 5 s of starting: killed while loading the plugins of $FAKES/hostile_ctor_hang_second.so (" <<<"$out" \
+    && echo "ok   compare: a constructor hanging in the measuring process: killed, the file named" \
     || fail "compare: a constructor hanging in the measuring process (exit $rc; 124: hung)" "$out"
 [ -e "$TMP/second" ] || fail "the hostile plugin was never loaded (its scanner load leaves $TMP/second)"
+# the same from a folder of the search path: the folders named
+mkdir "$TMP/hs" && cp "$FAKES/hostile_ctor_hang_second.so" "$TMP/hs/" && chmod -R go-w "$TMP/hs"
+rm -rf "$TMP/cache3" "$TMP/second"
+out=$(SAGERUN_PLUGIN_PATH=$TMP/hs SAGERUN_CACHE_DIR=$TMP/cache3 SAGERUN_TEST_SECOND_LOAD=$TMP/second \
+    SAGERUN_TEST_SETUP_TIMEOUT_S=5 timeout 60 "$S" compare "${H[@]}" --baseline reference 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "killed while loading the plugins of the folders of SAGERUN_PLUGIN_PATH ($TMP/hs)" <<<"$out" \
+    && echo "ok   compare: the same on the search path: the folders named" \
+    || fail "compare: a constructor hanging on the search path (exit $rc; 124: hung)" "$out"
 
 # ---- SIGHUP: stopped like SIGTERM, temporary folder removed ----
 mkdir "$TMP/t2"
