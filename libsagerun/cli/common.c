@@ -329,7 +329,8 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
         o->shape = arg;
         if (sr_cli_parse_shape(arg, &probe))
             return 1;
-        sr_cli_error("%s: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D with every size >= 1",
+        sr_cli_error("%s: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D, every size from 1 to "
+                     "4294967295",
                      cmd, arg);
         return -1;
     case SR_OPT_LAYOUT:
