@@ -308,6 +308,7 @@ typedef struct attempt {
     double written_at;  /* when the report was said written ("R") */
     double stuck_idle;  /* killed outside any call after this many seconds (idle_limit) */
     char loading[SR_LINE_MAX]; /* plugins being loaded from this file or folder ("O"); "" none */
+    bool loaded;        /* the plugins were loaded (an empty "O") */
     int own_signal; /* a signal the child's code sent itself ("K") */
     char lost_label[SR_LINE_MAX], lost_phase[16], lost_reason[1024];
     double timed_out_limit;
@@ -433,6 +434,7 @@ static void handle_line(parent *p, attempt *a, char *line)
         break;
     case 'O':
         snprintf(a->loading, sizeof a->loading, "%s", nf >= 2 ? f[1] : "");
+        a->loaded = !a->loading[0];
         break;
     case 'P':
         if (p->o->show_progress && nf >= 2) {
@@ -760,8 +762,9 @@ static int last_attempt(int ws, bool stopping, const attempt *a, const char *rep
                      a->stuck_idle, a->loading);
     } else if (a->stuck_idle > 0) {
         sr_cli_error("compare: the measurement process made no call into a variant within %g s "
-                     "of starting (the plugins loaded; making the inputs, starting the device): "
-                     "killed", a->stuck_idle);
+                     "of starting (%s): killed", a->stuck_idle,
+                     a->loaded ? "the plugins were loaded: making the inputs"
+                               : "before loading plugins: starting the device");
     } else if (WIFEXITED(ws)) {
         return WEXITSTATUS(ws); /* the child said why on stderr */
     } else if (WIFSIGNALED(ws)) {
