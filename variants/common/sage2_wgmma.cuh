@@ -210,6 +210,18 @@ __device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t
     wgmma_f16_m64n32k16_rs<1>(h[1], pf[1][1], dv + 6);
     commit();
 }
+/* The same from the descriptor of the V tile (dv0 = kmajor_desc(vh)): group cg's is dv0 plus its
+ * rows' offset in 16-byte units (the address field; a tile never crosses 256 KB, so no carry),
+ * which spares recomputing a descriptor from an address per group (uniform datapath work). */
+__device__ __forceinline__ void pv_issue_from(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
+                                              uint64_t dv0, int cg) {
+    const uint64_t dv = dv0 + (uint64_t)(cg * PV_N * VH_ROW_BYTES / 16);
+    wgmma_f16_m64n32k16_rs<0>(h[0], pf[0][0], dv + 0);
+    wgmma_f16_m64n32k16_rs<1>(h[0], pf[0][1], dv + 2);
+    wgmma_f16_m64n32k16_rs<0>(h[1], pf[1][0], dv + 4);
+    wgmma_f16_m64n32k16_rs<1>(h[1], pf[1][1], dv + 6);
+    commit();
+}
 /* B = H(k-half 0) + H(k-half 1), a non-ftz add; O = fma(α, O, B) (SAGE2.md §2.5). The sm_90
  * lowering computes (0 + H0) + H1: its first add changes nothing but a −0 into +0, and a chain
  * that starts from zero never yields −0 on this hardware (above), so it is left out (−10% of
@@ -232,22 +244,30 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
     }
 }
 /* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next
- * one computes. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
+ * one computes. kBaseDesc: the groups' descriptors from the tile's (pv_issue_from), not each from
+ * its address. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
  * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
-template <int HD, int NSL, bool kSwapH1 = false>
+template <int HD, int NSL, bool kSwapH1 = false, bool kBaseDesc = false>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
                                           const float (&alpha)[NSL][2], uint32_t vh) {
     constexpr int GROUPS = NSL * (HD / PV_N);
     float h[2][2][PV_NB][4];
+    const uint64_t dv0 = kmajor_desc<VH_ROW_BYTES>(vh);
+    auto issue = [&](float (&hh)[2][PV_NB][4], const uint32_t (&p)[PV_KHALVES][2][4], int cg) {
+        if constexpr (kBaseDesc)
+            pv_issue_from(hh, p, dv0, cg);
+        else
+            pv_issue(hh, p, vh, cg);
+    };
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
     fence();
-    pv_issue(h[0], pf[0], vh, 0);
+    issue(h[0], pf[0], 0);
 #pragma unroll
     for (int gi = 0; gi < GROUPS; ++gi) {
         const int sl = gi / (HD / PV_N), cg = gi % (HD / PV_N);
         if (gi + 1 < GROUPS) {
-            pv_issue(h[(gi + 1) & 1], pf[(gi + 1) / (HD / PV_N)], vh, (gi + 1) % (HD / PV_N));
+            issue(h[(gi + 1) & 1], pf[(gi + 1) / (HD / PV_N)], (gi + 1) % (HD / PV_N));
             wait<1>();
         } else {
             wait<0>();
