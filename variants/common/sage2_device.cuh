@@ -350,14 +350,16 @@ __device__ __forceinline__ void score_tile_scale(const int32_t (&s)[KEY_BLOCKS][
 /* Row half rh of one slice (rh = 0: row g, rh = 1: row g+8), first part: the row's new maximum
  * from x and the slope c. No exponentials: a kernel may run it outside a section that owns the
  * MUFU (warp-specialized's ping-pong). */
+/* The row's new maximum from the thread's largest x of it: slope, offset, the quad's maximum. */
+__device__ __forceinline__ float row_max_of(float t, float c, float m) {
+    return fmaxf(m, quad_max(__fmaf_rn(t, c, -EXP_OFFSET)));
+}
 __device__ __forceinline__ float softmax_row_max(const float (&x)[KEY_BLOCKS][4], float c, float m, int rh) {
     float t = NEG_BIG;
 #pragma unroll
     for (int nb = 0; nb < KEY_BLOCKS; ++nb)
         t = fmaxf(t, fmaxf(x[nb][2 * rh], x[nb][2 * rh + 1]));
-    t = __fmaf_rn(t, c, -EXP_OFFSET);
-    t = quad_max(t);
-    return fmaxf(m, t);
+    return row_max_of(t, c, m);
 }
 
 /* The same from the integer scores of a class 1 tile without masked keys (x = float(S_int)):
@@ -366,9 +368,7 @@ __device__ __forceinline__ float softmax_row_max_int(const int32_t (&s)[KEY_BLOC
     int32_t ti = s[0][2 * rh];
 #pragma unroll
     for (int nb = 0; nb < KEY_BLOCKS; ++nb) ti = max(ti, max(s[nb][2 * rh], s[nb][2 * rh + 1]));
-    float t = __fmaf_rn(__int2float_rn(ti), c, -EXP_OFFSET);
-    t = quad_max(t);
-    return fmaxf(m, t);
+    return row_max_of(__int2float_rn(ti), c, m);
 }
 
 /* Second part: the row's rescale factor α (returned), its x turned into P in place (fp32), m and

@@ -201,26 +201,24 @@ constexpr int PV_NB = PV_N / MMA_N; /* 8-channel blocks per group */
 
 /* One P·V group: channels [PV_N*cg, +PV_N) of a slice, the four steps of the chain (k-half kh:
  * its low then its high 16 bits, scale-d 0 then 1) into h[kh]. vh: the f16 V tile. */
-__device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
-                                         uint32_t vh, int cg) {
-    const uint64_t dv = kmajor_desc<VH_ROW_BYTES>(vh + cg * PV_N * VH_ROW_BYTES);
+__device__ __forceinline__ void pv_issue_desc(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
+                                              uint64_t dv) {
     wgmma_f16_m64n32k16_rs<0>(h[0], pf[0][0], dv + 0);
     wgmma_f16_m64n32k16_rs<1>(h[0], pf[0][1], dv + 2);
     wgmma_f16_m64n32k16_rs<0>(h[1], pf[1][0], dv + 4);
     wgmma_f16_m64n32k16_rs<1>(h[1], pf[1][1], dv + 6);
     commit();
 }
+__device__ __forceinline__ void pv_issue(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
+                                         uint32_t vh, int cg) {
+    pv_issue_desc(h, pf, kmajor_desc<VH_ROW_BYTES>(vh + cg * PV_N * VH_ROW_BYTES));
+}
 /* The same from the descriptor of the V tile (dv0 = kmajor_desc(vh)): group cg's is dv0 plus its
  * rows' offset in 16-byte units (the address field; a tile never crosses 256 KB, so no carry),
  * which spares recomputing a descriptor from an address per group (uniform datapath work). */
 __device__ __forceinline__ void pv_issue_from(float (&h)[2][PV_NB][4], const uint32_t (&pf)[PV_KHALVES][2][4],
                                               uint64_t dv0, int cg) {
-    const uint64_t dv = dv0 + (uint64_t)(cg * PV_N * VH_ROW_BYTES / 16);
-    wgmma_f16_m64n32k16_rs<0>(h[0], pf[0][0], dv + 0);
-    wgmma_f16_m64n32k16_rs<1>(h[0], pf[0][1], dv + 2);
-    wgmma_f16_m64n32k16_rs<0>(h[1], pf[1][0], dv + 4);
-    wgmma_f16_m64n32k16_rs<1>(h[1], pf[1][1], dv + 6);
-    commit();
+    pv_issue_desc(h, pf, dv0 + (uint64_t)(cg * PV_N * VH_ROW_BYTES / 16));
 }
 /* B = H(k-half 0) + H(k-half 1), a non-ftz add; O = fma(α, O, B) (SAGE2.md §2.5). The sm_90
  * lowering computes (0 + H0) + H1: its first add changes nothing but a −0 into +0, and a chain
@@ -252,7 +250,7 @@ __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32
                                           const float (&alpha)[NSL][2], uint32_t vh) {
     constexpr int GROUPS = NSL * (HD / PV_N);
     float h[2][2][PV_NB][4];
-    const uint64_t dv0 = kmajor_desc<VH_ROW_BYTES>(vh);
+    const uint64_t dv0 = kBaseDesc ? kmajor_desc<VH_ROW_BYTES>(vh) : 0; /* the tile's (kBaseDesc) */
     auto issue = [&](float (&hh)[2][PV_NB][4], const uint32_t (&p)[PV_KHALVES][2][4], int cg) {
         if constexpr (kBaseDesc)
             pv_issue_from(hh, p, dv0, cg);
