@@ -57,7 +57,10 @@ constexpr int CONSUMER_REGS =
     (ENTRY_REGS * CTA_THREADS - PRODUCER_REGS * WG_THREADS) / (CONSUMER_WGS * WG_THREADS) / 8 * 8;
 static_assert(PRODUCER_REGS * WG_THREADS + CONSUMER_REGS * CONSUMER_WGS * WG_THREADS <= ENTRY_REGS * CTA_THREADS,
               "the warpgroups' registers exceed the CTA's");
-static_assert(CTA_ROWS % CTA_Q == 0, "whole 128-row blocks per CTA");
+/* 64-row CTAs (WS_CTAS_PER_SM 3) walk their 128-row block's tiles (Consumer::init) */
+static_assert(CTA_ROWS % CTA_Q == 0 || CTA_ROWS == 64, "whole 128-row blocks, or half of one, per CTA");
+constexpr bool DEFERRED = WS_DEFERRED; /* Consumer::tile_deferred, else Q·Kᵀ, softmax, P·V in turn */
+static_assert(CTAS_PER_SM < 3 || (CTA_ROWS == 64 && !PRODUCER), "three CTAs per SM: 64 rows each, no producer");
 [[maybe_unused]] constexpr int BAR_PRODUCER = 1; /* named barrier of the producer warpgroup (V8) */
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */
 constexpr bool PINGPONG = WS_PINGPONG;
@@ -71,7 +74,7 @@ static_assert(PRODUCER || (V_F16 && (NSL == 1 || CONSUMER_WGS == 1 || PINGPONG))
 #define WS_REFILL_LAG 3
 #endif
 constexpr int REFILL_LAG = WS_REFILL_LAG;
-static_assert(PRODUCER || NSL == 2 || STAGES >= REFILL_LAG + 2, "a ring too short for the refill lag");
+static_assert(PRODUCER || !DEFERRED || STAGES >= REFILL_LAG + 2, "a ring too short for the refill lag");
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
@@ -358,10 +361,11 @@ template <int HD, bool kTurns = false> struct Consumer {
         for (int sl = 0; sl < NSL; ++sl) wg::pack_p_f16(x[sl], pf[sl]);
     }
 
-    /* Tile j (walk_tiles). Two slices per warp (no registers for a second score tile): Q·Kᵀ(j),
-     * its softmax, P·V(j). One slice per warp: tile_deferred. */
+    /* Tile j (walk_tiles): Q·Kᵀ(j), its softmax, P·V(j) (two slices per warp leave no registers
+     * for a second score tile; nor do one slice's 168 in 64-row CTAs). One slice per warp in two
+     * warpgroups: tile_deferred. */
     template <bool kScaleX, bool kMask, bool kCausal = false> __device__ __forceinline__ void tile(int j) {
-        if constexpr (NSL == 1) {
+        if constexpr (DEFERRED) {
             tile_deferred<kScaleX, kMask, kCausal>(j);
         } else {
 #if WS_TRACE
@@ -524,7 +528,7 @@ template <int HD, bool kTurns = false> struct Consumer {
 
     template <bool kCausal> __device__ __forceinline__ void walk() {
         async::bar_wait(bar(L::BAR_Q), 0);
-        if constexpr (NSL == 1) {
+        if constexpr (DEFERRED) {
             /* h defined before any wgmma is in flight (an undefined accumulator is materialised
              * by movs, which inside a wgmma's pipeline stage make ptxas serialise: C7515) */
 #pragma unroll

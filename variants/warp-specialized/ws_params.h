@@ -27,7 +27,10 @@
  *                    (the warps of warpgroup 0 taking turns at the refills) and 6 KV stages
  *                    (25% slower than the default, issue 17 run 32);
  *   WS_PINGPONG 1:   SLICES 2, WGS 2 without a producer (256 rows, 256 threads, one CTA per SM, one
- *                    ring of 4 stages), the warpgroups taking turns at the exponentials.
+ *                    ring of 4 stages), the warpgroups taking turns at the exponentials;
+ *   SLICES 1, WGS 1, WS_CTAS_PER_SM 3: 64 rows, 128 threads, three CTAs per SM (168 registers,
+ *                    2 KV stages), Q·Kᵀ, softmax and P·V in turn (3% slower than the default,
+ *                    1% faster on causal 4x8192x32x128; issue 17 runs 38-39).
  * Where V is turned into P·V's f16 operand:
  *   WS_V_F16 0: in every CTA, by the producer warpgroup, from the V8 tiles of the ring;
  *   WS_V_F16 1: once per call, by a pre-pass kernel (sage2_ws_v_to_f16) into a scratch tensor
@@ -61,10 +64,14 @@
 #define WS_THREADS (128 * (WS_PRODUCER + WS_CONSUMER_WGS))
 /* two CTAs per SM where a CTA's 128 rows are one consumer warpgroup's: two such warpgroups of 255
  * registers fill the SM's 64K (a producer warpgroup of 24 fits beside each); otherwise one */
+#ifndef WS_CTAS_PER_SM /* 3: the 64-row CTAs above */
 #define WS_CTAS_PER_SM (WS_CONSUMER_WGS == 1 && WS_CTA_ROWS == 128 ? 2 : 1)
+#endif
+/* FlashAttention-3's intra-warpgroup overlap (Consumer::tile_deferred): one slice per warp in two warpgroups */
+#define WS_DEFERRED (WS_SLICES == 1 && WS_CONSUMER_WGS > 1)
 #ifndef WS_STAGES /* KV tiles in flight; one slice per warp without a producer refills three tiles
                      behind (tile j-3's stage with tile j-3+STAGES), so it needs at least 5 */
-#define WS_STAGES (WS_CTAS_PER_SM == 2 ? 3 : WS_SLICES == 1 && !WS_PRODUCER ? 6 : 4)
+#define WS_STAGES (WS_CTAS_PER_SM >= 3 ? 2 : WS_CTAS_PER_SM == 2 ? 3 : WS_SLICES == 1 && !WS_PRODUCER ? 6 : 4)
 #endif
 /* Dynamic shared memory per CTA (D = 128: Q; K 8K and V8 8K (or f16 V 16K) per stage; with V8,
  * f16 V 2x16K; mbarriers; D = 64 uses half of it). The kernel checks its layout against it. */
