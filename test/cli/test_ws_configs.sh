@@ -3,9 +3,9 @@
 # the default that ships, and the measured alternatives (with a producer warpgroup; V8 converted
 # in every CTA; one slice per warp, with or without a producer; 256-row CTAs; the ping-pong of two
 # warpgroups; 64-row CTAs, three per SM) and the measuring switches (phase clocks, one CTA per
-# SM), which no plugin builds and which would otherwise rot. For each: nvcc succeeds (the layout's and the register split's
-# static_asserts hold) and ptxas serialises no wgmma (C7514/C7515/C7517: an accumulator touched
-# while its wgmma is in flight, which costs the kernel its overlap). The shipped build, the
+# SM), which no plugin builds and which would otherwise rot. For each: nvcc succeeds (the layout's
+# and the register split's static_asserts hold) and ptxas serialises no wgmma (C7514/C7515/C7517:
+# an accumulator touched while its wgmma is in flight, which costs the kernel its overlap). The shipped build, the
 # ping-pong, one slice without a producer and the 64-row CTAs (168 registers) also spill nothing
 # (spills in the tile loop cost 2-11%, issue 17).
 set -u

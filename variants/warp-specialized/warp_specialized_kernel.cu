@@ -59,7 +59,9 @@ static_assert(PRODUCER_REGS * WG_THREADS + CONSUMER_REGS * CONSUMER_WGS * WG_THR
               "the warpgroups' registers exceed the CTA's");
 /* 64-row CTAs (WS_CTAS_PER_SM 3) walk their 128-row block's tiles (Consumer::init) */
 static_assert(CTA_ROWS % CTA_Q == 0 || CTA_ROWS == 64, "whole 128-row blocks, or half of one, per CTA");
-constexpr bool DEFERRED = WS_DEFERRED; /* Consumer::tile_deferred, else Q·Kᵀ, softmax, P·V in turn */
+/* one slice per warp in two warpgroups: FlashAttention-3's intra-warpgroup overlap (Consumer::
+ * tile_deferred); otherwise Q·Kᵀ, softmax and P·V in turn (Consumer::tile) */
+constexpr bool DEFERRED = NSL == 1 && CONSUMER_WGS > 1;
 static_assert(CTAS_PER_SM < 3 || (CTA_ROWS == 64 && !PRODUCER), "three CTAs per SM: 64 rows each, no producer");
 [[maybe_unused]] constexpr int BAR_PRODUCER = 1; /* named barrier of the producer warpgroup (V8) */
 constexpr int BAR_CONSUMERS = 2;   /* named barrier of the consumer warpgroups */

@@ -67,8 +67,6 @@
 #ifndef WS_CTAS_PER_SM /* 3: the 64-row CTAs above */
 #define WS_CTAS_PER_SM (WS_CONSUMER_WGS == 1 && WS_CTA_ROWS == 128 ? 2 : 1)
 #endif
-/* FlashAttention-3's intra-warpgroup overlap (Consumer::tile_deferred): one slice per warp in two warpgroups */
-#define WS_DEFERRED (WS_SLICES == 1 && WS_CONSUMER_WGS > 1)
 #ifndef WS_STAGES /* KV tiles in flight; one slice per warp without a producer refills three tiles
                      behind (tile j-3's stage with tile j-3+STAGES), so it needs at least 5 */
 #define WS_STAGES (WS_CTAS_PER_SM >= 3 ? 2 : WS_CTAS_PER_SM == 2 ? 3 : WS_SLICES == 1 && !WS_PRODUCER ? 6 : 4)
