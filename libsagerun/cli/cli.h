@@ -104,7 +104,8 @@ bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *
 int sr_cli_stdout_to_stderr(void);
 void sr_cli_stdout_back(int saved);
 
-/* True when both paths name one existing file or folder (links followed). */
+/* True when both paths name one existing file or folder (links followed), or, where neither exists
+ * yet, the same name in the same folder (./a, a, d/../a). */
 bool sr_cli_same_file(const char *a, const char *b);
 
 /* An output written through stdio: write fills f (false on failure), the bytes go to path as
@@ -152,6 +153,12 @@ typedef struct sr_cli_workload_options {
     bool on_host;
     bool quiet;
 } sr_cli_workload_options;
+
+/* sr_cli_check_outputs for a command that measures: its inputs are the --workload or --inputs
+ * file, the data file a workload file names, and the --plugin files. */
+bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                              size_t n_out, const sr_cli_workload_options *wo,
+                              char *const *plugins, int n_plugins);
 
 /* The workload options, the same in run and compare: one option table, one help text, one
  * parser. */

@@ -1,6 +1,7 @@
 /* Pieces shared by the CLI's commands. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -68,11 +69,33 @@ void sr_cli_stdout_back(int saved)
     close(saved);
 }
 
+/* The absolute path a file has or would have once created: its folder resolved (links, ".",
+ * ".."), then its name; false when the folder does not exist either. */
+static bool path_to_be(const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    char dir[PATH_MAX], real[PATH_MAX];
+    int n = slash ? snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) : 0;
+    if (n < 0 || (size_t)n >= sizeof(dir) || !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return false;
+    if (!realpath(slash ? (n ? dir : "/") : ".", real))
+        return false;
+    n = snprintf(out, size, "%s/%s", strcmp(real, "/") == 0 ? "" : real, name);
+    return n >= 0 && (size_t)n < size;
+}
+
 bool sr_cli_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+    if (!a || !b)
+        return false;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char pa[PATH_MAX], pb[PATH_MAX]; /* one or both still to be made: the same folder and name */
+    return !ea && !eb && path_to_be(a, pa, sizeof(pa)) && path_to_be(b, pb, sizeof(pb)) &&
+           strcmp(pa, pb) == 0;
 }
 
 sagerun_status sr_cli_write_file(const char *path, bool (*write)(FILE *f, const void *user),
@@ -242,6 +265,42 @@ bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *
     return true;
 }
 
+/* The data file a --workload file names (its "input" path), or NULL: synthetic inputs, no
+ * workload file, or one that does not load (its error comes when it is used). Caller frees. */
+static char *workload_data_path(const sr_cli_workload_options *wo)
+{
+    sagerun_workload *w = NULL;
+    sagerun_error err = {0};
+    char *path = NULL;
+    if (wo->workload_file && sagerun_workload_load(wo->workload_file, &w, &err) == SAGERUN_OK &&
+        sagerun_workload_input_path(w))
+        path = strdup(sagerun_workload_input_path(w));
+    sagerun_workload_destroy(w);
+    return path;
+}
+
+bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                              size_t n_out, const sr_cli_workload_options *wo, char *const *plugins,
+                              int n_plugins)
+{
+    size_t n = 3 + (size_t)n_plugins;
+    const char **ins = calloc(n, sizeof(*ins));
+    if (!ins) {
+        sr_cli_error("%s: out of memory", cmd);
+        return false;
+    }
+    char *data = workload_data_path(wo);
+    ins[0] = wo->workload_file;
+    ins[1] = wo->inputs_file;
+    ins[2] = data;
+    for (int i = 0; i < n_plugins; i++)
+        ins[3 + i] = plugins[i];
+    bool ok = sr_cli_check_outputs(cmd, opts, outs, n_out, ins, n);
+    free(data);
+    free(ins);
+    return ok;
+}
+
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
                       uint32_t *out)
 {
@@ -279,7 +338,7 @@ bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
     unsigned long v[5];
     int n = 0;
     const char *s = text;
-    while (n < 5) {
+    for (;;) {
         char *end;
         if (*s < '0' || *s > '9')
             return false;
@@ -288,7 +347,7 @@ bool sr_cli_parse_shape(const char *text, sagerun_problem *problem)
             return false;
         if (*end == '\0')
             break;
-        if (*end != ',')
+        if (*end != ',' || n == 5) /* a sixth number, or anything after the fifth */
             return false;
         s = end + 1;
     }

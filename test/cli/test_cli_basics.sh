@@ -33,6 +33,10 @@ if [ "$h1" = "$h3" ]; then echo "FAIL seed changes the output"; fails=$((fails+1
 
 check "run without variant" 2 "$S" run && contains "names the option" "--variant NAME is required"
 check "run bad shape" 2 "$S" run --variant reference --shape 1,x,2 && contains "names the shape" "--shape '1,x,2'"
+for bad in 1,64,2,1,64,999 1,64,2,1,64, 1,64,2,1,64,x; do # nothing after the fifth size
+    check "run --shape $bad is usage" 2 "$S" run --variant reference --backend host --shape $bad \
+        && contains "names the shape" "--shape '$bad'"
+done
 check "run bad iterations" 2 "$S" run --variant reference --iterations 0
 check "run unknown variant" 1 "$S" run --variant nosuch --backend host && contains "names the variant" "no variant named 'nosuch'"
 check "run shape too large" 2 "$S" run --variant reference --shape 99999999999,64,2,64 \

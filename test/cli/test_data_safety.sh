@@ -70,6 +70,26 @@ check "--save-inputs F --save-output F refused" 1 "$S" run --variant reference -
 check "--save-output = --inputs refused" 1 "$S" run --variant reference --backend host \
     --inputs in.safetensors --iterations 1 --warmup 0 --save-output in.safetensors
 [ "$(sha256sum in.safetensors)" = "$sum" ] || fail "the input file was overwritten"
+# the data file a workload file names, and a --plugin file, are inputs too
+printf '{"shape": [1, 32, 1, 32], "input": {"source": "safetensors", "path": "in.safetensors"}}' > wl.json
+check "--json = the workload's data file refused" 1 "${T[@]}" "$S" compare --backend host --quiet \
+    --rounds 2 --iterations 1 --workload wl.json --json ./in.safetensors && contains "says input" "is the input"
+check "--save-output = the workload's data file refused" 1 "$S" run --variant reference --backend host \
+    --workload wl.json --iterations 1 --warmup 0 --save-output in.safetensors && contains "says input" "is the input"
+[ "$(sha256sum in.safetensors)" = "$sum" ] || fail "the workload's data file was overwritten"
+cp "$FAKES/fake_good.so" fake.so && chmod go-w fake.so && plugin_sum=$(sha256sum fake.so)
+check "--json = a --plugin file refused" 1 "${T[@]}" "$S" compare "${H[@]}" --plugin fake.so --json fake.so \
+    && contains "names the plugin" "is the input fake.so"
+[ "$(sha256sum fake.so)" = "$plugin_sum" ] || fail "the plugin file was overwritten"
+# two outputs that are one new file, spelled two ways
+for pair in "r2.json ./r2.json" "d2/../r3.json r3.json" "$TMP/r4.json r4.json"; do
+    mkdir -p d2 && set -- $pair
+    check "--json $1 --csv $2 refused" 1 "${T[@]}" "$S" compare "${H[@]}" --json "$1" --csv "$2" \
+        && contains "says so" "--json and --csv name the same file"
+done
+check "run: --save-inputs and --save-output one new file" 1 "$S" run --variant reference --backend host \
+    --shape 1,32,1,32 --iterations 1 --warmup 0 --save-inputs n.st --save-output ./n.st \
+    && contains "says so" "name the same file"
 cp "$SEED" rep.json
 check "plot X.json -o X.json refused" 1 "$S" plot rep.json -o rep.json
 cmp -s rep.json "$SEED" || fail "plot overwrote its input"
