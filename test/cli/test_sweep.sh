@@ -174,6 +174,9 @@ cp sw.json sw.orig && cp wl.json wl.orig
 check "a workload named like the sweep file, --out-dir beside it: refused" 1 "$S" sweep sw.json --backend host --quiet --out-dir .
 contains "names both" "./sw.json, which the sweep writes, is the input sw.json: refusing to overwrite it"
 cmp -s sw.json sw.orig && cmp -s wl.json wl.orig && echo "ok   ... both files intact" || fail "an input was replaced"
+mkdir -p new
+check "--csv on a report the sweep writes, spelled another way: refused" 1 "$S" sweep sw.json --backend host \
+    --quiet --out-dir new --csv ./new/sw.json && contains "names both" "which the sweep writes"
 mkdir -p d && sed 's/"sw"/"x"/; s/, "wl.json"//' sw.orig > d/summary.json && cp d/summary.json d.orig
 check "a sweep file named summary.json in --out-dir: refused" 1 "$S" sweep d/summary.json --backend host --quiet --out-dir d
 cmp -s d/summary.json d.orig && echo "ok   ... the sweep file intact" || fail "the sweep file was replaced by the summary"
