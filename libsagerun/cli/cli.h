@@ -76,6 +76,7 @@ enum { SR_OPT_ALLOW_UNSAFE = 900, SR_OPT_PLUGIN_PIN };
 #define SR_CLI_MAX_PINS 64
 typedef struct sr_cli_plugin_policy {
     bool allow_unsafe;
+    bool show_rejected; /* list: a --plugin file that is rejected is shown, not an error */
     const char *pins[SR_CLI_MAX_PINS]; /* "NAME=HEX" */
     int n_pins;
 } sr_cli_plugin_policy;

@@ -123,7 +123,8 @@ static int parse_options(int argc, char **argv, list_options *o)
 
 int sr_cmd_list(int argc, char **argv)
 {
-    list_options o = {.plugins = calloc((size_t)argc, sizeof(char *)), .backend = "auto"};
+    list_options o = {.plugins = calloc((size_t)argc, sizeof(char *)), .backend = "auto",
+                      .policy = {.show_rejected = true}};
     if (!o.plugins) {
         sr_cli_error("list: out of memory");
         return SR_EXIT_ERROR;

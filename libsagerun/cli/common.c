@@ -187,6 +187,19 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
     return true;
 }
 
+/* A file named by --plugin (not a folder, whose files may be rejected one by one, as `list`
+ * shows) must load: a rejection recorded since `before` is an error naming the file and why. */
+static sagerun_status explicit_file_loaded(const sagerun_registry *reg, const char *path,
+                                           size_t before, sagerun_error *err)
+{
+    struct stat sb;
+    sagerun_rejection r = {.struct_size = sizeof(r)};
+    if (sagerun_registry_rejection_count(reg) == before || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
+        sagerun_registry_rejection(reg, before, &r, NULL) != SAGERUN_OK)
+        return SAGERUN_OK;
+    return sr_cli_error_set(err, SAGERUN_PLUGIN, "--plugin %s: not loaded: %s", path, r.reason);
+}
+
 sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_plugin_paths,
                                const sr_cli_plugin_policy *policy, sagerun_registry **out,
                                sagerun_error *err)
@@ -207,9 +220,12 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
         sr_isolate_child_loading(plugin_paths[i]);
+        size_t rejected = sagerun_registry_rejection_count(reg);
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
         if (st != SAGERUN_OK)
             sr_cli_error_prefix(err, "--plugin");
+        else if (!(policy && policy->show_rejected))
+            st = explicit_file_loaded(reg, plugin_paths[i], rejected, err);
     }
     if (st == SAGERUN_OK) {
         char where[2048];

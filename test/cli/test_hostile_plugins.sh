@@ -99,6 +99,16 @@ done < "$PIDS"
 check "compare: a variant whose constructor crashes" 1 timeout 60 "$S" compare "${H[@]}" \
     --baseline reference --variant hostile-ctor-segv && contains "names it" "no variant named 'hostile-ctor-segv'"
 
+# a file named by --plugin that is rejected is an error in compare and run (it was dropped in
+# silence: compare measured the rest and exited 0); list shows it with its reason
+: > "$TMP/empty.so" && chmod go-w "$TMP/empty.so"
+check "compare: an explicit --plugin that is rejected" 1 timeout 60 "$S" compare "${H[@]}" --plugin "$TMP/empty.so" \
+    && contains "names it and why" "--plugin $TMP/empty.so: not loaded: not a loadable plugin"
+check "run: an explicit --plugin that is rejected" 1 timeout 60 "$S" run --variant reference --backend host \
+    --shape 1,32,1,32 --plugin "$TMP/empty.so" && contains "names it" "--plugin $TMP/empty.so: not loaded"
+check "list: an explicit --plugin that is rejected is shown" 0 timeout 60 "$S" list --backend host \
+    --plugin "$TMP/empty.so" && contains "with its reason" "not a loadable plugin"
+
 # ---- a constructor that hangs only when the measuring process loads the file (the scanner, a
 # process of its own, approved it): no call is open, so no call's watchdog sees it; it hung
 # compare forever. Killed when no call into a variant began within the setup limit (600 s; 5 here)
