@@ -69,7 +69,8 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         is an A/A run, which must say \"same\".\n"                         \
     "  --plugin PATH          also load this plugin file (.so), Python variant file\n"          \
     "                         (.py, declaring its variants; README: Python variants)\n"          \
-    "                         or folder of them (repeatable)\n"                                  \
+    "                         or folder of them (repeatable); a file that does not\n"          \
+    "                         load is an error ('sagerun list' shows why)\n"                      \
     SR_CLI_PLUGIN_POLICY_HELP
 #define SR_CLI_COMPARE_SCHEDULE_HELP                                                               \
     "schedule (default: timed):\n"                                                                 \

@@ -9,7 +9,8 @@
 /* The help of the options sr_cli_one_variant_options carries (run and profile print it). */
 #define SR_CLI_ONE_VARIANT_HELP                                                                    \
     "  --plugin PATH          also load this plugin file (.so), Python variant file\n"          \
-    "                         (.py) or folder (may repeat)\n"                                   \
+    "                         (.py) or folder (may repeat); a file that does not load\n"       \
+    "                         is an error ('sagerun list' shows why)\n"                          \
     SR_CLI_PLUGIN_POLICY_HELP                                                                      \
     "  --backend B            auto (default), host or cuda; host variants always run\n"         \
     "                         on the host\n"                                                    \
