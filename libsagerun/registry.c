@@ -315,6 +315,17 @@ static sagerun_status load_script(sagerun_registry *reg, const char *path, const
     return st;
 }
 
+/* True when a variant of the file at real (a resolved path) is loaded already: the same file met
+ * again (named with --plugin and found in a plugin folder too) is not a duplicate of itself. */
+static bool file_loaded(const sagerun_registry *reg, const char *real)
+{
+    char other[PATH_MAX];
+    for (size_t i = 0; i < reg->n_variants; i++)
+        if (reg->variants[i].path && realpath(reg->variants[i].path, other) && strcmp(other, real) == 0)
+            return true;
+    return false;
+}
+
 /* One file, in the order that runs none of its code before it is judged safe: a regular file,
  * safe permissions, its hash against the pins, then the scanner, then this process. in_folder:
  * found in a folder, not named. */
@@ -331,6 +342,8 @@ static sagerun_status load_file(sagerun_registry *reg, const char *path, bool in
         return reject(reg, path, err, "%s", buf);
     if (!realpath(path, real))
         return reject(reg, path, err, "cannot resolve the path: %s", strerror(errno));
+    if (file_loaded(reg, real))
+        return SAGERUN_OK;
     if (sagerun_file_sha256(path, sha256, &e) != SAGERUN_OK)
         return reject(reg, path, err, "cannot hash the file: %s", e.message);
     if (pin_violated_before_running(reg, path, sha256, buf, sizeof buf))

@@ -109,6 +109,14 @@ check "run: an explicit --plugin that is rejected" 1 timeout 60 "$S" run --varia
 check "list: an explicit --plugin that is rejected is shown" 0 timeout 60 "$S" list --backend host \
     --plugin "$TMP/empty.so" && contains "with its reason" "not a loadable plugin"
 
+# the same file named with --plugin and found in the plugins folder is loaded once, not listed as
+# a duplicate of itself
+if [ -f "$ROOT/plugins/reference.so" ]; then
+    check "list: a --plugin file that is also in the plugins folder" 0 timeout 60 "$S" list --backend host \
+        --plugin "$ROOT/plugins/reference.so" --plugin "$ROOT/plugins/reference.so"
+    grep -q "duplicate variant name \"reference\"" <<<"$out" && fail "reference.so rejected as its own duplicate" "$out"
+fi
+
 # ---- a constructor that hangs only when the measuring process loads the file (the scanner, a
 # process of its own, approved it): no call is open, so no call's watchdog sees it; it hung
 # compare forever. Killed when no call into a variant began within the setup limit (600 s; 5 here)
