@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "sagerun/compare.h"
 
 typedef enum sr_timer_mode {
     SR_TIMER_AUTO = 0,
@@ -46,7 +47,7 @@ int sr_cache_mode_parse(const char *name);
 
 /* The shortest sample batch mode aims at. */
 #define SR_TIMER_MIN_SAMPLE_S 1e-3
-#define SR_TIMER_MAX_BATCH 10000u
+#define SR_TIMER_MAX_BATCH SAGERUN_MAX_BATCH
 
 /* Calls per sample for calls of per_call_s seconds: 1 from min_sample_s on, else enough calls
  * for min_sample_s (at most SR_TIMER_MAX_BATCH). */

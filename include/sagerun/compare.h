@@ -53,6 +53,9 @@ typedef void (*sagerun_compare_progress_fn)(void *user, const char *phase, const
                                             uint32_t step, uint32_t steps);
 
 /* Options: initialise with sagerun_compare_options_init, then change fields. */
+/* The most calls one sample may time (sagerun_compare_options.batch). */
+#define SAGERUN_MAX_BATCH 10000u
+
 typedef struct sagerun_compare_options {
     uint32_t struct_size;            /* sizeof(sagerun_compare_options) of the caller */
     uint32_t warmup;                 /* untimed calls per variant before round 1 (3) */
@@ -77,7 +80,8 @@ typedef struct sagerun_compare_options {
     uint32_t order;             /* SAGERUN_ORDER_*: INTERLEAVE (default) or ROTATE */
     uint32_t timer;             /* SAGERUN_TIMER_*: AUTO (default), EVENT, BATCH or GRAPH */
     uint32_t cache;             /* SAGERUN_CACHE_*: HOT (default) or COLD */
-    uint32_t batch;             /* calls per sample for BATCH and GRAPH; 0: automatic */
+    uint32_t batch;             /* calls per sample for BATCH and GRAPH; 0: automatic; at most
+                                 * SAGERUN_MAX_BATCH */
     uint32_t min_rounds;        /* TIMED: rounds before the precision target may stop the run (20;
                                  * whole periods); max_time_s may stop it sooner */
     uint32_t max_rounds;        /* TIMED: rounds at most (2000) */

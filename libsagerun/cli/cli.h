@@ -81,6 +81,9 @@ typedef struct sr_cli_plugin_policy {
     int n_pins;
 } sr_cli_plugin_policy;
 
+/* --backend's value: auto, host or cuda; false after printing why (a usage error). */
+bool sr_cli_backend_option(const char *cmd, const char *text);
+
 /* Takes one of the policy options; false (after printing why) on a bad argument. */
 bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg);
 
@@ -125,7 +128,7 @@ FILE *sr_cli_escaping_stream(FILE *out);
 bool sr_cli_escaping_close(FILE *f, FILE *out);
 
 /* Parses an integer option value in [min, 100000000]; false after printing
- * "sagerun: CMD: OPT 'TEXT': expected an integer >= MIN". */
+ * "sagerun: CMD: OPT 'TEXT': expected an integer from MIN to 100000000". */
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
                       uint32_t *out);
 

@@ -99,7 +99,7 @@ static int parse_options(int argc, char **argv, list_options *o)
             if (!sr_cli_plugin_policy_option(&o->policy, c, optarg))
                 return SR_EXIT_USAGE;
             break;
-        case 'b': o->backend = optarg; break;
+        case 'b': if (!sr_cli_backend_option("list", optarg)) return SR_EXIT_USAGE; o->backend = optarg; break;
         case 'd': {
             char *end;
             long v = strtol(optarg, &end, 10);

@@ -66,7 +66,7 @@ static int parse_options(int argc, char **argv, run_options *o)
             if (!sr_cli_plugin_policy_option(&o->policy, c, optarg))
                 return SR_EXIT_USAGE;
             break;
-        case 'b': o->backend = optarg; break;
+        case 'b': if (!sr_cli_backend_option("run", optarg)) return SR_EXIT_USAGE; o->backend = optarg; break;
         case 'd': if (!sr_cli_parse_u32("run", "--device", optarg, 0, &o->device)) return SR_EXIT_USAGE; break;
         case 'h': run_usage(stdout); return SR_EXIT_OK;
         default: {

@@ -167,6 +167,14 @@ sagerun_status sr_cli_context(const char *backend, int device, bool quiet, sager
                         "--backend %s: expected auto, host or cuda", backend);
 }
 
+bool sr_cli_backend_option(const char *cmd, const char *text)
+{
+    if (strcmp(text, "auto") == 0 || strcmp(text, "host") == 0 || strcmp(text, "cuda") == 0)
+        return true;
+    sr_cli_error("%s: --backend '%s': expected auto, host or cuda", cmd, text);
+    return false;
+}
+
 bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg)
 {
     if (opt == SR_OPT_ALLOW_UNSAFE) {
@@ -174,7 +182,7 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
         return true;
     }
     const char *eq = arg ? strchr(arg, '=') : NULL;
-    if (!eq || eq == arg || strlen(eq + 1) != 64) {
+    if (!eq || eq == arg || strlen(eq + 1) != 64 || strspn(eq + 1, "0123456789abcdefABCDEF") != 64) {
         sr_cli_error("--expect-plugin-sha256 '%s': expected NAME=HEX (64 hex digits)",
                      arg ? arg : "");
         return false;
@@ -324,7 +332,7 @@ bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsign
     errno = 0;
     unsigned long v = strtoul(text, &end, 10);
     if (*text < '0' || *text > '9' || *end || errno || v < min || v > 100000000ul) {
-        sr_cli_error("%s: %s '%s': expected an integer >= %lu", cmd, opt, text, min);
+        sr_cli_error("%s: %s '%s': expected an integer from %lu to 100000000", cmd, opt, text, min);
         return false;
     }
     *out = (uint32_t)v;

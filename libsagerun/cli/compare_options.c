@@ -176,16 +176,17 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
                      o->max_rounds);
         return false;
     }
+    if (o->batch > SAGERUN_MAX_BATCH) {
+        sr_cli_error("%s: --batch %u: at most %u calls per sample", cmd, o->batch, SAGERUN_MAX_BATCH);
+        return false;
+    }
     if (o->batch > 1 && o->cache == SAGERUN_CACHE_COLD) {
         sr_cli_error("%s: --batch %u with --cache cold: a cold sample is one call (the flush "
                      "cannot sit between a batch's calls, which would run hot)", cmd, o->batch);
         return false;
     }
-    if (strcmp(s->backend, "auto") != 0 && strcmp(s->backend, "host") != 0 &&
-        strcmp(s->backend, "cuda") != 0) {
-        sr_cli_error("%s: --backend '%s': expected auto, host or cuda", cmd, s->backend);
+    if (!sr_cli_backend_option(cmd, s->backend))
         return false;
-    }
     if ((sagerun_tolerance_count(s->tolerance, SAGERUN_TOLERANCE_MIN_COS) ||
          sagerun_tolerance_count(s->tolerance, SAGERUN_TOLERANCE_MAX_REL_L1)) &&
         (o->flags & SAGERUN_COMPARE_SKIP_ACCURACY)) {

@@ -43,7 +43,7 @@ static sagerun_status get_count(const char *file, json_t *root, const char *key,
         return SAGERUN_OK;
     if (!json_is_integer(j) || json_integer_value(j) < min || json_integer_value(j) > 100000000) {
         char what[48];
-        snprintf(what, sizeof(what), "an integer >= %lld", min);
+        snprintf(what, sizeof(what), "an integer from %lld to 100000000", min);
         return sr_sweep_bad_key(file, key, what, j, err);
     }
     *out = (long long)json_integer_value(j);

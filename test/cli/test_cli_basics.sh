@@ -33,6 +33,15 @@ if [ "$h1" = "$h3" ]; then echo "FAIL seed changes the output"; fails=$((fails+1
 
 check "run without variant" 2 "$S" run && contains "names the option" "--variant NAME is required"
 check "run bad shape" 2 "$S" run --variant reference --shape 1,x,2 && contains "names the shape" "--shape '1,x,2'"
+for cmd in list "run --variant reference" "profile --variant reference"; do # usage errors: exit 2
+    check "$cmd --backend bogus is usage" 2 "$S" $cmd --backend bogus && contains "names it" "--backend 'bogus'"
+done
+check "compare --batch above the most calls per sample is usage" 2 "$S" compare --backend host --batch 10001 \
+    && contains "says the limit" "--batch 10001: at most 10000 calls per sample"
+check "--expect-plugin-sha256 with 64 non-hex digits is usage" 2 "$S" list \
+    --expect-plugin-sha256 "reference=$(printf 'z%.0s' {1..64})" && contains "says hex" "64 hex digits"
+check "compare --rounds above the limit names the range" 2 "$S" compare --backend host --rounds 100000001 \
+    && contains "says the range" "expected an integer from 1 to 100000000"
 for bad in 1,64,2,1,64,999 1,64,2,1,64, 1,64,2,1,64,x; do # nothing after the fifth size
     check "run --shape $bad is usage" 2 "$S" run --variant reference --backend host --shape $bad \
         && contains "names the shape" "--shape '$bad'"

@@ -116,7 +116,7 @@ bad() { # bad NAME JSON EXPECTED_TEXT
         && contains "$1: names file and key" "$3"
 }
 bad "unknown key" '{"workloads": [{"shape": [1, 32, 2, 64]}], "round": 2}' "bad.json: unknown key 'round'"
-bad "rounds type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "rounds": "2"}' "bad.json: key 'rounds': expected an integer >= 1"
+bad "rounds type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "rounds": "2"}' "bad.json: key 'rounds': expected an integer from 1 to 100000000"
 bad "no workloads" '{"name": "x"}' "bad.json: key 'workloads' is missing"
 bad "empty workloads" '{"workloads": []}' "bad.json: key 'workloads': expected a non-empty array"
 bad "workload shape" '{"workloads": [{"shape": [1, 32, 2, 64]}, {"shape": [1, 32]}]}' "bad.json: workloads[1]: key 'shape'"
