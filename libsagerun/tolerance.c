@@ -46,6 +46,12 @@ bool sr_tolerance_add(sr_tolerance_set *t, int metric, const char *spec, char *e
                      ? "the label is empty or too long" : "too many limits");
         return false;
     }
+    for (size_t i = 0; i < t->n[metric]; i++) /* one limit per label: which would win is no answer */
+        if (strlen(t->limits[metric][i].label) == n && !strncmp(t->limits[metric][i].label, spec, n)) {
+            snprintf(err, len, "%s '%s': a second limit for %s%.*s (the first: %g)", options[metric],
+                     spec, n ? "" : "every variant", (int)n, spec, t->limits[metric][i].value);
+            return false;
+        }
     sr_tolerance_limit *l = &t->limits[metric][t->n[metric]++];
     snprintf(l->label, sizeof l->label, "%.*s", (int)n, spec);
     l->value = v;

@@ -355,7 +355,8 @@ typedef struct sagerun_tolerance sagerun_tolerance;
 SAGERUN_API sagerun_status sagerun_tolerance_create(sagerun_tolerance **out, sagerun_error *err);
 SAGERUN_API void sagerun_tolerance_destroy(sagerun_tolerance *tolerance);
 /* Adds a spec for a metric: SAGERUN_INVALID_ARGUMENT naming the option ("--max-ulp 'x': ...")
- * for a bad value, an unknown metric, or more than 32 limits of one metric. */
+ * for a bad value, an unknown metric, more than 32 limits of one metric, or a second limit of
+ * the metric for the same label (or a second general one). */
 SAGERUN_API sagerun_status sagerun_tolerance_add(sagerun_tolerance *tolerance, int metric,
                                                  const char *spec, sagerun_error *err);
 /* How many limits of a metric were added (0 for an unknown metric). */

@@ -107,7 +107,7 @@ static bool parse_number(const char *cmd, sagerun_compare_options *o, int opt, c
 }
 
 /* One tolerance option: 1 taken, 0 not one of them, -1 a bad argument (said). */
-static int tolerance_option(sagerun_tolerance *t, int opt, const char *arg)
+static int tolerance_option(const char *cmd, sagerun_tolerance *t, int opt, const char *arg)
 {
     int metric = opt == SR_OPT_MAX_ULP     ? SAGERUN_TOLERANCE_MAX_ULP
                  : opt == SR_OPT_MIN_COS   ? SAGERUN_TOLERANCE_MIN_COS
@@ -117,7 +117,7 @@ static int tolerance_option(sagerun_tolerance *t, int opt, const char *arg)
     if (metric < 0)
         return 0;
     if (sagerun_tolerance_add(t, metric, arg, &err) != SAGERUN_OK) {
-        sr_cli_error("%s", err.message);
+        sr_cli_error("%s: %s", cmd, err.message);
         return -1;
     }
     return 1;
@@ -143,7 +143,7 @@ static bool take(const char *cmd, sr_cli_compare_settings *s, int opt, const cha
         return sr_cli_parse_decimal(cmd, "--timeout", arg, 0, false, 86400, &s->timeout_s);
     case SR_OPT_MAX_ULP:
     case SR_OPT_MIN_COS:
-    case SR_OPT_MAX_REL_L1: return tolerance_option(s->tolerance, opt, arg) > 0;
+    case SR_OPT_MAX_REL_L1: return tolerance_option(cmd, s->tolerance, opt, arg) > 0;
     default: return parse_number(cmd, &s->opts, opt, arg);
     }
 }

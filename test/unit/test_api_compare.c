@@ -315,6 +315,13 @@ static void tolerance_limits(void **state)
     assert_int_equal(sagerun_tolerance_add(t, SAGERUN_TOLERANCE_MAX_ULP, "1.5", &e),
                      SAGERUN_INVALID_ARGUMENT);
     assert_int_equal(sagerun_tolerance_add(t, 7, "1", &e), SAGERUN_INVALID_ARGUMENT);
+    /* a second limit for the same label (or a second general one): which would win is no answer */
+    assert_int_equal(sagerun_tolerance_add(t, SAGERUN_TOLERANCE_MAX_ULP, "5", &e),
+                     SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "a second limit for every variant (the first: 2)"));
+    assert_int_equal(sagerun_tolerance_add(t, SAGERUN_TOLERANCE_MIN_COS, "nosuch=0.7", &e),
+                     SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "a second limit for nosuch (the first: 0.5)"));
     assert_int_equal(sagerun_tolerance_count(t, SAGERUN_TOLERANCE_MAX_ULP), 1);
     assert_int_equal(sagerun_tolerance_count(t, SAGERUN_TOLERANCE_MIN_COS), 1);
     assert_int_equal(sagerun_tolerance_count(t, 7), 0);
