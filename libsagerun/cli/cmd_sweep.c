@@ -166,11 +166,12 @@ static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compa
                        i < s->variant_count;
          i++)
         ok = args_add(a, "--variant") && args_add(a, "%s", s->variants[i]);
-    if (ok && s->warmup >= 0)
+    bool seed = o->schedule == SAGERUN_SCHEDULE_SEED; /* its own counts: the file's do not apply */
+    if (ok && s->warmup >= 0 && !seed)
         ok = args_add(a, "--warmup") && args_add(a, "%lld", s->warmup);
-    if (ok && s->rounds >= 0)
+    if (ok && s->rounds >= 0 && !seed)
         ok = args_add(a, "--rounds") && args_add(a, "%lld", s->rounds);
-    if (ok && s->iterations >= 0)
+    if (ok && s->iterations >= 0 && !seed)
         ok = args_add(a, "--iterations") && args_add(a, "%lld", s->iterations);
     if (ok && isfinite(s->threshold))
         ok = args_add(a, "--noise-threshold") && args_add(a, "%.17g", s->threshold);

@@ -180,6 +180,16 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
         sr_cli_error("%s: --batch %u: at most %u calls per sample", cmd, o->batch, SAGERUN_MAX_BATCH);
         return false;
     }
+    if (sr_cli_compare_given(s, SR_OPT_BATCH) && o->timer == SAGERUN_TIMER_EVENT) {
+        sr_cli_error("%s: --batch %u with --timer event: an event sample is one call (batch and "
+                     "graph take --batch calls)", cmd, o->batch);
+        return false;
+    }
+    if (o->schedule == SAGERUN_SCHEDULE_SEED && (counts || sr_cli_compare_given(s, SR_OPT_BATCH))) {
+        sr_cli_error("%s: --schedule seed times the seed's way (3 warm-up, 5 rounds x 10, one call "
+                     "per sample): --warmup, --rounds, --iterations and --batch do not apply", cmd);
+        return false;
+    }
     if (o->batch > 1 && o->cache == SAGERUN_CACHE_COLD) {
         sr_cli_error("%s: --batch %u with --cache cold: a cold sample is one call (the flush "
                      "cannot sit between a batch's calls, which would run hot)", cmd, o->batch);

@@ -42,6 +42,13 @@ check "--expect-plugin-sha256 with 64 non-hex digits is usage" 2 "$S" list \
     --expect-plugin-sha256 "reference=$(printf 'z%.0s' {1..64})" && contains "says hex" "64 hex digits"
 check "compare --rounds above the limit names the range" 2 "$S" compare --backend host --rounds 100000001 \
     && contains "says the range" "expected an integer from 1 to 100000000"
+# options that would be ignored are refused (they were ignored in silence)
+check "compare --timer event --batch 3 is usage" 2 "$S" compare --backend host --timer event --batch 3 \
+    && contains "says why" "an event sample is one call"
+for opt in "--warmup 7" "--rounds 2" "--iterations 2" "--batch 3"; do
+    check "compare --schedule seed $opt is usage" 2 "$S" compare --backend host --schedule seed $opt \
+        && contains "says why" "--schedule seed times the seed's way"
+done
 for bad in 1,64,2,1,64,999 1,64,2,1,64, 1,64,2,1,64,x; do # nothing after the fifth size
     check "run --shape $bad is usage" 2 "$S" run --variant reference --backend host --shape $bad \
         && contains "names the shape" "--shape '$bad'"
