@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -60,7 +61,7 @@ static void usage(FILE *out)
             "                       in the plugins folder)\n"
             "  SAGERUN_DEBUG        when set, explain plugin decisions and plugin logs on stderr\n"
             "  SAGERUN_PLUGIN_SCAN_TIMEOUT  seconds a plugin file may take to load in the\n"
-            "                       scanner process (default 10)\n"
+            "                       scanner process (default 10, at most 3600)\n"
             "  SAGERUN_CACHE_DIR    where the scanner's verdicts are cached (empty: nowhere;\n"
             "                       default $XDG_CACHE_HOME/sagerun or ~/.cache/sagerun)\n");
 }
@@ -79,6 +80,20 @@ static int close_stdout(int rc)
         return SR_EXIT_ERROR;
     }
     return rc;
+}
+
+/* SAGERUN_PLUGIN_SCAN_TIMEOUT as the scanner reads it (plugin_scan.c), which takes a bad value
+ * for the default: said here instead, before anything loads. */
+static bool scan_timeout_ok(void)
+{
+    const char *env = getenv("SAGERUN_PLUGIN_SCAN_TIMEOUT");
+    char *end;
+    double t = env && *env ? strtod(env, &end) : 1;
+    if (!env || !*env || (!*end && t > 0 && t <= 3600))
+        return true;
+    sr_cli_error("SAGERUN_PLUGIN_SCAN_TIMEOUT '%s': expected seconds, more than 0 and at most 3600",
+                 env);
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -115,6 +130,8 @@ int main(int argc, char **argv)
         return close_stdout(SR_EXIT_OK);
     }
     const struct command *c = find_command(cmd);
+    if (c && !scan_timeout_ok())
+        return SR_EXIT_USAGE;
     if (c)
         return close_stdout(c->run(argc - 1, argv + 1));
     sr_cli_error("unknown command '%s' (see 'sagerun --help')", cmd);

@@ -42,6 +42,10 @@ check "--expect-plugin-sha256 with 64 non-hex digits is usage" 2 "$S" list \
     --expect-plugin-sha256 "reference=$(printf 'z%.0s' {1..64})" && contains "says hex" "64 hex digits"
 check "compare --rounds above the limit names the range" 2 "$S" compare --backend host --rounds 100000001 \
     && contains "says the range" "expected an integer from 1 to 100000000"
+for v in abc 0 99999; do # a bad scan timeout was the default (10 s) in silence
+    check "SAGERUN_PLUGIN_SCAN_TIMEOUT=$v is usage" 2 env SAGERUN_PLUGIN_SCAN_TIMEOUT=$v "$S" list --backend host \
+        && contains "names it and the range" "SAGERUN_PLUGIN_SCAN_TIMEOUT '$v': expected seconds, more than 0 and at most 3600"
+done
 # options that would be ignored are refused (they were ignored in silence)
 check "compare --timer event --batch 3 is usage" 2 "$S" compare --backend host --timer event --batch 3 \
     && contains "says why" "an event sample is one call"
