@@ -86,7 +86,8 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "  --min-rounds N         timed: rounds before the precision target may end the run\n"       \
     "                         (20; the budget may end it sooner, on a whole period)\n"           \
     "  --max-rounds N         timed: rounds at most (2000)\n"                                    \
-    "  --warmup-time SECONDS  timed: warm-up at least this long per variant (0.25)\n"            \
+    "  --warmup-time SECONDS  timed: warm-up this long per variant and until stable\n"         \
+    "                         (0.25); 1000 calls end it sooner, 20x this time at most\n"        \
     "  --warmup N             fixed: untimed calls per variant first (3)\n"                      \
     "  --rounds N             fixed: rounds (5; >= 2 for a verdict)\n"                           \
     "  --iterations N         fixed: samples per variant and round (10)\n"                       \
