@@ -11,13 +11,43 @@ static void workload_usage(FILE *out)
             "Prints a workload as JSON with every default made explicit: the built-in default\n"
             "(the seed's call: [1, 37810, 56, 128], NHD, fp16, seed 440420, with the seed's\n"
             "metadata) or FILE, a workload JSON file or a .safetensors file of q, k, v.\n"
-            "A file with an error is reported with the file and key; exit status 1.\n\n"
+            "A file with an error is reported with the file and key; exit status 1. A\n"
+            "workload's safetensors input is read too: it must exist and fit the shape.\n\n"
             "Workload file keys: name, shape [B,N,Hq,D] (required), heads_kv, layout (NHD|HND),\n"
             "dtype (" SAGERUN_DTYPE_WORDS "), causal (false), sm_scale,\n"
             "input {source: synthetic, seed, q_std, k_std, v_std, k_bias, outlier_channels,\n"
-            "outlier_scale | source: safetensors, path},\n"
+            "outlier_scale | source: safetensors, path}; the synthetic knobs are rounded to\n"
+            "multiples of 1/256 (q_std 0.001 is 0),\n"
             "metadata (any object, copied into reports).\n"
             "exit status: 0 success, 1 error, 2 usage\n");
+}
+
+/* A workload file's data file (input.source safetensors), read as a run would: it exists and
+ * holds the q, k, v the workload's shape and dtype say. false after printing why. */
+static bool data_file_fits(const char *file, const sagerun_workload *w)
+{
+    const char *path = sagerun_workload_input_path(w);
+    const sagerun_problem *want = sagerun_workload_problem(w);
+    sagerun_workload *in = NULL;
+    sagerun_error err = {0};
+    if (!path)
+        return true;
+    if (sagerun_workload_from_safetensors(path, (int)want->layout, &in, &err) != SAGERUN_OK) {
+        sr_cli_error("%s: input.path: %s", file, err.message);
+        return false;
+    }
+    const sagerun_problem *got = sagerun_workload_problem(in);
+    bool same = got->batch == want->batch && got->seq_len == want->seq_len &&
+                got->heads_q == want->heads_q && got->heads_kv == want->heads_kv &&
+                got->head_dim == want->head_dim && got->dtype == want->dtype;
+    if (!same)
+        sr_cli_error("%s: input.path %s holds [%u, %u, %u, %u] (Hkv %u, %s) where the workload says "
+                     "[%u, %u, %u, %u] (Hkv %u, %s)", file, path, got->batch, got->seq_len,
+                     got->heads_q, got->head_dim, got->heads_kv, sagerun_dtype_name((int)got->dtype),
+                     want->batch, want->seq_len, want->heads_q, want->head_dim, want->heads_kv,
+                     sagerun_dtype_name((int)want->dtype));
+    sagerun_workload_destroy(in);
+    return same;
 }
 
 int sr_cmd_workload(int argc, char **argv)
@@ -36,6 +66,10 @@ int sr_cmd_workload(int argc, char **argv)
                                   : sagerun_workload_default(&w, &err);
     if (st != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
+        return SR_EXIT_ERROR;
+    }
+    if (argc == 3 && !data_file_fits(argv[2], w)) {
+        sagerun_workload_destroy(w);
         return SR_EXIT_ERROR;
     }
     char *text = sagerun_workload_to_json(w, 2);

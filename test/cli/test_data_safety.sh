@@ -77,6 +77,15 @@ check "--json = the workload's data file refused" 1 "${T[@]}" "$S" compare --bac
 check "--save-output = the workload's data file refused" 1 "$S" run --variant reference --backend host \
     --workload wl.json --iterations 1 --warmup 0 --save-output in.safetensors && contains "says input" "is the input"
 [ "$(sha256sum in.safetensors)" = "$sum" ] || fail "the workload's data file was overwritten"
+# workload show reads a workload's data file as a run would (it said 0 for a missing one)
+check "workload show: the data file fits" 0 "$S" workload show wl.json
+printf '{"shape": [1, 32, 1, 64], "input": {"source": "safetensors", "path": "in.safetensors"}}' > wl-d.json
+check "workload show: a data file of another shape" 1 "$S" workload show wl-d.json \
+    && contains "says both shapes" "holds [1, 32, 1, 32] (Hkv 1, F16) where the workload says [1, 32, 1, 64]"
+printf '{"shape": [1, 32, 1, 32], "input": {"source": "safetensors", "path": "gone.safetensors"}}' > wl-g.json
+check "workload show: a missing data file" 1 "$S" workload show wl-g.json \
+    && contains "names the file, the key and why" "wl-g.json: input.path: "
+contains "... and the missing file" "gone.safetensors: No such file or directory"
 cp "$FAKES/fake_good.so" fake.so && chmod go-w fake.so && plugin_sum=$(sha256sum fake.so)
 check "--json = a --plugin file refused" 1 "${T[@]}" "$S" compare "${H[@]}" --plugin fake.so --json fake.so \
     && contains "names the plugin" "is the input fake.so"
