@@ -7,7 +7,7 @@ set -u
 source "$(dirname "$0")/lib.sh"
 
 if ! command -v abidw > /dev/null || ! command -v abidiff > /dev/null; then
-    echo "SKIP abidw/abidiff not installed (abigail-tools)"; finish
+    echo "SKIP abidw/abidiff not installed (abigail-tools)"; finish; exit
 fi
 mkdir -p "$TMP/t/include/sagerun" "$TMP/t/libsagerun"
 cd "$TMP/t" || exit 1

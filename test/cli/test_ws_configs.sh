@@ -15,6 +15,7 @@ NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 if [ -n "$NO_CUDA_BUILD" ] || ! [ -x "$NVCC" ]; then
     echo "SKIP: no nvcc ($NVCC): the CUDA configurations are not built"
     finish
+    exit
 fi
 
 shipped="$ROOT/build/variants/warp-specialized/image.ptxas.txt"
