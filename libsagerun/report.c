@@ -835,6 +835,7 @@ static void read_variant(reader *rd, json_t *o, const char *where, bool ext, sr_
     char sub[128];
     v->byte_exact = -1;
     v->deterministic = -1;
+    v->tolerance.passed = -1; /* not judged: the seed's format has no tolerance */
     v->prepare_s = v->tops = v->speedup_percent = NAN;
     v->name = get_string(rd, o, where, "name", true, false);
     v->path = get_string(rd, o, where, "path", true, true);
@@ -1022,6 +1023,7 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
     r->rounds = (uint64_t)get_uint(&rd, root, "", "rounds", true, false, 0);
     r->warmup = (uint64_t)get_uint(&rd, root, "", "warmup", true, false, 0);
     r->iterations = (uint64_t)get_uint(&rd, root, "", "iterations_per_round", true, false, 0);
+    r->rounds_completed = r->rounds; /* the seed's format: all; ours says (read_ext) */
     json_t *sv = json_object_get(root, "schema_version");
     if (sv) {
         if (!json_is_integer(sv))

@@ -177,6 +177,9 @@ contains "show seed: p50" "243.919 ms"
 contains "show seed: speedup" "-0.08% [-0.12, -0.04]"
 contains "show seed: verdict" "differs, below"
 contains "show seed: the seed's number flagged" "lies outside the paired interval"
+# the seed's format has no tolerance: none passed, none failed ("FAILS the tolerance: ")
+if grep -q "tolerance\|tol\. " <<<"$out"; then fail "show seed: no tolerance named" "$out"
+else echo "ok   show seed: no tolerance named"; fi
 check "show ours" 0 "$S" show "$TMP/aa.json" && contains "show ours: verdict" "±25%"
 check "show markdown" 0 "$S" show --markdown "$SEED" && contains "markdown table" "| interleave-softmax |"
 python3 -c '

@@ -501,6 +501,28 @@ static void test_device_fields(void **state)
     sr_report_clear(&r);
 }
 
+/* The seed's format has no tolerance and no completion: its variants read as judged by no
+ * tolerance (not as failing one, with an empty reason) and the report as complete. */
+static void test_seed_defaults(void **state)
+{
+    (void)state;
+    sr_report r;
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(SEED_REPORT, &r, &err), SAGERUN_OK);
+    assert_false(r.incomplete);
+    assert_int_equal(r.rounds_completed, r.rounds);
+    for (size_t i = 0; i < r.variant_count; i++) {
+        assert_false(r.variants[i].tolerance.present);
+        assert_int_equal(r.variants[i].tolerance.passed, -1);
+    }
+    r.variants[1].byte_exact = 0; /* not byte-exact: still no tolerance to pass or fail */
+    char *text = header_text(&r);
+    if (strstr(text, "tolerance") || strstr(text, "tol."))
+        fail_msg("the seed's table names a tolerance:\n%s", text);
+    free(text);
+    sr_report_clear(&r);
+}
+
 /* CSV fields: quoted only where RFC 4180 needs it, quotes doubled; NULL is an empty field. */
 static void test_csv_field(void **state)
 {
@@ -645,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_diff_relative),
         cmocka_unit_test(test_driver_release_parse),
         cmocka_unit_test(test_device_fields),
+        cmocka_unit_test(test_seed_defaults),
         cmocka_unit_test(test_csv_field),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
