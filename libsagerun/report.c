@@ -4,6 +4,7 @@
 #include "tolerance.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -880,24 +881,68 @@ static void read_device(reader *rd, json_t *dev, sr_report *r)
     r->driver_release = get_string(rd, dev, "device", "driver_release", false, true);
 }
 
+/* A size of the problem: an integer from 1 to UINT32_MAX (sagerun_problem's), not cut to fit. */
+static uint32_t get_size(reader *rd, json_t *pj, const char *key)
+{
+    json_t *j = member(rd, pj, "problem", key, true);
+    json_int_t x = json_is_integer(j) ? json_integer_value(j) : 0;
+    if (j && !(x >= 1 && x <= UINT32_MAX)) {
+        char found[32];
+        snprintf(found, sizeof found, "%" JSON_INTEGER_FORMAT, x);
+        fail_at(rd, "problem", key, "expected an integer from 1 to %u, found %s", UINT32_MAX,
+                json_is_integer(j) ? found : type_name(j));
+    }
+    return (uint32_t)x;
+}
+
+/* The words sagerun writes for a layout and a dtype (and wrote: the safetensors names of older
+ * reports); any other is an error, not the default, so that a diff cannot match another workload. */
+typedef struct word_value {
+    const char *word;
+    uint32_t value;
+} word_value;
+
+static const word_value layout_words[] = {{"NHD", SAGERUN_LAYOUT_NHD},
+                                          {"HND", SAGERUN_LAYOUT_HND}};
+static const word_value dtype_words[] = {{"fp16", SAGERUN_DTYPE_F16},
+                                         {"bf16", SAGERUN_DTYPE_BF16},
+                                         {"F16", SAGERUN_DTYPE_F16},
+                                         {"BF16", SAGERUN_DTYPE_BF16}};
+
+static uint32_t get_word(reader *rd, json_t *pj, const char *key, const word_value *w, size_t n)
+{
+    char *s = get_string(rd, pj, "problem", key, true, false);
+    char list[96] = "";
+    for (size_t i = 0; s && i < n; i++) {
+        if (strcmp(s, w[i].word) == 0) {
+            free(s);
+            return w[i].value;
+        }
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s\"%s\"", i ? ", " : "", w[i].word);
+    }
+    if (s)
+        fail_at(rd, "problem", key, "expected one of %s, found \"%.40s\"", list, s);
+    free(s);
+    return w[0].value;
+}
+
 static void read_problem(reader *rd, json_t *pj, sagerun_problem *p)
 {
     p->struct_size = sizeof(*p);
-    p->batch = (uint32_t)get_uint(rd, pj, "problem", "batch", true, false, 0);
-    p->seq_len = (uint32_t)get_uint(rd, pj, "problem", "seq_len", true, false, 0);
-    p->heads_q = (uint32_t)get_uint(rd, pj, "problem", "heads_q", true, false, 0);
-    p->heads_kv = (uint32_t)get_uint(rd, pj, "problem", "heads_kv", true, false, 0);
-    p->head_dim = (uint32_t)get_uint(rd, pj, "problem", "head_dim", true, false, 0);
-    char *layout = get_string(rd, pj, "problem", "layout", false, true);
-    p->layout = layout && strcmp(layout, "HND") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
-    free(layout);
-    char *dtype = get_string(rd, pj, "problem", "dtype", false, true);
-    p->dtype = sagerun_dtype_parse(dtype) == SAGERUN_DTYPE_BF16 ? SAGERUN_DTYPE_BF16
-                                                            : SAGERUN_DTYPE_F16;
-    free(dtype);
+    p->batch = get_size(rd, pj, "batch");
+    p->seq_len = get_size(rd, pj, "seq_len");
+    p->heads_q = get_size(rd, pj, "heads_q");
+    p->heads_kv = get_size(rd, pj, "heads_kv");
+    p->head_dim = get_size(rd, pj, "head_dim");
+    p->layout = get_word(rd, pj, "layout", layout_words, SR_ARRAY_LEN(layout_words));
+    p->dtype = get_word(rd, pj, "dtype", dtype_words, SR_ARRAY_LEN(dtype_words));
     p->causal = get_bool(rd, pj, "problem", "causal", false, false) == 1;
     double scale = get_number(rd, pj, "problem", "sm_scale", false, true);
-    p->sm_scale = isfinite(scale) ? (float)scale : 0.0f;
+    if (!isnan(scale) && !(scale >= 0 && scale <= FLT_MAX))
+        fail_at(rd, "problem", "sm_scale", "expected a number from 0 to %g (0: D^-0.5), found %g",
+                FLT_MAX, scale);
+    p->sm_scale = scale >= 0 && scale <= FLT_MAX ? (float)scale : 0.0f;
 }
 
 /* "clocks": the source, the maximum, and one sample per round. */

@@ -92,8 +92,9 @@ SAGERUN_API size_t sagerun_dtype_size(int dtype);
 /* The safetensors name of a dtype ("F16", "BF16", ...); NULL for an unknown one. */
 SAGERUN_API const char *sagerun_dtype_name(int dtype);
 /* The dtype of Q, K, V a word names, in any case: fp16, f16, float16, half -> SAGERUN_DTYPE_F16;
- * bf16, bfloat16 -> SAGERUN_DTYPE_BF16; -1 for anything else (NULL included). The command line,
- * workload files and the report reader all take these words (SAGERUN_DTYPE_WORDS for messages). */
+ * bf16, bfloat16 -> SAGERUN_DTYPE_BF16; -1 for anything else (NULL included). The command line
+ * and workload files take these words (SAGERUN_DTYPE_WORDS for messages); the report reader only
+ * those reports are written with: fp16, bf16 (F16, BF16 in older ones). */
 SAGERUN_API int sagerun_dtype_parse(const char *word);
 #define SAGERUN_DTYPE_WORDS "fp16 (or f16, float16, half) or bf16 (or bfloat16)"
 /* The one word workload files and reports write for a dtype of Q, K, V: "fp16", "bf16"; NULL

@@ -191,6 +191,19 @@ contains "error names the key" "variants[1].timing.p50_s: expected a number"
 contains "error names the file" "$TMP/bad.json"
 check "show no file: usage" 2 "$S" show
 check "show missing file" 1 "$S" show "$TMP/none.json"
+# problem: only the words and sizes sagerun writes (dtype fp8, layout hnd and 2^32+1 KV heads
+# showed as "NHD fp16, Hkv 1", and diff took them for the same workload)
+for kv in 'dtype:"fp8"' 'layout:"hnd"' 'heads_kv:4294967297'; do
+    key=${kv%%:*}
+    python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); r["problem"][sys.argv[3]] = json.loads(sys.argv[4])
+json.dump(r, open(sys.argv[2], "w"))' "$TMP/aa.json" "$TMP/problem.json" "$key" "${kv#*:}"
+    check "show problem $kv: exit 1" 1 "$S" show "$TMP/problem.json" \
+        && contains "show problem $kv: the key named" "problem.$key: expected"
+    check "diff problem $kv: exit 1" 1 "$S" diff "$TMP/aa.json" "$TMP/problem.json" \
+        && contains "diff problem $kv: the key named" "problem.$key: expected"
+done
 
 # ---- diff ----
 check "diff same report: exit 0" 0 "$S" diff "$SEED" "$SEED"

@@ -523,6 +523,74 @@ static void test_seed_defaults(void **state)
     sr_report_clear(&r);
 }
 
+/* make_report's JSON with problem.KEY set to value (NULL: removed), read back. */
+static sagerun_status read_problem_with(const char *key, json_t *value, sr_report *back,
+                                        sagerun_error *err)
+{
+    sr_report r;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r), *p = json_object_get(j, "problem");
+    sr_report_clear(&r);
+    if (value)
+        json_object_set_new(p, key, value);
+    else
+        json_object_del(p, key);
+    json_dump_file(j, tmp_path("problem.json"), 0);
+    json_decref(j);
+    return sr_report_read(tmp_path("problem.json"), back, err);
+}
+
+/* problem: the words sagerun writes (layout NHD, HND; dtype fp16, bf16, and F16, BF16 of older
+ * reports) and sizes from 1 to 2^32-1; anything else is named, not read as the default (show
+ * and diff took "fp8" for fp16, "hnd" for NHD and 2^32+1 heads for 1). */
+static void test_problem_fields(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *word;
+        uint32_t dtype;
+    } dtypes[] = {{"fp16", SAGERUN_DTYPE_F16}, {"bf16", SAGERUN_DTYPE_BF16},
+                  {"F16", SAGERUN_DTYPE_F16}, {"BF16", SAGERUN_DTYPE_BF16}};
+    sr_report back;
+    sagerun_error err = {0};
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++) {
+        assert_int_equal(read_problem_with("dtype", json_string(dtypes[i].word), &back, &err),
+                         SAGERUN_OK);
+        assert_int_equal(back.problem.dtype, dtypes[i].dtype);
+        sr_report_clear(&back);
+    }
+    assert_int_equal(read_problem_with("layout", json_string("HND"), &back, &err), SAGERUN_OK);
+    assert_int_equal(back.problem.layout, SAGERUN_LAYOUT_HND);
+    sr_report_clear(&back);
+    static const struct {
+        const char *key, *json, *says;
+    } bad[] = {
+        {"dtype", "\"fp8\"", "problem.dtype: expected one of \"fp16\", \"bf16\""},
+        {"dtype", "\"fp8\"", "found \"fp8\""},
+        {"dtype", "\"half\"", "found \"half\""},
+        {"dtype", "\"Fp16\"", "found \"Fp16\""},
+        {"dtype", "null", "problem.dtype: expected a string, found null"},
+        {"dtype", NULL, "problem.dtype: missing"},
+        {"layout", "\"hnd\"", "problem.layout: expected one of \"NHD\", \"HND\", found \"hnd\""},
+        {"layout", "3", "problem.layout: expected a string, found an integer"},
+        {"heads_kv", "4294967297",
+         "problem.heads_kv: expected an integer from 1 to 4294967295, found 4294967297"},
+        {"heads_kv", "0", "problem.heads_kv: expected an integer from 1 to 4294967295, found 0"},
+        {"batch", "-1", "problem.batch: expected an integer from 1 to 4294967295, found -1"},
+        {"head_dim", "64.0", "problem.head_dim: expected an integer from 1 to 4294967295, found a"},
+        {"sm_scale", "1e300", "problem.sm_scale: expected a number from 0 to"},
+        {"sm_scale", "-0.5", "problem.sm_scale: expected a number from 0 to"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *value = bad[i].json ? json_loads(bad[i].json, JSON_DECODE_ANY, NULL) : NULL;
+        assert_true(value || !bad[i].json);
+        assert_int_equal(read_problem_with(bad[i].key, value, &back, &err), SAGERUN_FORMAT);
+        if (!strstr(err.message, bad[i].says))
+            fail_msg("problem.%s = %s: error \"%s\" should say \"%s\"", bad[i].key,
+                     bad[i].json ? bad[i].json : "(none)", err.message, bad[i].says);
+    }
+}
+
 /* CSV fields: quoted only where RFC 4180 needs it, quotes doubled; NULL is an empty field. */
 static void test_csv_field(void **state)
 {
@@ -668,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_driver_release_parse),
         cmocka_unit_test(test_device_fields),
         cmocka_unit_test(test_seed_defaults),
+        cmocka_unit_test(test_problem_fields),
         cmocka_unit_test(test_csv_field),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
