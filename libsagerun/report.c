@@ -484,13 +484,14 @@ static void fail_at(reader *rd, const char *where, const char *key, const char *
     if (rd->failed)
         return;
     rd->failed = true;
-    char what[256];
+    char what[256], shown[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
+    sr_text_copy(shown, sizeof(shown), what); /* a value quoted from the file stays on its line */
     sr_error_set(rd->err, SAGERUN_FORMAT, "%s: %s%s%s: %s", rd->file, where,
-                 (*where && key) ? "." : "", key ? key : "", what);
+                 (*where && key) ? "." : "", key ? key : "", shown);
 }
 
 enum { T_NULL_OK = 1 };
@@ -1243,28 +1244,28 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
                 r->problem.heads_kv, r->problem.causal ? ", causal" : "");
     fprintf(out, "\n");
     if (r->device_name) {
-        fprintf(out, "%sdevice %s", bullet, r->device_name);
+        sr_line_printf(out, "%sdevice %s", bullet, r->device_name);
         if (r->compute_capability > 0)
             fprintf(out, " (sm_%d", r->compute_capability);
         if (r->compute_capability > 0 && r->driver_version > 0)
             fprintf(out, ", CUDA %d.%d", r->driver_version / 1000,
                     (r->driver_version % 1000) / 10);
         if (r->compute_capability > 0 && r->driver_release)
-            fprintf(out, ", driver %s", r->driver_release);
+            sr_line_printf(out, ", driver %s", r->driver_release);
         fprintf(out, "%s\n", r->compute_capability > 0 ? ")" : "");
     }
     const sr_measurement_info *m = &r->measurement;
     if (m->present) {
-        fprintf(out, "%sschedule: %s, %s order, %llu rounds x %llu samples, ended by %s", bullet,
-                m->schedule, m->order, (unsigned long long)r->rounds_completed,
-                (unsigned long long)r->iterations, m->end);
+        sr_line_printf(out, "%sschedule: %s, %s order, %llu rounds x %llu samples, ended by %s",
+                       bullet, m->schedule, m->order, (unsigned long long)r->rounds_completed,
+                       (unsigned long long)r->iterations, m->end);
         if (isfinite(m->half_width))
             fprintf(out, " (half-width %.3f points", m->half_width);
         if (isfinite(m->half_width) && isfinite(m->target_half_width))
             fprintf(out, ", target %.3f", m->target_half_width);
-        fprintf(out, "%s, %s cache", isfinite(m->half_width) ? ")" : "", m->cache);
+        sr_line_printf(out, "%s, %s cache", isfinite(m->half_width) ? ")" : "", m->cache);
         if (m->sample_clock[0])
-            fprintf(out, ", timed by %s", m->sample_clock);
+            sr_line_printf(out, ", timed by %s", m->sample_clock);
         if (m->redone)
             fprintf(out, ", %u rounds redone", m->redone);
         if (isfinite(m->launch_floor_s))
@@ -1281,12 +1282,12 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
         fprintf(out, "%sINCOMPLETE: interrupted after %llu of %llu rounds\n", bullet,
                 (unsigned long long)r->rounds_completed, (unsigned long long)r->rounds);
     if (r->reference_sha256)
-        fprintf(out, "%sreference output sha256 %s%s\n", bullet, r->reference_sha256,
-                r->expect_sha256 ? " (pinned)" : "");
+        sr_line_printf(out, "%sreference output sha256 %s%s\n", bullet, r->reference_sha256,
+                       r->expect_sha256 ? " (pinned)" : "");
     if (r->tool_version || r->source_commit)
-        fprintf(out, "%ssource commit %s%s%s\n", bullet,
-                r->source_commit ? r->source_commit : "unknown", r->tool_version ? ", sagerun " : "",
-                r->tool_version ? r->tool_version : "");
+        sr_line_printf(out, "%ssource commit %s%s%s\n", bullet,
+                       r->source_commit ? r->source_commit : "unknown",
+                       r->tool_version ? ", sagerun " : "", r->tool_version ? r->tool_version : "");
 }
 
 /* How a variant was timed: timer, calls per sample, clock, energy. */
@@ -1295,8 +1296,8 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
     const sr_variant_timing *t = &v->how;
     if (!t->present)
         return;
-    fprintf(out, "%s%s: timer %s, %u call%s per sample", bullet, sr_report_variant_label(v), t->timer,
-            t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
+    sr_line_printf(out, "%s%s: timer %s, %u call%s per sample", bullet, sr_report_variant_label(v),
+                   t->timer, t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
     if (isfinite(t->clock_mhz))
         fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
     if (isfinite(t->host_call_s))
@@ -1318,16 +1319,18 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
         const sr_report_variant *v = &r->variants[i];
         const char *l = sr_report_variant_label(v);
         if (v->failure)
-            fprintf(out, "%s%s failed: %s\n", bullet, l, v->failure);
+            sr_line_printf(out, "%s%s failed: %s\n", bullet, l, v->failure);
         if (v->deterministic == 0)
-            fprintf(out, "%s%s is not deterministic: its first and last checked outputs differ\n",
-                    bullet, l);
+            sr_line_printf(out,
+                           "%s%s is not deterministic: its first and last checked outputs differ\n",
+                           bullet, l);
         if (v->byte_diff.present && v->byte_diff.differing) {
             const sr_byte_diff *d = &v->byte_diff;
-            fprintf(out, "%s%s differs from the baseline in %llu of %llu elements (first at %llu), "
-                    "max abs ",
-                    bullet, l, (unsigned long long)d->differing, (unsigned long long)d->elements,
-                    (unsigned long long)d->first_index);
+            sr_line_printf(out,
+                           "%s%s differs from the baseline in %llu of %llu elements (first at "
+                           "%llu), max abs ",
+                           bullet, l, (unsigned long long)d->differing,
+                           (unsigned long long)d->elements, (unsigned long long)d->first_index);
             if (isinf(d->max_abs))
                 fprintf(out, "inf (NaN involved)");
             else
@@ -1335,18 +1338,18 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
             fprintf(out, ", max %llu ulp\n", (unsigned long long)d->max_ulp);
         }
         if (v->tolerance.passed >= 0)
-            fprintf(out, "%s%s %s the tolerance: %s\n", bullet, l,
-                    v->tolerance.passed ? "is within" : "FAILS", v->tolerance.detail);
+            sr_line_printf(out, "%s%s %s the tolerance: %s\n", bullet, l,
+                           v->tolerance.passed ? "is within" : "FAILS", v->tolerance.detail);
         if (isfinite(v->prepare_s)) {
             char prep[32];
             sr_format_seconds(v->prepare_s, prep, sizeof(prep));
-            fprintf(out, "%s%s: prepare %s", bullet, l, prep);
+            sr_line_printf(out, "%s%s: prepare %s", bullet, l, prep);
             if (isfinite(v->tops))
                 fprintf(out, ", %.3g TOPS", v->tops);
             if (v->accuracy.present)
-                fprintf(out, ", rmse %.3g, max abs error %.3g over %llu rows (%s)",
-                        v->accuracy.rmse, v->accuracy.max_abs,
-                        (unsigned long long)v->accuracy.rows, v->accuracy.reference);
+                sr_line_printf(out, ", rmse %.3g, max abs error %.3g over %llu rows (%s)",
+                               v->accuracy.rmse, v->accuracy.max_abs,
+                               (unsigned long long)v->accuracy.rows, v->accuracy.reference);
             fprintf(out, "\n");
         }
         print_timing_note(v, out, bullet);
@@ -1367,7 +1370,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
         fprintf(out, "\n");
     }
     for (size_t i = 0; i < r->warning_count; i++)
-        fprintf(out, "%swarning: %s\n", bullet, r->warnings[i]);
+        sr_line_printf(out, "%swarning: %s\n", bullet, r->warnings[i]);
 }
 
 /* Column texts of one row of the table. */
@@ -1378,7 +1381,7 @@ typedef struct row_text {
 
 static void row_of(const sr_report *r, const sr_report_variant *v, row_text *t)
 {
-    snprintf(t->label, sizeof(t->label), "%s", sr_report_variant_label(v));
+    sr_text_copy(t->label, sizeof(t->label), sr_report_variant_label(v));
     sr_format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
     format_spread(&v->timing, t->spread, sizeof(t->spread));
     if (isfinite(v->tops))
@@ -1441,16 +1444,6 @@ void sr_report_print_table(const sr_report *r, FILE *out)
     print_notes(r, out, "");
 }
 
-/* A table cell: '|' escaped and line breaks as spaces, so a label cannot add columns or rows. */
-static void markdown_cell(FILE *out, const char *text)
-{
-    for (const char *c = text; *c; c++) {
-        if (*c == '|' || *c == '\\')
-            fputc('\\', out);
-        fputc(*c == '\n' || *c == '\r' ? ' ' : *c, out);
-    }
-}
-
 void sr_report_print_markdown(const sr_report *r, FILE *out)
 {
     fprintf(out, "# sagerun comparison\n\n");
@@ -1464,7 +1457,7 @@ void sr_report_print_markdown(const sr_report *r, FILE *out)
                                t.accuracy};
         for (size_t c = 0; c < SR_ARRAY_LEN(cells); c++) {
             fputs("| ", out);
-            markdown_cell(out, cells[c]);
+            sr_markdown_cell(out, cells[c]);
             fputc(' ', out);
         }
         fputs("|\n", out);

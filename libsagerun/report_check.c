@@ -62,17 +62,19 @@ sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_err
     if (!is_sha256(r->expect_sha256))
         return sr_error_set(err, SAGERUN_FORMAT,
                             "%s: expect_sha256 is not a SHA-256 (64 hex digits)", name);
+    char shown[SAGERUN_ERROR_MESSAGE_SIZE]; /* a label in a message, on its line (report_text.c) */
     for (size_t i = 0; i < r->variant_count; i++) {
         const char *why = variant_problem(&r->variants[i]);
+        sr_text_copy(shown, sizeof shown, label_of(&r->variants[i]));
         if (why)
             return sr_error_set(err, SAGERUN_FORMAT, "%s: variants[%zu] (%s): %s", name, i,
-                                label_of(&r->variants[i]), why);
+                                shown, why);
         for (size_t k = 0; k < i; k++)
             if (strcmp(label_of(&r->variants[k]), label_of(&r->variants[i])) == 0)
                 return sr_error_set(err, SAGERUN_FORMAT,
                                     "%s: variants[%zu] and variants[%zu] have the same label "
                                     "'%s': rows could not be told apart",
-                                    name, k, i, label_of(&r->variants[i]));
+                                    name, k, i, shown);
     }
     return SAGERUN_OK;
 }

@@ -323,6 +323,20 @@ static bool has_points(const sr_diff *d)
     return false;
 }
 
+/* A row of the markdown table: point (NULL: none), label and finding as cells (report_text.c). */
+static void markdown_row(FILE *out, const char *point, const char *label, const char *op,
+                         const char *np, const char *change, const char *verdict,
+                         const char *exact, const char *finding)
+{
+    const char *cells[] = {point, label, op, np, change, verdict, exact, finding};
+    for (size_t c = point ? 0 : 1; c < SR_ARRAY_LEN(cells); c++) {
+        fputs("| ", out);
+        sr_markdown_cell(out, cells[c]);
+        fputc(' ', out);
+    }
+    fputs("|\n", out);
+}
+
 void sr_diff_print(const sr_diff *d, FILE *out, bool markdown)
 {
     bool points = has_points(d);
@@ -338,7 +352,7 @@ void sr_diff_print(const sr_diff *d, FILE *out, bool markdown)
                      "slower beyond %.3g%% is a regression\n",
                 d->threshold);
     for (size_t i = 0; i < d->note_count; i++)
-        fprintf(out, "%snote: %s\n", markdown ? "- " : "", d->notes[i]);
+        sr_line_printf(out, "%snote: %s\n", markdown ? "- " : "", d->notes[i]);
     if (markdown)
         fprintf(out, "\n|%s variant | old p50 | new p50 | change [95%% CI] | verdict | "
                      "byte-exact | finding |\n|%s---|---|---|---|---|---|---|\n",
@@ -357,14 +371,13 @@ void sr_diff_print(const sr_diff *d, FILE *out, bool markdown)
                  exact_word(row->new_exact));
         const char *verdict = sr_verdict_name(row->verdict);
         if (markdown)
-            fprintf(out, "|%s%s%s %s | %s | %s | %s | %s | %s | %s |\n", points ? " " : "",
-                    points ? row->point : "", points ? " |" : "", row->label, op, np, change,
-                    verdict ? verdict : "-", exact, row->finding[0] ? row->finding : "ok");
+            markdown_row(out, points ? row->point : NULL, row->label, op, np, change,
+                         verdict ? verdict : "-", exact, row->finding[0] ? row->finding : "ok");
         else
-            fprintf(out, "%s%s%-24s  %-10s  %-10s  %-26s  %-15s  %-11s  %s\n",
-                    points ? row->point : "",
-                    points ? &"                      "[strlen(row->point) < 22 ? strlen(row->point) : 21] : "",
-                    row->label, op, np, change, verdict ? verdict : "-", exact, row->finding);
+            sr_line_printf(out, "%s%s%-24s  %-10s  %-10s  %-26s  %-15s  %-11s  %s\n",
+                           points ? row->point : "",
+                           points ? &"                      "[strlen(row->point) < 22 ? strlen(row->point) : 21] : "",
+                           row->label, op, np, change, verdict ? verdict : "-", exact, row->finding);
     }
 }
 

@@ -1,6 +1,7 @@
 /* Terminal output of text that came from files or plugins (labels, names, failure reasons): a
  * stream that writes control characters as \xNN, so that a report cannot move the cursor,
- * rewrite earlier rows or change the terminal's state. Newlines (sagerun's own) pass. */
+ * rewrite earlier rows or change the terminal's state. Newlines (sagerun's own) pass: the
+ * renderings of reports write those within a report's strings visibly (report_text.c). */
 #include <stdio.h>
 #include <string.h>
 

@@ -228,6 +228,26 @@ check "diff ours with ours: exit 0" 0 "$S" diff --threshold 50 "$TMP/aa.json" "$
 check "diff one file: usage" 2 "$S" diff "$SEED"
 check "diff bad threshold: usage" 2 "$S" diff --threshold x "$SEED" "$SEED"
 
+# a report's strings stay on their line: a label with line breaks (\n, \r, U+2028) added rows of
+# its own to show's table, notes and markdown and to diff's table
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); r["variants"][1]["label"] = "x\nforged row\r\u2028"
+json.dump(r, open(sys.argv[2], "w"))' "$TMP/aa.json" "$TMP/forged.json"
+no_forged_line() { # no_forged_line NAME: the last output shows the label on one line
+    if grep -q "^forged" <<<"$out" || grep -q $'\r\|\xe2\x80\xa8' <<<"$out"; then
+        fail "$1: a line of the label's own" "$out"
+    else
+        contains "$1: the label shown" 'x\x0aforged row\x0d\u2028'
+    fi
+}
+check "show a label with line breaks" 0 "$S" show "$TMP/forged.json" && no_forged_line "show"
+check "show --markdown a label with line breaks" 0 "$S" show --markdown "$TMP/forged.json" \
+    && no_forged_line "show --markdown"
+check "diff a label with line breaks" 4 "$S" diff --markdown "$TMP/forged.md" "$TMP/aa.json" \
+    "$TMP/forged.json" && no_forged_line "diff"
+out=$(cat "$TMP/forged.md") && no_forged_line "diff --markdown"
+
 # A variant whose output changes between calls: not deterministic, so not byte-exact (exit 3),
 # the two hashes differ; the baseline stays deterministic.
 check "non-deterministic variant: exit 3" 3 "$S" compare --backend host --shape 1,32,1,64 --quiet \

@@ -591,6 +591,99 @@ static void test_problem_fields(void **state)
     }
 }
 
+/* What print(r, f) renders, or (print NULL) sr_diff_print. */
+static char *rendered(void (*print)(const sr_report *, FILE *), const sr_report *r,
+                      const sr_diff *d, bool markdown)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (print)
+        print(r, f);
+    else
+        sr_diff_print(d, f, markdown);
+    fclose(f);
+    return text;
+}
+
+/* No string of the report starts a line of its own ("forged"): line breaks (\n, \r, \v, NEL,
+ * U+2028) are written visibly, the program's own newlines stay. */
+static void expect_no_forged_line(const char *what, char *text, const char *visible)
+{
+    if (strstr(text, "\nforged") || strchr(text, '\r') || strchr(text, '\v') ||
+        strstr(text, "\xe2\x80\xa8") || strstr(text, "\xc2\x85") || !strstr(text, visible))
+        fail_msg("%s: a forged line, or no \"%s\":\n%s", what, visible, text);
+    assert_true(strchr(text, '\n') != NULL);
+    free(text);
+}
+
+/* Labels, failures, device names, warnings and diff points from a report or a plugin cannot add
+ * rows or notes to the table, the markdown or the diff. */
+static void test_forged_lines(void **state)
+{
+    (void)state;
+    sr_report a, b;
+    make_report(&a);
+    free(a.variants[1].label);
+    a.variants[1].label = strdup("fast|\nforged row");
+    a.variants[1].failure = strdup("crashed\r\nforged note");
+    free(a.device_name);
+    a.device_name = strdup("host\xe2\x80\xa8" "forged device");
+    snprintf(a.variants[0].accuracy.reference, sizeof a.variants[0].accuracy.reference,
+             "fp64\vforged");
+    sr_report_add_warning(&a, "noisy\xc2\x85" "forged warning");
+    expect_no_forged_line("table", rendered(sr_report_print_table, &a, NULL, false),
+                          "fast|\\x0aforged row");
+    expect_no_forged_line("markdown", rendered(sr_report_print_markdown, &a, NULL, false),
+                          "| fast\\|\\\\x0aforged row |"); /* shown as fast|\x0aforged row */
+    make_report(&b);
+    free(b.variants[1].label);
+    b.variants[1].label = strdup(a.variants[1].label);
+    free(b.variants[0].label);
+    b.variants[0].label = strdup("baseline\nforged base");
+    sr_diff d;
+    sagerun_error err = {0};
+    sr_diff_init(&d, 1.0, true);
+    assert_int_equal(sr_diff_reports(&d, "point\nforged point", &a, &b, &err), SAGERUN_OK);
+    assert_true(d.note_count > 0);
+    expect_no_forged_line("diff", rendered(NULL, NULL, &d, false), "baseline\\x0aforged base");
+    expect_no_forged_line("diff markdown", rendered(NULL, NULL, &d, true),
+                          "| point\\x0aforged point | fast\\|\\x0aforged row |");
+    sr_diff_clear(&d);
+    sr_report_clear(&a);
+    sr_report_clear(&b);
+}
+
+/* make_report's JSON with variants[0].label and variants[i].KEY set, read back: an error that
+ * quotes a value keeps it on its line. */
+static void expect_error_on_one_line(const char *label0, size_t i, const char *key,
+                                     const char *value, const char *visible)
+{
+    sr_report r;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r), *vars = json_object_get(j, "variants");
+    sr_report_clear(&r);
+    json_object_set_new(json_array_get(vars, 0), "label", json_string(label0));
+    json_object_set_new(json_array_get(vars, i), key, json_string(value));
+    json_dump_file(j, tmp_path("quoted.json"), 0);
+    json_decref(j);
+    sagerun_error err = {0};
+    assert_int_equal(sr_report_read(tmp_path("quoted.json"), &r, &err), SAGERUN_FORMAT);
+    if (strchr(err.message, '\n') || !strstr(err.message, visible))
+        fail_msg("error \"%s\" should say \"%s\" on one line", err.message, visible);
+}
+
+/* The reader's errors quote a verdict or a label from the file on their one line. */
+static void test_forged_error_lines(void **state)
+{
+    (void)state;
+    expect_error_on_one_line("baseline", 1, "verdict", "quick\nforged",
+                             "unknown verdict \"quick\\x0aforged\"");
+    expect_error_on_one_line("x\nforged", 1, "label", "x\nforged", "same label 'x\\x0aforged'");
+    expect_error_on_one_line("base\nforged", 0, "output_sha256", "xyz",
+                             "variants[0] (base\\x0aforged)");
+}
+
 /* CSV fields: quoted only where RFC 4180 needs it, quotes doubled; NULL is an empty field. */
 static void test_csv_field(void **state)
 {
@@ -737,6 +830,8 @@ int main(void)
         cmocka_unit_test(test_device_fields),
         cmocka_unit_test(test_seed_defaults),
         cmocka_unit_test(test_problem_fields),
+        cmocka_unit_test(test_forged_lines),
+        cmocka_unit_test(test_forged_error_lines),
         cmocka_unit_test(test_csv_field),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
