@@ -44,15 +44,8 @@ bool sr_cli_compare_given(const sr_cli_compare_settings *s, int opt)
 static bool parse_seconds(const char *cmd, const char *opt, const char *text, bool zero_ok,
                           double *out)
 {
-    char *end;
-    double v = strtod(text, &end);
-    if (!*text || *end || !isfinite(v) || v < 0 || (!zero_ok && v == 0)) {
-        sr_cli_error("%s: %s '%s': expected a number of seconds %s 0", cmd, opt, text,
-                     zero_ok ? ">=" : ">");
-        return false;
-    }
-    *out = v;
-    return true;
+    /* plain decimal, as the other decimal options (strtod took "0x10", " 5" and "1e3") */
+    return sr_cli_parse_decimal(cmd, opt, text, 0.0, zero_ok, 1e9, out);
 }
 
 /* --schedule, --order, --timer, --cache: one of the library's words for that field

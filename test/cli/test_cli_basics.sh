@@ -46,6 +46,10 @@ for v in abc 0 99999; do # a bad scan timeout was the default (10 s) in silence
     check "SAGERUN_PLUGIN_SCAN_TIMEOUT=$v is usage" 2 env SAGERUN_PLUGIN_SCAN_TIMEOUT=$v "$S" list --backend host \
         && contains "names it and the range" "SAGERUN_PLUGIN_SCAN_TIMEOUT '$v': expected seconds, more than 0 and at most 3600"
 done
+for v in 0x10 1e3 +5; do # seconds are plain decimals, as every other decimal option (strtod took these)
+    check "compare --max-time $v is usage" 2 "$S" compare --backend host --max-time $v \
+        && contains "names it" "--max-time '$v': expected a decimal number"
+done
 # options that would be ignored are refused (they were ignored in silence)
 check "compare --timer event --batch 3 is usage" 2 "$S" compare --backend host --timer event --batch 3 \
     && contains "says why" "an event sample is one call"
