@@ -268,6 +268,10 @@ bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *
     for (size_t i = 0; i < n_out; i++) {
         if (!outs[i])
             continue;
+        if (!*outs[i]) {
+            sr_cli_error("%s: %s: an empty path", cmd, opts[i]);
+            return false;
+        }
         if (sagerun_output_check(outs[i], &err) != SAGERUN_OK) {
             sr_cli_error("%s: %s: %s", cmd, opts[i], err.message);
             return false;
@@ -401,6 +405,10 @@ static bool parse_seed(const char *cmd, const char *text, unsigned long long *ou
 int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg)
 {
     sagerun_problem probe;
+    if ((opt == SR_OPT_WORKLOAD || opt == SR_OPT_INPUTS) && !*arg) {
+        sr_cli_error("%s: %s: an empty path", cmd, opt == SR_OPT_WORKLOAD ? "--workload" : "--inputs");
+        return -1;
+    }
     switch (opt) {
     case SR_OPT_WORKLOAD: o->workload_file = arg; return 1;
     case SR_OPT_INPUTS: o->inputs_file = arg; return 1;

@@ -50,6 +50,10 @@ for v in 0x10 1e3 +5; do # seconds are plain decimals, as every other decimal op
     check "compare --max-time $v is usage" 2 "$S" compare --backend host --max-time $v \
         && contains "names it" "--max-time '$v': expected a decimal number"
 done
+check "compare --workload '' is usage" 2 "$S" compare --backend host --workload '' \
+    && contains "names the option" "compare: --workload: an empty path"
+check "compare --json '' names the option" 1 "$S" compare --backend host --json '' \
+    && contains "names the option" "compare: --json: an empty path"
 # options that would be ignored are refused (they were ignored in silence)
 check "compare --timer event --batch 3 is usage" 2 "$S" compare --backend host --timer event --batch 3 \
     && contains "says why" "an event sample is one call"
