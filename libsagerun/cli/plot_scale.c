@@ -5,14 +5,22 @@
 
 #include "plot.h"
 
+/* Past these magnitudes a scale's step leaves the normal doubles (0 or inf, then NaN ticks):
+ * values are cut to SCALE_MAX, and a range narrower than SCALE_MIN is one value. */
+#define SCALE_MAX 1e300
+#define SCALE_MIN 1e-280
+
 sr_scale sr_scale_nice(double lo, double hi, int ticks, double p0, double p1)
 {
-    if (!isfinite(lo) || !isfinite(hi)) {
+    if (!isfinite(lo) || !isfinite(hi) || lo > hi) {
         lo = 0.0;
         hi = 1.0;
     }
-    if (hi - lo <= fmax(fabs(hi), fabs(lo)) * 1e-9) { /* one value: a small range around it */
-        double pad = fabs(hi) > 0 ? fabs(hi) * 0.01 : 1.0;
+    lo = fmin(fmax(lo, -SCALE_MAX), SCALE_MAX);
+    hi = fmin(fmax(hi, -SCALE_MAX), SCALE_MAX);
+    double m = fmax(fabs(hi), fabs(lo));
+    if (hi - lo <= fmax(m * 1e-9, SCALE_MIN)) { /* one value: a small range around it */
+        double pad = m * 0.01 > SCALE_MIN ? m * 0.01 : 1.0; /* a subnormal one is 0 */
         lo -= pad;
         hi += pad;
     }
@@ -29,7 +37,8 @@ double sr_scale_px(const sr_scale *s, double v)
 
 size_t sr_scale_ticks(const sr_scale *s)
 {
-    return (size_t)floor((s->hi - s->lo) / s->step + 1e-6) + 1;
+    double n = floor((s->hi - s->lo) / s->step + 1e-6) + 1;
+    return !(n >= 1) ? 1 : n > SR_SCALE_MAX_TICKS ? SR_SCALE_MAX_TICKS : (size_t)n;
 }
 
 double sr_scale_tick(const sr_scale *s, size_t k)

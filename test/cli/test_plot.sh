@@ -172,6 +172,31 @@ figure "seed: valid, clean" "$TMP/seed.svg" "$TMP/seed.layout" \
 grep -q "no per-call samples" "$TMP/seed.layout" && echo "ok   seed: says it draws summaries" \
     || fail "seed: does not say it draws summaries"
 
+# ---- times at the ends of the doubles: a scale of subnormal times had a step of 0, then NaN
+# ticks, and plot looped over (size_t)NaN of them ----
+python3 - "$SEED" "$TMP" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for name, ts in (("subnormal", [5e-324]), ("subnormal-range", [5e-324, 1e-323, 2e-323]),
+                 ("tiny", [1e-310, 3e-308]), ("huge", [1e300, 1.7e308])):
+    for v in r["variants"]:
+        v["timing"] = {k: (max(ts) if k.endswith("_s") else x) for k, x in v["timing"].items()}
+        v["rounds"] = [{k: (ts[i % len(ts)] if k.endswith("_s") else x) for k, x in rd.items()}
+                       for i, rd in enumerate(v["rounds"])]
+    json.dump(r, open("%s/%s.json" % (sys.argv[2], name), "w"))
+PY
+for name in subnormal subnormal-range tiny huge; do
+    check "times $name: plotted" 0 timeout 20 "$S" plot "$TMP/$name.json" -o "$TMP/$name.svg" \
+        --layout "$TMP/$name.layout"
+    py "... its scales finite" '
+import json, math, sys
+for p in json.load(open(sys.argv[1]))["panels"]:
+    for s in p["scales"].values():
+        if isinstance(s, dict) and "lo" in s:
+            assert math.isfinite(s["lo"]) and math.isfinite(s["hi"]) and s["lo"] < s["hi"], p
+' "$TMP/$name.layout"
+done
+
 # ---- a sweep: the speedup along an axis ----
 cat > "$TMP/sw.json" <<'JSON'
 {"name": "plot-sweep", "baseline": "work", "variants": ["work"], "warmup": 1, "rounds": 4,
