@@ -92,6 +92,31 @@ static sr_canvas *sweep_figure(const char *path, const json_t *summary, const ch
     return c;
 }
 
+/* Whether no output is one of the reports the summary at path names (the figure reads them);
+ * else says which, as for the summary itself. */
+static bool spares_reports(const char *path, const json_t *summary, const char *const *opts,
+                           const char *const *outs)
+{
+    const json_t *rows = json_object_get(summary, "workloads");
+    size_t n = json_array_size(rows), k = 0;
+    char *copy = strdup(path), **in = calloc(n ? n : 1, sizeof *in), *p;
+    const char *dir = copy ? dirname(copy) : NULL;
+    bool ok = copy && in;
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *file = json_string_value(json_object_get(json_array_get(rows, i), "report"));
+        if (file && (ok = asprintf(&p, "%s/%s", dir, file) >= 0))
+            in[k++] = p;
+    }
+    if (!ok)
+        sr_cli_error("plot: out of memory");
+    ok = ok && sr_cli_check_outputs("plot", opts, outs, 2, (const char *const *)in, k);
+    while (k)
+        free(in[--k]);
+    free(in);
+    free(copy);
+    return ok;
+}
+
 typedef struct render_job {
     const sr_canvas *c;
     sr_plot_format format;
@@ -200,6 +225,8 @@ int sr_cmd_plot(int argc, char **argv)
         goto out;
     }
     summary = sr_sweep_summary_load(a.input, &err);
+    if (summary && !spares_reports(a.input, summary, out_opts, outs))
+        goto out;
     if (err.status == SAGERUN_OK && a.x_axis && !summary) {
         sr_cli_error("plot: --x: %s is a report, not a sweep summary", a.input);
         goto out;

@@ -301,6 +301,16 @@ check "unwritable output" 1 "$S" plot "$SEED" -o "$TMP/no/such/dir/x.png" \
     && contains "names the output" "$TMP/no/such/dir/x.png"
 check "--layout onto the input" 1 "$S" plot "$TMP/r.json" -o "$TMP/y.svg" --layout "$TMP/r.json" \
     && contains "names it" "--layout"
+# the reports a summary names are inputs too: --layout onto one wrote the layout over it
+rep=$TMP/sw/w_N_64_work_block__1.json
+cp "$rep" "$TMP/rep.bak"
+ln -s "$rep" "$TMP/rep-link.svg"
+check "--layout onto a report of the sweep" 1 "$S" plot "$TMP/sw/summary.json" -o "$TMP/y.svg" \
+    --layout "$rep" && contains "names the option and the report" "--layout $rep is the input $rep"
+check "-o onto a report of the sweep (a link to it)" 1 "$S" plot "$TMP/sw/summary.json" \
+    -o "$TMP/rep-link.svg" && contains "names it" "-o $TMP/rep-link.svg is the input $rep"
+cmp -s "$rep" "$TMP/rep.bak" && echo "ok   the sweep's report is untouched" \
+    || fail "the sweep's report $rep was overwritten"
 [ -e "$TMP/x.svg" ] || [ -e "$TMP/x.png" ] || [ -e "$TMP/y.svg" ] \
     && fail "a failed plot left a file" || echo "ok   no failed plot left a file"
 rm -rf "$TMP/sw/w_N_32_work_block__1.json"
