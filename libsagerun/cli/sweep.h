@@ -46,8 +46,9 @@ void sr_sweep_summary_print(const json_t *summary, FILE *out, bool markdown);
 int sr_sweep_summary_exit_code(const json_t *summary);
 
 /* The sweep summary at path, when the file is one (a key "sagerun_sweep_summary"): NULL with
- * err->status OK when it is not (a report, or not JSON: the report reader says what is wrong),
- * NULL with err set when it is one this sagerun cannot read. */
+ * err->status OK when it is JSON but not one (a report: the report reader says what is wrong),
+ * NULL with err set when the file does not read, is not JSON, or is a summary this sagerun
+ * cannot read. */
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err);
 /* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */
 bool sr_sweep_status_known(const char *status);

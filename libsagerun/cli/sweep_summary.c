@@ -80,12 +80,28 @@ bool sr_sweep_status_known(const char *status)
     return false;
 }
 
+/* The file as JSON, read as the report reader reads one (at most 1 GiB: a report it reads must
+ * not fail here for its size); NULL with err set when it does not read or is not JSON. */
+static json_t *load_json(const char *path, sagerun_error *err)
+{
+    char *text;
+    size_t len;
+    if (sagerun_file_read(path, (size_t)1 << 30, &text, &len, err) != SAGERUN_OK)
+        return NULL; /* the message names the path */
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
+    if (!root)
+        sr_cli_error_set(err, SAGERUN_FORMAT, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
+                         jerr.column, jerr.text);
+    return root;
+}
+
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
 {
-    json_error_t jerr;
     if (err)
         err->status = SAGERUN_OK;
-    json_t *root = sr_cli_json_load(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = load_json(path, err);
     if (!root || !json_object_get(root, "sagerun_sweep_summary")) {
         json_decref(root);
         return NULL;

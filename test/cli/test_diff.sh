@@ -103,6 +103,14 @@ check "a point's report missing from new" 4 "$S" diff "$TMP/a/summary.json" "$TM
 contains "names the file" "NO REPORT in new"
 check "a sweep against a report" 1 "$S" diff "$TMP/a/summary.json" "$TMP/a/n32.json"
 contains "says what is wrong" "is a sweep summary and $TMP/a/n32.json is not"
+# a file that does not read or is not JSON: that is the error, not "is not a sweep summary"
+printf '{"metadata": {}, ' > "$TMP/trunc.json"
+check "a sweep against a missing file" 1 "$S" diff "$TMP/a/summary.json" "$TMP/none.json"
+contains "says it is missing" "$TMP/none.json: No such file or directory"
+check "a missing file against a sweep" 1 "$S" diff "$TMP/none.json" "$TMP/a/summary.json"
+contains "says it is missing" "$TMP/none.json: No such file or directory"
+check "a sweep against a truncated file" 1 "$S" diff "$TMP/a/summary.json" "$TMP/trunc.json"
+contains "says where it breaks" "$TMP/trunc.json:1:17: not valid JSON"
 
 # the old side damaged: a gate that compared nothing must not pass (it did: exit 0, one stderr line)
 cp -r "$TMP/a" "$TMP/oldbad"

@@ -228,6 +228,11 @@ check "--x that is not an axis" 1 "$S" plot "$TMP/sw/summary.json" --x M -o "$TM
 contains "names the axes" "--x 'M': not an axis of the sweep (N, work[block])"
 check "--x on a report" 1 "$S" plot "$TMP/r.json" --x N -o "$TMP/x.png"
 contains "says it is a report" "is a report, not a sweep summary"
+check "--x on a missing file" 1 "$S" plot "$TMP/none.json" --x N -o "$TMP/x.png"
+contains "says it is missing" "$TMP/none.json: No such file or directory"
+printf '{"metadata": {}, ' > "$TMP/trunc.json"
+check "--x on a truncated file" 1 "$S" plot "$TMP/trunc.json" --x N -o "$TMP/x.png"
+contains "says where it breaks" "$TMP/trunc.json:1:17: not valid JSON"
 
 # ---- long names from a summary or a report: drawn, cut to fit, in time ----
 # A summary's axis keys have no length limit: a variant axis of 1000 characters wrote past a
