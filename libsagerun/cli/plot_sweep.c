@@ -11,7 +11,6 @@
 
 #define FIG_W 1000.0
 #define PLOT_H 380.0
-#define MAX_SERIES 64
 
 typedef struct point {
     size_t x;                  /* index of its value on the x axis */
@@ -30,8 +29,9 @@ typedef struct sweep_fig {
     const char *dir, *x_axis; /* x_axis NULL: the workloads in order */
     char *xs[SR_SWEEP_MAX_POINTS]; /* the x values' labels, in order */
     size_t n_x;
-    series ser[MAX_SERIES];
-    size_t n_ser, skipped;
+    series *ser; /* as many as there are lines: none is dropped */
+    size_t n_ser, cap_ser, skipped;
+    bool oom; /* a series or a point not kept: the figure fails */
     double threshold;
 } sweep_fig;
 
@@ -143,8 +143,14 @@ static series *series_for(sweep_fig *f, const json_t *row, size_t j, const char 
     for (size_t s = 0; s < f->n_ser; s++)
         if (strcmp(f->ser[s].key, key) == 0)
             return &f->ser[s];
-    if (f->n_ser == MAX_SERIES)
-        return NULL;
+    if (f->n_ser == f->cap_ser) {
+        size_t cap = f->cap_ser ? 2 * f->cap_ser : 16;
+        series *more = realloc(f->ser, cap * sizeof *more);
+        if (!more)
+            return f->oom = true, NULL;
+        f->ser = more;
+        f->cap_ser = cap;
+    }
     series *s = &f->ser[f->n_ser++];
     memset(s, 0, sizeof *s);
     snprintf(s->key, sizeof s->key, "%s", key);
@@ -155,17 +161,18 @@ static series *series_for(sweep_fig *f, const json_t *row, size_t j, const char 
     return s;
 }
 
-static void add_point(series *s, point p)
+static bool add_point(series *s, point p)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         point *q = realloc(s->points, cap * sizeof *q);
         if (!q)
-            return;
+            return false;
         s->points = q;
         s->cap = cap;
     }
     s->points[s->n++] = p;
+    return true;
 }
 
 /* The points of one workload: its report's variants (the baseline excepted). */
@@ -192,8 +199,8 @@ static void add_row(sweep_fig *f, const json_t *row)
         bool iv = v->interval.valid;
         point p = {x, iv ? v->interval.estimate : v->speedup_percent, iv ? v->interval.low : NAN,
                    iv ? v->interval.high : NAN};
-        if (s && isfinite(p.estimate))
-            add_point(s, p);
+        if (s && isfinite(p.estimate) && !add_point(s, p))
+            f->oom = true;
     }
     sr_plot_model_clear(&r);
 }
@@ -264,13 +271,16 @@ static void subtitle(const sweep_fig *f, char *buf, size_t len)
 
 static double legend(sweep_fig *f, double y)
 {
-    const char *labels[MAX_SERIES], *colors[MAX_SERIES];
+    const char **labels = calloc(2 * f->n_ser, sizeof *labels), **colors = labels + f->n_ser;
+    if (!labels)
+        return f->oom = true, y;
     for (size_t s = 0; s < f->n_ser; s++) {
         labels[s] = f->ser[s].name;
         colors[s] = sr_plot_color(s);
     }
-    return sr_plot_legend(f->c, labels, colors, f->n_ser, SR_PLOT_MARGIN, FIG_W - SR_PLOT_MARGIN,
-                          y);
+    y = sr_plot_legend(f->c, labels, colors, f->n_ser, SR_PLOT_MARGIN, FIG_W - SR_PLOT_MARGIN, y);
+    free(labels);
+    return y;
 }
 
 static double plot_panel(sweep_fig *f, double top)
@@ -318,6 +328,27 @@ static void fig_free(sweep_fig *f)
         free(f->xs[i]);
     for (size_t s = 0; s < f->n_ser; s++)
         free(f->ser[s].points);
+    free(f->ser);
+}
+
+/* The figure of the rows added; NULL with err set when nothing is to be drawn or a line or a
+ * point could not be kept (out of memory). */
+static sr_canvas *draw(sweep_fig *f, const char *title, sagerun_error *err)
+{
+    if (f->n_ser == 0 && !f->oom)
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "nothing to draw: no workload has "
+                                "a report with a variant besides the baseline"), NULL;
+    sr_canvas *c = f->oom ? NULL : (f->c = sr_canvas_create(FIG_W, 100000));
+    if (c) {
+        char sub[512];
+        subtitle(f, sub, sizeof sub);
+        double y = legend(f, sr_plot_header(c, title, sub, 16));
+        sr_canvas_set_height(c, ceil(plot_panel(f, y + 6) + SR_PLOT_MARGIN));
+    }
+    if (c && !f->oom)
+        return c;
+    sr_canvas_destroy(c);
+    return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory"), NULL;
 }
 
 sr_canvas *sr_plot_sweep(const json_t *summary, const char *dir, const char *title,
@@ -337,15 +368,7 @@ sr_canvas *sr_plot_sweep(const json_t *summary, const char *dir, const char *tit
         const json_t *row;
         json_array_foreach(json_object_get(summary, "workloads"), i, row)
             add_row(f, row);
-        if (f->n_ser == 0)
-            sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "nothing to draw: no workload has a "
-                         "report with a variant besides the baseline");
-        else if ((c = f->c = sr_canvas_create(FIG_W, 100000))) {
-            char sub[512];
-            subtitle(f, sub, sizeof sub);
-            double y = legend(f, sr_plot_header(c, title, sub, 16));
-            sr_canvas_set_height(c, ceil(plot_panel(f, y + 6) + SR_PLOT_MARGIN));
-        }
+        c = draw(f, title, err);
     }
     fig_free(f);
     free(f);

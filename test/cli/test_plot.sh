@@ -234,6 +234,25 @@ printf '{"metadata": {}, ' > "$TMP/trunc.json"
 check "--x on a truncated file" 1 "$S" plot "$TMP/trunc.json" --x N -o "$TMP/x.png"
 contains "says where it breaks" "$TMP/trunc.json:1:17: not valid JSON"
 
+# ---- more lines than a sweep figure held (64): the rest were dropped without a word ----
+cp -r "$TMP/sw" "$TMP/swmany"
+python3 - "$TMP/swmany" <<'PY'
+import json, os, sys
+for w in json.load(open(os.path.join(sys.argv[1], "summary.json")))["workloads"]:
+    path = os.path.join(sys.argv[1], w["report"])
+    r = json.load(open(path)); v = r["variants"][1]
+    r["variants"] = [r["variants"][0]] + [dict(v, label="v%d" % i, name="v%d" % i) for i in range(70)]
+    json.dump(r, open(path, "w"))
+PY
+check "a sweep of 140 lines (70 variants x 2 blocks)" 0 "$S" plot "$TMP/swmany/summary.json" \
+    -o "$TMP/swmany.svg" --layout "$TMP/swmany.layout"
+figure "140 lines: valid, clean" "$TMP/swmany.svg" "$TMP/swmany.layout"
+py "... every line drawn, each with its 3 points" '
+import json, sys
+s = json.load(open(sys.argv[1]))["series"]
+assert len(s) == 140 and all(x["points"] == 3 for x in s), (len(s), s[:2])
+' "$TMP/swmany.layout"
+
 # ---- long names from a summary or a report: drawn, cut to fit, in time ----
 # A summary's axis keys have no length limit: a variant axis of 1000 characters wrote past a
 # 200-byte name on the stack (AddressSanitizer: stack-buffer-overflow); a label of 30000
