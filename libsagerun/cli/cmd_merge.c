@@ -159,7 +159,8 @@ static const char *mismatch(const json_t *a, const json_t *b)
     if (!json_equal(json_object_get(sa, "workloads"), json_object_get(sb, "workloads")))
         return "the workloads differ";
     if (!json_equal(json_object_get(a, "options"), json_object_get(b, "options")))
-        return "the compare options differ (baseline, variants, schedule, threshold or checks)";
+        return "the compare options differ (options: the baseline, variants, schedule, threshold, "
+               "checks or the compare command line, compare_args)";
     const json_t *ha = json_object_get(a, "shard"), *hb = json_object_get(b, "shard");
     if (json_is_object(ha) && json_is_object(hb) &&
         !json_equal(json_object_get(ha, "count"), json_object_get(hb, "count")))

@@ -380,9 +380,27 @@ static bool in_shard(const sweep_run *run, size_t i)
     return !run->shard_count || (long)(i % (size_t)run->shard_count) == run->shard_index;
 }
 
+/* The compare command line every workload ran with, past "sagerun compare": options.compare_args
+ * of the summary, so that merge refuses shards measured another way (--timer, --order, a
+ * tolerance, ...), which the options' fields alone do not show. Left out: where a shard ran and
+ * its watchdog (--device, --timeout), which shards may differ in. */
+static json_t *compare_args_json(const arg_list *shared)
+{
+    json_t *a = json_array();
+    for (size_t i = 2; a && i < shared->n; i++)
+        if (!strcmp(shared->v[i], "--device") || !strcmp(shared->v[i], "--timeout"))
+            i++; /* and its value */
+        else if (json_array_append_new(a, json_string(shared->v[i])) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
 /* The summary before anything ran (sweep.h): the sweep, its effective options, no rows yet. */
 static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
-                           const sagerun_compare_options *opts, const sweep_run *run)
+                           const sagerun_compare_options *opts, const sweep_run *run,
+                           const arg_list *shared)
 {
     json_t *names = json_array(), *variants = json_null();
     for (size_t i = 0; names && i < s->count; i++)
@@ -396,8 +414,8 @@ static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
                            : opts->schedule == SAGERUN_SCHEDULE_SEED ? "seed"
                                                                      : "timed";
     return json_pack(
-        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b}, "
-        "s:o, s:{s:s, s:s, s:s}, s:[]}",
+        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b, "
+        "s:o}, s:o, s:{s:s, s:s, s:s}, s:[]}",
         "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s->name, "file",
         sweep_path, "sha256", s->sha256, "workload_count", (json_int_t)s->count, "workloads",
         names, "options", "baseline", opts->baseline, "variants", variants, "schedule", schedule,
@@ -405,7 +423,7 @@ static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
         (json_int_t)opts->iterations, "noise_threshold_percent", opts->noise_threshold_percent,
         "accuracy_rows", (json_int_t)opts->accuracy_rows, "accuracy",
         !(opts->flags & SAGERUN_COMPARE_SKIP_ACCURACY), "clocks",
-        !(opts->flags & SAGERUN_COMPARE_NO_CLOCKS), "shard",
+        !(opts->flags & SAGERUN_COMPARE_NO_CLOCKS), "compare_args", compare_args_json(shared), "shard",
         shard_json(run->shard_index, run->shard_count), "tool", "name", "sagerun", "version",
         SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT, "workloads");
 }
@@ -622,7 +640,7 @@ int sr_cmd_sweep(int argc, char **argv)
         sr_cli_error("sweep: out of memory");
         goto out;
     }
-    if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run))) {
+    if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run, &shared))) {
         sr_cli_error("sweep: out of memory");
         goto out;
     }

@@ -5,7 +5,8 @@
  *    "sweep": {"name", "file", "sha256" (of the sweep file's bytes), "workload_count",
  *              "workloads": [every workload name, in the file's order]},
  *    "options": {the effective compare options: baseline, variants, warmup, rounds, iterations,
- *                noise_threshold_percent, accuracy_rows, accuracy, clocks},
+ *                noise_threshold_percent, accuracy_rows, accuracy, clocks, and compare_args: the
+ *                compare command line every workload ran with, past "sagerun compare"},
  *    "shard": {"index", "count"} | null,
  *    "merged_from": [{"summary", "shard"}]          (merge only)
  *    "tool": {"version", "git_commit"},

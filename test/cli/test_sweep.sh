@@ -85,6 +85,13 @@ check "shard with other options" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --r
     --out-dir "$TMP/b3"
 check "other options: refused" 1 "$S" merge "$TMP/a" "$TMP/b3" --out-dir "$TMP/x" \
     && contains "says why" "not shards of one sweep: the compare options differ"
+# options the summary's fields do not show (the timer, the order, a tolerance): merge took them
+check "shard measured another way" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --order rotate --timer batch \
+    --batch 3 --max-ulp 1000 --out-dir "$TMP/b4"
+check "measured another way: refused" 1 "$S" merge "$TMP/a" "$TMP/b4" --out-dir "$TMP/x" \
+    && contains "says why" "the compare options differ" && contains "names the field" "compare_args"
+check "shard with its own --timeout" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --timeout 100 --out-dir "$TMP/b5"
+check "a shard's own --timeout: merged" 0 "$S" merge "$TMP/a" "$TMP/b5" --out-dir "$TMP/m5"
 sed 's/"host-tiny"/"host-other"/' "$SWEEP" > "$TMP/other.json"
 cp "$ROOT/test/data/sweep-host-n96.json" "$TMP/"
 check "another sweep's shard" 0 "$S" sweep "$TMP/other.json" "${H[@]}" --shard 1/2 --out-dir "$TMP/o"
