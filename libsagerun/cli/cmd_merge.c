@@ -27,9 +27,10 @@ static void merge_usage(FILE *out)
             "  --allow-missing    merge even when some workloads are in no summary (listed as\n"
             "                     missing)\n"
             "  --quiet            print nothing but errors\n\n"
-            "exit status: 0 every workload ran and is byte-exact, 1 error (refused merge,\n"
-            "unreadable summary or report, or a workload that failed), 2 usage, 3 some output\n"
-            "not byte-exact\n");
+            "exit status: 0 every workload ran and is byte-exact (with --allow-missing: every\n"
+            "workload merged; the missing ones are listed), 1 error (refused merge, unreadable\n"
+            "summary or report, or a workload that failed), 2 usage, 3 some output not\n"
+            "byte-exact\n");
 }
 
 /* One summary given on the command line. */
