@@ -367,17 +367,47 @@ static void print_notes(const json_t *s, FILE *out, const char *bullet)
             bullet);
 }
 
-void sr_sweep_summary_print(const json_t *s, FILE *out, bool markdown)
+/* s with a line break in a string (\n, \r: a name or label of a hostile summary ending its
+ * line and forging the rows after it) written as \x0a, \x0d; in markdown cells '|' as \|. Other
+ * control characters are the escaping stream's (escape.c). In place: the copy print takes. */
+static void one_line_strings(json_t *j, bool markdown)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+    if (json_is_object(j))
+        json_object_foreach(j, key, v) one_line_strings(v, markdown);
+    else if (json_is_array(j))
+        json_array_foreach(j, i, v) one_line_strings(v, markdown);
+    if (!json_is_string(j) || !strpbrk(json_string_value(j), markdown ? "\n\r|" : "\n\r"))
+        return;
+    const char *src = json_string_value(j);
+    char *dst = malloc(4 * strlen(src) + 1), *d = dst;
+    if (!dst)
+        return;
+    for (; *src; src++)
+        d += *src == '\n' ? sprintf(d, "\\x0a") : *src == '\r' ? sprintf(d, "\\x0d")
+           : *src == '|' && markdown ? sprintf(d, "\\|") : sprintf(d, "%c", *src);
+    json_string_set(j, dst);
+    free(dst);
+}
+
+void sr_sweep_summary_print(const json_t *summary, FILE *out, bool markdown)
 {
     const char *bullet = markdown ? "- " : "";
     size_t m = 0;
-    table_row *t = table_rows(json_object_get(s, "workloads"), &m);
-    if (!t)
+    json_t *s = json_deep_copy(summary);
+    if (!s)
         return;
-    print_heading(s, out, bullet, markdown);
-    print_table(t, m, out, markdown);
-    free(t);
-    print_notes(s, out, bullet);
+    one_line_strings(s, markdown);
+    table_row *t = table_rows(json_object_get(s, "workloads"), &m);
+    if (t) {
+        print_heading(s, out, bullet, markdown);
+        print_table(t, m, out, markdown);
+        free(t);
+        print_notes(s, out, bullet);
+    }
+    json_decref(s);
 }
 
 int sr_sweep_summary_exit_code(const json_t *s)

@@ -85,6 +85,19 @@ check "shard with other options" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --r
     --out-dir "$TMP/b3"
 check "other options: refused" 1 "$S" merge "$TMP/a" "$TMP/b3" --out-dir "$TMP/x" \
     && contains "says why" "not shards of one sweep: the compare options differ"
+# a summary's strings cannot break their line: a label with a newline forged a row of show's table
+mkdir -p "$TMP/forged" && cp "$TMP/a"/*.json "$TMP/forged/"
+python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["workloads"][0]["variants"][-1]["label"] = "x\n9  FORGED  row"
+s["workloads"][0]["name"] = "n\rm|k"
+json.dump(s, open(sys.argv[1], "w"))' "$TMP/forged/summary.json"
+check "show: a summary with line breaks in its strings" 0 "$S" show "$TMP/forged/summary.json" \
+    && contains "the label on its line" 'x\x0a9  FORGED  row' && contains "the name too" 'n\x0dm|k'
+grep -q "^9  FORGED" <<<"$out" && fail "a label forged a row" "$out"
+check "show --markdown: the same, '|' escaped in cells" 0 "$S" show --markdown "$TMP/forged/summary.json" \
+    && contains "cell" '| n\x0dm\|k |'
 # options the summary's fields do not show (the timer, the order, a tolerance): merge took them
 check "shard measured another way" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --order rotate --timer batch \
     --batch 3 --max-ulp 1000 --out-dir "$TMP/b4"
