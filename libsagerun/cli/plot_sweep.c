@@ -32,6 +32,7 @@ typedef struct sweep_fig {
     series *ser; /* as many as there are lines: none is dropped */
     size_t n_ser, cap_ser, skipped;
     bool oom; /* a series or a point not kept: the figure fails */
+    bool too_many_x; /* more x values than SR_SWEEP_MAX_POINTS (a hand-made summary): it fails */
     double threshold;
 } sweep_fig;
 
@@ -81,6 +82,8 @@ static size_t x_index(sweep_fig *f, const json_t *row)
             return i;
         }
     if (!v || f->n_x == SR_SWEEP_MAX_POINTS) {
+        f->oom |= !v;
+        f->too_many_x |= v != NULL;
         free(v);
         return SIZE_MAX;
     }
@@ -335,6 +338,10 @@ static void fig_free(sweep_fig *f)
  * point could not be kept (out of memory). */
 static sr_canvas *draw(sweep_fig *f, const char *title, sagerun_error *err)
 {
+    if (f->too_many_x)
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "more than %d values on the x axis "
+                                "(a sweep has at most %d workloads)", SR_SWEEP_MAX_POINTS,
+                                SR_SWEEP_MAX_POINTS), NULL;
     if (f->n_ser == 0 && !f->oom)
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "nothing to draw: no workload has "
                                 "a report with a variant besides the baseline"), NULL;

@@ -253,6 +253,18 @@ s = json.load(open(sys.argv[1]))["series"]
 assert len(s) == 140 and all(x["points"] == 3 for x in s), (len(s), s[:2])
 ' "$TMP/swmany.layout"
 
+# ---- more x values than a sweep has workloads (a hand-made summary): refused, not cut ----
+cp -r "$TMP/sw" "$TMP/swwide"
+python3 - "$TMP/swwide/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); w = s["workloads"][0]
+s["workloads"] = [dict(w, index=i, name="p%d" % i) for i in range(4100)]
+s["sweep"]["workloads"] = [x["name"] for x in s["workloads"]]; s["sweep"]["workload_count"] = 4100
+json.dump(s, open(sys.argv[1], "w"))
+PY
+check "a summary of 4100 x values" 1 "$S" plot "$TMP/swwide/summary.json" -o "$TMP/swwide.svg" \
+    && contains "says the limit" "more than 4096 values on the x axis"
+
 # ---- long names from a summary or a report: drawn, cut to fit, in time ----
 # A summary's axis keys have no length limit: a variant axis of 1000 characters wrote past a
 # 200-byte name on the stack (AddressSanitizer: stack-buffer-overflow); a label of 30000
