@@ -408,8 +408,8 @@ static int check_options(compare_cmd *c)
         }
     const char *const out_opts[] = {"--json", "--markdown", "--csv"},
                       *const outs[] = {c->json_path, c->md_path, c->csv_path};
-    if (c->child_fd < 0 &&
-        !sr_cli_check_run_outputs("compare", out_opts, outs, 3, &c->wo, c->set.plugins, c->set.n_plugins))
+    if (c->child_fd < 0 && !sr_cli_check_run_outputs("compare", out_opts, outs, 3, &c->wo,
+                                                     c->set.plugins, c->set.n_plugins))
         return SR_EXIT_ERROR;
     return -1;
 }

@@ -88,8 +88,8 @@ static int parse_options(int argc, char **argv, run_options *o)
     }
     const char *const out_opts[] = {"--save-inputs", "--save-output"};
     const char *const outs[] = {o->save_inputs, o->save_output};
-    return sr_cli_check_run_outputs("run", out_opts, outs, 2, &o->wo, o->plugins, o->n_plugins) ? -1
-                                                                                          : SR_EXIT_ERROR;
+    bool ok = sr_cli_check_run_outputs("run", out_opts, outs, 2, &o->wo, o->plugins, o->n_plugins);
+    return ok ? -1 : SR_EXIT_ERROR;
 }
 
 /* Run times of a prepared instance: warmup runs untimed, then iterations timed ones, sorted. */

@@ -77,7 +77,8 @@ static bool path_to_be(const char *path, char *out, size_t size)
     const char *name = slash ? slash + 1 : path;
     char dir[PATH_MAX], real[PATH_MAX];
     int n = slash ? snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) : 0;
-    if (n < 0 || (size_t)n >= sizeof(dir) || !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    if (n < 0 || (size_t)n >= sizeof(dir) || !*name || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0)
         return false;
     if (!realpath(slash ? (n ? dir : "/") : ".", real))
         return false;
@@ -182,7 +183,8 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
         return true;
     }
     const char *eq = arg ? strchr(arg, '=') : NULL;
-    if (!eq || eq == arg || strlen(eq + 1) != 64 || strspn(eq + 1, "0123456789abcdefABCDEF") != 64) {
+    if (!eq || eq == arg || strlen(eq + 1) != 64 ||
+        strspn(eq + 1, "0123456789abcdefABCDEF") != 64) {
         sr_cli_error("--expect-plugin-sha256 '%s': expected NAME=HEX (64 hex digits)",
                      arg ? arg : "");
         return false;
@@ -196,14 +198,17 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
 }
 
 /* A file named by --plugin (not a folder, whose files may be rejected one by one, as `list`
- * shows) must load: a rejection recorded since `before` is an error naming the file and why. */
+ * shows) must give a variant: one that gave none (variants still `variants`) and was rejected
+ * (a rejection recorded since `rejected`) is an error naming the file and why. */
 static sagerun_status explicit_file_loaded(const sagerun_registry *reg, const char *path,
-                                           size_t before, sagerun_error *err)
+                                           size_t variants, size_t rejected, sagerun_error *err)
 {
     struct stat sb;
     sagerun_rejection r = {.struct_size = sizeof(r)};
-    if (sagerun_registry_rejection_count(reg) == before || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
-        sagerun_registry_rejection(reg, before, &r, NULL) != SAGERUN_OK)
+    if (sagerun_registry_variant_count(reg) > variants ||
+        sagerun_registry_rejection_count(reg) == rejected ||
+        (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
+        sagerun_registry_rejection(reg, rejected, &r, NULL) != SAGERUN_OK)
         return SAGERUN_OK;
     return sr_cli_error_set(err, SAGERUN_PLUGIN, "--plugin %s: not loaded: %s", path, r.reason);
 }
@@ -228,12 +233,13 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     /* Explicit plugins first, so that they win over same-named ones on the search path. */
     for (int i = 0; i < n_plugin_paths && st == SAGERUN_OK; i++) {
         sr_isolate_child_loading(plugin_paths[i]);
+        size_t variants = sagerun_registry_variant_count(reg);
         size_t rejected = sagerun_registry_rejection_count(reg);
         st = sagerun_registry_add_path(reg, plugin_paths[i], err);
         if (st != SAGERUN_OK)
             sr_cli_error_prefix(err, "--plugin");
         else if (!(policy && policy->show_rejected))
-            st = explicit_file_loaded(reg, plugin_paths[i], rejected, err);
+            st = explicit_file_loaded(reg, plugin_paths[i], variants, rejected, err);
     }
     if (st == SAGERUN_OK) {
         char where[2048];
@@ -406,7 +412,8 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
 {
     sagerun_problem probe;
     if ((opt == SR_OPT_WORKLOAD || opt == SR_OPT_INPUTS) && !*arg) {
-        sr_cli_error("%s: %s: an empty path", cmd, opt == SR_OPT_WORKLOAD ? "--workload" : "--inputs");
+        sr_cli_error("%s: %s: an empty path", cmd,
+                     opt == SR_OPT_WORKLOAD ? "--workload" : "--inputs");
         return -1;
     }
     switch (opt) {
