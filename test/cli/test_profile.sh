@@ -75,7 +75,7 @@ fi
 check "a variant whose output changes exits 3" 3 "$S" profile --variant fake-nondeterministic \
     --plugin "$FAKES/fake_nondeterministic.so" --backend host --shape 1,32,2,64
 contains "says so" "variant fake-nondeterministic is not deterministic"
-check "a run that fails exits 1" 1 "$S" profile --variant fault-error-run \
+check "a run that fails exits 1" 1 env SAGERUN_TEST_FAULTS=1 "$S" profile --variant fault-error-run \
     --plugin "$FAKES/fault_error_run.so" --backend host --shape 1,32,2,64
 contains "names the variant" "fault-error-run"
 
@@ -89,5 +89,5 @@ check "a stray argument" 2 "$S" profile --variant reference extra && contains "n
 check "a bad shape" 2 "$S" profile --variant reference --shape 1,2 && contains "names the option" "--shape"
 check "an unknown variant" 1 "$S" profile --variant no-such --backend host \
     && contains "says so" "profile: no variant named 'no-such'"
-check "a bad backend" 1 "$S" profile --variant reference --backend gpu && contains "names it" "gpu"
+check "a bad backend is usage" 2 "$S" profile --variant reference --backend gpu && contains "names it" "gpu"
 finish
