@@ -10,6 +10,7 @@ Needs cuobjdump (tools/get-cuobjdump.sh puts one under build/cuda-tools/bin; $CU
 The counts are static: a loop's branches that one warp in four takes (the refill) are included, and
 the out-of-line retries of its mbarrier waits are not."""
 import argparse
+import signal
 import collections
 import os
 import re
@@ -79,6 +80,7 @@ def summary(body):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under head
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("image")
     ap.add_argument("--function")
