@@ -116,7 +116,8 @@ static sagerun_status reject(sagerun_registry *reg, const char *path, sagerun_er
     }
     sr_rejected *r = &reg->rejected[reg->n_rejected];
     r->path = strdup(path);
-    r->reason = strdup(reason);
+    /* escaped once, here: a reason carries a plugin's own bytes (its refusal, a rejected name) */
+    r->reason = sagerun_text_escape(reason, 0);
     if (!r->path || !r->reason) {
         free(r->path);
         free(r->reason);
@@ -125,7 +126,7 @@ static sagerun_status reject(sagerun_registry *reg, const char *path, sagerun_er
     reg->n_rejected++;
     const char *debug = getenv("SAGERUN_DEBUG");
     if (debug && *debug)
-        fprintf(stderr, "sagerun: rejected %s: %s\n", path, reason);
+        fprintf(stderr, "sagerun: rejected %s: %s\n", path, r->reason);
     return SAGERUN_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Text from reports and plugins (labels, names, failure reasons, warnings) in lines of the text
  * and markdown renderings: control characters and Unicode line breaks are written visibly, so
- * that a string cannot end its line and forge the rows after it, nor drive a terminal. */
+ * that a string cannot end its line and forge the rows after it, nor drive a terminal. The one
+ * rule for the library and its callers (sagerun_text_escape, sagerun.h). */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,24 @@ static void put_escaped(FILE *out, const char *s, size_t len, bool cell)
 void sr_markdown_cell(FILE *out, const char *s)
 {
     put_escaped(out, s, strlen(s), true);
+}
+
+char *sagerun_text_escape(const char *s, unsigned flags)
+{
+    if (!s || (flags & ~SAGERUN_TEXT_MARKDOWN_CELL))
+        return NULL;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    put_escaped(f, s, strlen(s), flags & SAGERUN_TEXT_MARKDOWN_CELL);
+    bool ok = !ferror(f);
+    if (fclose(f) != 0 || !ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 void sr_text_copy(char *dst, size_t len, const char *s)

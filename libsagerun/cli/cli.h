@@ -126,6 +126,9 @@ json_t *sr_cli_json_load(const char *path, size_t flags, json_error_t *jerr);
  * shown on a terminal (escape.c). Close with sr_cli_escaping_close; false on a write error. */
 FILE *sr_cli_escaping_stream(FILE *out);
 bool sr_cli_escaping_close(FILE *f, FILE *out);
+/* A plugin's or a file's string as one line can show it (sagerun_text_escape): valid until
+ * eight more calls; "?" when memory runs out (escape.c). */
+const char *sr_cli_text(const char *s);
 
 /* Parses an integer option value in [min, 100000000]; false after printing
  * "sagerun: CMD: OPT 'TEXT': expected an integer from MIN to 100000000". */

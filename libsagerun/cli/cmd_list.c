@@ -31,12 +31,13 @@ static void print_params(const sagerun_registry *reg, size_t index, uint32_t n)
         sagerun_param_format(p.type, p.default_value, def, sizeof def);
         sagerun_param_format(p.type, p.min_value, lo, sizeof lo);
         sagerun_param_format(p.type, p.max_value, hi, sizeof hi);
-        printf("  %-20s param %s %s = %s [%s, %s]: %s\n", "", p.key, sagerun_param_type_name(p.type),
-               def, lo, hi, p.description);
+        printf("  %-20s param %s %s = %s [%s, %s]: %s\n", "", sr_cli_text(p.key),
+               sagerun_param_type_name(p.type), def, lo, hi, sr_cli_text(p.description));
     }
 }
 
-/* One variant: name, version, backend, minimum sm, description, files, flags, parameters. */
+/* One variant: name, version, backend, minimum sm, description, files, flags, parameters (the
+ * plugin's texts and the file names shown escaped: they are not sagerun's). */
 static void print_variant(sagerun_registry *reg, size_t i)
 {
     sagerun_variant_info vi = {.struct_size = sizeof vi};
@@ -44,11 +45,11 @@ static void print_variant(sagerun_registry *reg, size_t i)
     char cc[16] = "-";
     if (vi.backend == SAGERUN_BACKEND_CUDA)
         snprintf(cc, sizeof cc, "sm_%d", vi.min_compute_capability);
-    printf("  %-20s %-8s %-5s %-6s %s\n", vi.name, vi.version, sagerun_backend_name(vi.backend),
-           cc, vi.description);
-    printf("  %-20s path %s\n  %-20s sha256 %s\n", "", vi.path, "", vi.sha256);
+    printf("  %-20s %-8s %-5s %-6s %s\n", sr_cli_text(vi.name), sr_cli_text(vi.version),
+           sagerun_backend_name(vi.backend), cc, sr_cli_text(vi.description));
+    printf("  %-20s path %s\n  %-20s sha256 %s\n", "", sr_cli_text(vi.path), "", vi.sha256);
     if (vi.extension_path)
-        printf("  %-20s extension %s\n  %-20s sha256 %s\n", "", vi.extension_path, "",
+        printf("  %-20s extension %s\n  %-20s sha256 %s\n", "", sr_cli_text(vi.extension_path), "",
                vi.extension_sha256);
     if (vi.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)
         printf("  %-20s flags graph-capturable\n", "");
@@ -65,7 +66,7 @@ static void print_registry(const sagerun_context *ctx, sagerun_registry *reg)
     for (size_t i = 0; i < nr; i++) {
         sagerun_rejection r = {.struct_size = sizeof r};
         sagerun_registry_rejection(reg, i, &r, NULL);
-        printf("  %s\n    %s\n", r.path, r.reason);
+        printf("  %s\n    %s\n", sr_cli_text(r.path), r.reason); /* the reason is escaped */
     }
     const char *cache = sagerun_registry_cache_path(reg);
     printf("plugin scan cache: %s\n", cache ? cache : "none (SAGERUN_CACHE_DIR is empty, or the folder is unsafe)");

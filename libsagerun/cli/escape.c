@@ -1,8 +1,10 @@
 /* Terminal output of text that came from files or plugins (labels, names, failure reasons): a
  * stream that writes control characters as \xNN, so that a report cannot move the cursor,
  * rewrite earlier rows or change the terminal's state. Newlines (sagerun's own) pass: the
- * renderings of reports write those within a report's strings visibly (report_text.c). */
+ * renderings of reports write those within a report's strings visibly (report_text.c). And one
+ * string at a time, for output that is not a report's (sr_cli_text). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -32,4 +34,14 @@ bool sr_cli_escaping_close(FILE *f, FILE *out)
         return !ferror(out);
     bool ok = fflush(f) == 0 && !ferror(f);
     return fclose(f) == 0 && ok && !ferror(out);
+}
+
+const char *sr_cli_text(const char *s)
+{
+    static char *ring[8];
+    static unsigned next;
+    char **slot = &ring[next++ % 8];
+    free(*slot);
+    *slot = sagerun_text_escape(s ? s : "", 0);
+    return *slot ? *slot : "?";
 }

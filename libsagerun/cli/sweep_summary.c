@@ -367,9 +367,10 @@ static void print_notes(const json_t *s, FILE *out, const char *bullet)
             bullet);
 }
 
-/* s with a line break in a string (\n, \r: a name or label of a hostile summary ending its
- * line and forging the rows after it) written as \x0a, \x0d; in markdown cells '|' as \|. Other
- * control characters are the escaping stream's (escape.c). In place: the copy print takes. */
+/* Every string of a summary as one line shows it, by the library's rule (sagerun_text_escape: a
+ * name or label of a hostile summary cannot end its line and forge the rows after it, nor drive
+ * the terminal); in markdown also as a table cell ('|' and '\\' escaped). In place: the copy
+ * print takes. */
 static void one_line_strings(json_t *j, bool markdown)
 {
     const char *key;
@@ -379,17 +380,12 @@ static void one_line_strings(json_t *j, bool markdown)
         json_object_foreach(j, key, v) one_line_strings(v, markdown);
     else if (json_is_array(j))
         json_array_foreach(j, i, v) one_line_strings(v, markdown);
-    if (!json_is_string(j) || !strpbrk(json_string_value(j), markdown ? "\n\r|" : "\n\r"))
+    if (!json_is_string(j))
         return;
-    const char *src = json_string_value(j);
-    char *dst = malloc(4 * strlen(src) + 1), *d = dst;
-    if (!dst)
-        return;
-    for (; *src; src++)
-        d += *src == '\n' ? sprintf(d, "\\x0a") : *src == '\r' ? sprintf(d, "\\x0d")
-           : *src == '|' && markdown ? sprintf(d, "\\|") : sprintf(d, "%c", *src);
-    json_string_set(j, dst);
-    free(dst);
+    char *shown = sagerun_text_escape(json_string_value(j), markdown ? SAGERUN_TEXT_MARKDOWN_CELL : 0);
+    if (shown)
+        json_string_set(j, shown);
+    free(shown);
 }
 
 void sr_sweep_summary_print(const json_t *summary, FILE *out, bool markdown)

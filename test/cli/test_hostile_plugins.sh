@@ -154,6 +154,27 @@ import json, sys
 assert json.load(open(sys.argv[1]))["complete"] is False
 ' "$TMP/hup.json"
 
+# ---- a plugin's texts (description, version, parameters, refusals, rejected names) are shown,
+# not obeyed: list printed them raw, so a plugin could clear the screen, retitle the terminal or
+# forge the lines after its own ----
+no_controls() { # no_controls NAME: the last output holds no ESC, CR or BEL, and no forged line
+    [[ "$out" == *$'\x1b'* || "$out" == *$'\r'* || "$out" == *$'\a'* ]] \
+        && fail "$1: a control character reached the terminal" "$(cat -v <<<"$out")"
+    grep -q "^FORGED" <<<"$out" && fail "$1: a text forged a line" "$out"
+}
+check "list: a variant's texts with controls" 0 "$S" list --backend host --plugin "$FAKES/fake_hostile_text.so"
+contains "description escaped" 'desc\x1b[2J\x0aFORGED  row\u2028'
+contains "version escaped" '1.0\x0d9.9'
+contains "parameter description escaped" 'rows\x1b]0;pwned\x07\x0aFORGED param'
+no_controls "list: texts"
+check "list: a rejected name and a refusal with controls" 0 "$S" list --backend host \
+    --plugin "$FAKES/fake_hostile_reason.so" --plugin "$FAKES/fake_hostile_refusal.so"
+contains "the name shown escaped" 'invalid variant name "evil\x1b[2Jname"'
+contains "the refusal shown escaped" 'refused\x1b[2J\x0aFORGED  line'
+no_controls "list: rejections"
+check "run: the same rejections" 1 "$S" run --backend host --shape 1,32,1,32 --iterations 1 --warmup 0 \
+    --variant reference --plugin "$FAKES/fake_hostile_reason.so"
+no_controls "run: rejections"
 # ---- pins are checked before any code of the file runs ----
 unset SAGERUN_PLUGIN_PATH
 PIN=$TMP/pin && mkdir "$PIN" && cp "$FAKES/hostile_ctor_mark.so" "$PIN/hostile-ctor-mark.so" && chmod go-w "$PIN"

@@ -98,6 +98,17 @@ check "show: a summary with line breaks in its strings" 0 "$S" show "$TMP/forged
 grep -q "^9  FORGED" <<<"$out" && fail "a label forged a row" "$out"
 check "show --markdown: the same, '|' escaped in cells" 0 "$S" show --markdown "$TMP/forged/summary.json" \
     && contains "cell" '| n\x0dm\|k |'
+# the same rule as reports (sagerun_text_escape): a backslash ending a cell escaped '|' and merged two
+# columns of summary.md, and U+2028 (a line break to some renderers) went out as it was
+python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["workloads"][0]["name"] = "b\\"
+s["workloads"][0]["variants"][-1]["label"] = "u\u2028v"
+json.dump(s, open(sys.argv[1], "w"))' "$TMP/forged/summary.json"
+check "show --markdown: a backslash ending a cell" 0 "$S" show --markdown "$TMP/forged/summary.json" \
+    && contains "the backslash escaped" '| b\\ |' && contains "U+2028 escaped" 'u\u2028v'
+check "show: U+2028 in a label" 0 "$S" show "$TMP/forged/summary.json" && contains "escaped" 'u\u2028v'
 # options the summary's fields do not show (the timer, the order, a tolerance): merge took them
 check "shard measured another way" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --order rotate --timer batch \
     --batch 3 --max-ulp 1000 --out-dir "$TMP/b4"

@@ -27,6 +27,12 @@
 #ifndef FAKE_ENTRY
 #define FAKE_ENTRY sagerun_plugin_entry
 #endif
+#ifndef FAKE_VERSION
+#define FAKE_VERSION "0.0.1"
+#endif
+#ifndef FAKE_DESCRIPTION
+#define FAKE_DESCRIPTION "test plugin"
+#endif
 
 static int fake_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
                          size_t errlen)
@@ -77,8 +83,8 @@ static const struct {
     .struct_size = FAKE_DESCRIPTOR_SIZE,
     .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
     .name = FAKE_NAME,
-    .version = "0.0.1",
-    .description = "test plugin",
+    .version = FAKE_VERSION,
+    .description = FAKE_DESCRIPTION,
     .backend = FAKE_BACKEND,
     .min_compute_capability = FAKE_MIN_CC,
     .input_kind = SAGERUN_INPUT_FP16,
@@ -99,7 +105,7 @@ SAGERUN_PLUGIN_EXPORT int FAKE_ENTRY(const sagerun_plugin_query *query,
 {
     (void)query;
 #ifdef FAKE_INIT_FAILS
-    snprintf(answer->reason, sizeof answer->reason, "the fake plugin refuses on purpose");
+    snprintf(answer->reason, sizeof answer->reason, "%s", FAKE_INIT_FAILS);
     return -1;
 #endif
     answer->abi_major = FAKE_ANSWER_MAJOR;

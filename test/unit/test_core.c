@@ -1,4 +1,4 @@
-/* Status table, version, problem checks, host-context memory. */
+/* Status table, version, problem checks, host-context memory, text escaping. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +33,32 @@ static void status_table_names_every_code(void **state)
             assert_int_not_equal(codes[i], codes[j]);
             assert_string_not_equal(sagerun_status_name(codes[i]), sagerun_status_name(codes[j]));
         }
+}
+
+/* The public escaping rule (sagerun_text_escape): what is escaped, what passes, and refusals. */
+static void text_escape_shows_controls_and_line_breaks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        unsigned flags;
+        const char *out;
+    } cases[] = {
+        {"plain é ✓", 0, "plain é ✓"},
+        {"a\nb\rc\x1b[2J\x7f", 0, "a\\x0ab\\x0dc\\x1b[2J\\x7f"},
+        {"x\xe2\x80\xa8y\xe2\x80\xa9z\xc2\x85", 0, "x\\u2028y\\u2029z\\u0085"},
+        {"a|b\\", 0, "a|b\\"},
+        {"a|b\\", SAGERUN_TEXT_MARKDOWN_CELL, "a\\|b\\\\"},
+        {"", SAGERUN_TEXT_MARKDOWN_CELL, ""},
+    };
+    for (size_t i = 0; i < SR_ARRAY_LEN(cases); i++) {
+        char *got = sagerun_text_escape(cases[i].in, cases[i].flags);
+        assert_non_null(got);
+        assert_string_equal(got, cases[i].out);
+        free(got);
+    }
+    assert_null(sagerun_text_escape(NULL, 0));
+    assert_null(sagerun_text_escape("x", 2u)); /* a flag this version does not define */
 }
 
 static void version_matches_header(void **state)
@@ -168,6 +194,7 @@ int main(void)
         cmocka_unit_test(problem_sizes_and_scale),
         cmocka_unit_test(host_context_memory_round_trip),
         cmocka_unit_test(sha256_of_empty_input_is_the_known_constant),
+        cmocka_unit_test(text_escape_shows_controls_and_line_breaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
