@@ -48,8 +48,10 @@ static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_d
                                      const char *call, int rc, const char *why)
 {
     sagerun_status st = rc == SAGERUN_UNSUPPORTED ? SAGERUN_UNSUPPORTED : SAGERUN_VARIANT;
+    char shown[sizeof err->message]; /* the plugin's own text: shown, not obeyed */
+    sr_text_copy(shown, sizeof shown, why[0] ? why : "no reason given");
     return sr_error_set(err, st, "variant %s: %s failed (%s): %s", d->name, call,
-                        sagerun_status_name(rc), why[0] ? why : "no reason given");
+                        sagerun_status_name(rc), shown);
 }
 
 sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_index,

@@ -13,6 +13,10 @@
 
 #define SR_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* s as sagerun_text_escape writes it, cut to fit len bytes (before an escape, never inside one),
+ * without allocating: for a plugin's or a file's text inside a message (report_text.c). */
+void sr_text_copy(char *dst, size_t len, const char *s);
+
 /* ---- errors (error.c) ---- */
 /* Sets err (when not NULL) to status and a formatted message; returns status. */
 sagerun_status sr_error_set(sagerun_error *err, sagerun_status status, const char *fmt, ...)

@@ -177,9 +177,8 @@ void sr_report_csv_rows(FILE *f, const sr_report *r, const char *const *lead, si
 void sr_csv_field(FILE *f, const char *text, bool first);
 /* Text from a report or a plugin in the text and markdown renderings (report_text.c): control
  * characters and Unicode line breaks written visibly (\xNN, \uNNNN), so that it cannot end its
- * line and forge rows. sr_text_copy cuts to fit len; a markdown cell escapes '|' and '\' too;
+ * line and forge rows (sr_text_copy: internal.h). A markdown cell escapes '|' and '\' too;
  * sr_line_printf escapes the whole formatted text but the format's own final '\n'. */
-void sr_text_copy(char *dst, size_t len, const char *s);
 void sr_markdown_cell(FILE *out, const char *s);
 void sr_line_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A variant's label (its name in the seed's format); "[B, N, H, D]" of q_shape. */

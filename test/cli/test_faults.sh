@@ -167,6 +167,22 @@ v = json.load(open(sys.argv[1]))["variants"]
 assert v[2]["failure_phase"] == "run" and v[0]["timing"]["count"] == 9
 ' "$TMP/inproc.json"
 
+# ---- a variant's own failure reason is shown, not obeyed: run and profile printed it raw (ESC
+# sequences reached the terminal, a line break forged a line) ----
+for cmd in run profile; do
+    out=$("$S" $cmd --backend host --shape 1,64,2,64 --warmup 1 --plugin "$FAKES/fault_error_hostile.so" \
+        --variant fault-error-hostile 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qF 'fails\x1b[2J\x0aFORGED line' <<<"$out" \
+        && echo "ok   $cmd: a hostile failure reason escaped" || fail "$cmd: hostile reason (exit $rc)" "$(cat -v <<<"$out")"
+    [[ "$out" == *$'\x1b'* ]] && fail "$cmd: a control character reached the terminal" "$(cat -v <<<"$out")"
+    grep -q "^FORGED" <<<"$out" && fail "$cmd: the reason forged a line" "$out"
+done
+out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/fault_error_hostile.so" --variant fault-error-hostile \
+    --json "$TMP/hostile.json" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qF 'fails\x1b[2J\x0aFORGED line' <<<"$out" \
+    && echo "ok   compare: a hostile failure reason escaped" || fail "compare: hostile reason (exit $rc)" "$(cat -v <<<"$out")"
+[[ "$out" == *$'\x1b'* ]] && fail "compare: a control character reached the terminal" "$(cat -v <<<"$out")"
+
 # ---- usage ----
 out=$("$S" compare --timeout 0 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "ok   --timeout 0: usage" || fail "--timeout 0: exit $rc" "$out"

@@ -20,6 +20,10 @@
 
 #include <sagerun/plugin.h>
 
+#ifndef FAULT_REASON /* FAULT_ERROR's reason */
+#define FAULT_REASON "the fault plugin fails on purpose"
+#endif
+
 #define FAULT_IN_CREATE 1
 #define FAULT_IN_PREPARE 2
 #define FAULT_IN_RUN 3
@@ -116,7 +120,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_SEGV: fault_segv(); break;
     case FAULT_ABORT: abort();
     case FAULT_ERROR:
-        snprintf(err, errlen, "the fault plugin fails on purpose");
+        snprintf(err, errlen, "%s", FAULT_REASON);
         return SAGERUN_VARIANT;
     case FAULT_HANG:
         for (;;)
