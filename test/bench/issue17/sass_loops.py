@@ -5,7 +5,9 @@
 
 For each function (or the one named): its instruction count, local-memory traffic (LDL/STL: spills),
 and every loop of at least --min instructions (a backward branch and the code it jumps back over)
-with its opcode counts, largest first. --list prints the innermost such loop's instructions.
+with its opcode counts and the fixed stall cycles of its control codes (what one warp alone needs to
+issue it, before waiting on variable-latency results), largest first. --list prints the largest such
+loop's instructions, each with its fixed stall (S) and the scoreboards it waits on (W, a bit mask).
 Needs cuobjdump (tools/get-cuobjdump.sh puts one under build/cuda-tools/bin; $CUOBJDUMP overrides).
 The counts are static: a loop's branches that one warp in four takes (the refill) are included, and
 the out-of-line retries of its mbarrier waits are not."""
@@ -18,6 +20,7 @@ import subprocess
 import sys
 
 INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+WORD = re.compile(r"/\*\s*0x([0-9a-f]{16})\s*\*/\s*$")
 FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
 BRANCH = re.compile(r"\bBRA(?:\.\S+)?\s+(?:`\(\S+\)\s*)?0x([0-9a-f]+)")
 
@@ -47,7 +50,10 @@ def functions(image):
             continue
         m = INSN.match(line)
         if m and name:
-            funcs[name].append((int(m.group(1), 16), m.group(2)))
+            funcs[name].append([int(m.group(1), 16), m.group(2), 0])
+        elif name and funcs[name] and not INSN.match(line) and WORD.search(line) and "/*" == line.strip()[:2]:
+            # the instruction's second word: its scheduling control (sm_70 on) in bits 41-62
+            funcs[name][-1][2] = int(WORD.search(line).group(1), 16) >> 41
     if not funcs:
         sys.exit(f"sass_loops: no SASS in {image}")
     return funcs
@@ -59,9 +65,9 @@ def opcode(text):
 
 
 def loops(insns, min_len):
-    index = {a: i for i, (a, _) in enumerate(insns)}
+    index = {a: i for i, (a, _, _) in enumerate(insns)}
     found = []
-    for i, (a, text) in enumerate(insns):
+    for i, (a, text, _) in enumerate(insns):
         m = BRANCH.search(text)
         # a loop closes with a predicated branch; an unconditional one going back is the return of an
         # out-of-line retry (an mbarrier wait's), and BRA.U.ANY is the elect loop of a TMA issue
@@ -73,8 +79,15 @@ def loops(insns, min_len):
     return found
 
 
+def stall_cycles(body):
+    """The control codes' fixed stalls (4 bits each) summed: the fewest cycles one warp alone takes to
+    issue the body, before any wait on a variable-latency result (MUFU, shared memory, wgmma, ...);
+    and how many instructions wait on such a result (a scoreboard mask)."""
+    return sum(c & 0xF for _, _, c in body), sum(1 for _, _, c in body if (c >> 11) & 0x3F)
+
+
 def summary(body):
-    counts = collections.Counter(opcode(t) for _, t in body)
+    counts = collections.Counter(opcode(t) for _, t, _ in body)
     uniform = sum(n for op, n in counts.items() if op.startswith("U") and op not in ("UTMALDG", "UTMACCTL"))
     return counts, uniform
 
@@ -101,12 +114,15 @@ def main():
         for lo, hi in sorted(inner, key=lambda l: l[1] - l[0], reverse=True):
             body = insns[lo:hi + 1]
             c, u = summary(body)
+            stalls, waits = stall_cycles(body)
             top = ", ".join(f"{op} {n}" for op, n in c.most_common(14))
-            print(f"  loop {body[0][0]:#x}-{body[-1][0]:#x}: {len(body)} instructions, uniform {u}: {top}")
+            print(f"  loop {body[0][0]:#x}-{body[-1][0]:#x}: {len(body)} instructions, uniform {u}, "
+                  f"fixed stalls {stalls} cycles, {waits} scoreboard waits: {top}")
         if a.list and inner:
             lo, hi = max(inner, key=lambda l: l[1] - l[0])
-            for addr, text in insns[lo:hi + 1]:
-                print(f"    {addr:#07x}  {text}")
+            for addr, text, ctl in insns[lo:hi + 1]:
+                wait = (ctl >> 11) & 0x3F
+                print(f"    {addr:#07x}  S{ctl & 0xF:<2d} {'W%02x' % wait if wait else '   '}  {text}")
 
 
 if __name__ == "__main__":
