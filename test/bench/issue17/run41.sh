@@ -9,8 +9,7 @@
 # All four kernels of each build: 0 B of spills. Seed and shapes against main, ncu of ws-siq on the seed,
 # ncu source counters of main (the WARPGROUP stalls by position in the loop: the rendezvous reading of
 # NOTES-kernels.md), golden and sanitizers of goldsiq.
-# Builds: test/bench/issue17/build-config.sh build/exp41 ws-si -DWS_PV_SLICE_INNER=1; ... ws-siq
-# -DWS_PV_SLICE_INNER=1 -DWS_Q_DESC_OPAQUE=1; build-config.sh build/exp41/goldsiq warp-specialized (the same).
+# Builds: test/bench/issue17/prepare41.sh (applies the patch, builds ws-si, ws-siq and goldsiq, reverts it).
 # Carried: build/bin build/lib/libsagerun.so.0.1.0 build/test/gpu/test_sage2_golden plugins .dev build/exp41.
 set -u
 export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
