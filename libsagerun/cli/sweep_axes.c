@@ -188,8 +188,12 @@ static bool has_workload_axes(const json_t *axes)
 /* An inline workload with the point's workload axes applied: a new object, "name" set. */
 static json_t *apply_point(const json_t *base, const json_t *defaults, const json_t *point)
 {
-    json_t *w = json_deep_copy(base);
-    if (!w || (defaults && json_object_update_missing(w, (json_t *)defaults) != 0)) {
+    /* the defaults copied too: merged as they are, their arrays (a shape) would be one array
+     * shared by every point, and setting a point's entry would set it for all of them */
+    json_t *w = json_deep_copy(base), *own = defaults ? json_deep_copy(defaults) : NULL;
+    bool merged = w && (!defaults || (own && json_object_update_missing(w, own) == 0));
+    json_decref(own);
+    if (!merged) {
         json_decref(w);
         return NULL;
     }

@@ -26,6 +26,19 @@ for w in s["workloads"]:
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 16 and rows[-1]["workload"] == "small/N=128,dtype=bf16" and rows[-1]["seq_len"] == "128"' "$TMP/o" "$TMP/o.csv"
 
+# a shape from "defaults" was shared by every point, so each ran the last point's shape
+cat > "$TMP/dshape.json" <<'JSON'
+{"name": "ds", "baseline": "reference", "variants": ["reference-mt"], "warmup": 0, "rounds": 2,
+ "iterations": 1, "defaults": {"shape": [1, 16, 2, 32]}, "axes": {"N": [16, 48]}, "workloads": [{"name": "w"}]}
+JSON
+check "an axis over a shape from defaults" 0 "$S" sweep "$TMP/dshape.json" --backend host --quiet --out-dir "$TMP/ds"
+py "each point ran its own N" '
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "summary.json")))
+got = [(w["axes"]["N"], json.load(open(os.path.join(d, w["report"])))["problem"]["seq_len"]) for w in s["workloads"]]
+assert got == [(16, 16), (48, 48)], got' "$TMP/ds"
+
 bad() { # bad NAME AXES-JSON EXPECTED-TEXT
     printf '{"axes": %s, "workloads": [{"shape": [1, 32, 2, 64]}]}' "$2" > "$TMP/bad.json"
     check "$1" 1 "$S" sweep "$TMP/bad.json" --backend host --quiet --out-dir "$TMP/bad" && contains "$1: named" "$3"
