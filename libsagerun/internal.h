@@ -165,8 +165,8 @@ int sr_param_check(const sagerun_param_decl *p, double v, char *buf, size_t len)
 sagerun_status sr_params_parse(const sagerun_variant_descriptor *d, const char *args,
                                double values[SAGERUN_PLUGIN_MAX_PARAMS], sagerun_error *err);
 /* The canonical label "name[k1=v1,k2=v2]" (every parameter, in declaration order); the bare
- * name for a variant without parameters. */
-void sr_params_label(const sagerun_variant_descriptor *d, const double *values, char *buf,
+ * name for a variant without parameters. False when it does not fit len (cut: never a label). */
+bool sr_params_label(const sagerun_variant_descriptor *d, const double *values, char *buf,
                      size_t len);
 /* Splits NAME[args] into the name and a malloc'd args (NULL when there are no brackets). */
 sagerun_status sr_variant_spec_split(const char *spec, char name[64], char **args,
@@ -182,5 +182,7 @@ const sagerun_variant_descriptor *sr_registry_descriptor(const sagerun_registry 
 const double *sr_registry_values(const sagerun_registry *reg, size_t index);
 /* The longest label name[k=v,...] (16 parameters of 31-character keys and their values). */
 #define SR_LABEL_MAX 1024
+/* The largest magnitude of an int parameter's value: every integer up to it is a double. */
+#define SR_PARAM_INT_MAX 9007199254740992.0
 
 #endif

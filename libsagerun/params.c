@@ -29,6 +29,10 @@ int sr_param_check(const sagerun_param_decl *p, double v, char *buf, size_t len)
     if (p->type == SAGERUN_PARAM_INT && v != floor(v))
         return sr_errbuf_set(buf, len, SAGERUN_INVALID_ARGUMENT, "%s=%g is not an integer", p->key,
                              v);
+    if (p->type == SAGERUN_PARAM_INT && fabs(v) > SR_PARAM_INT_MAX) /* a double holds it exactly */
+        return sr_errbuf_set(buf, len, SAGERUN_INVALID_ARGUMENT,
+                             "%s=%.17g is beyond the integers a parameter holds exactly (2^53)",
+                             p->key, v);
     if (p->type == SAGERUN_PARAM_BOOL && v != 0 && v != 1)
         return sr_errbuf_set(buf, len, SAGERUN_INVALID_ARGUMENT, "%s=%g is not a bool (0 or 1)",
                              p->key, v);
@@ -46,8 +50,34 @@ void sagerun_param_format(int type, double v, char *buf, size_t len)
         snprintf(buf, len, "%s", v != 0 ? "true" : "false");
     else if (type == SAGERUN_PARAM_INT)
         snprintf(buf, len, "%.0f", v);
-    else
-        snprintf(buf, len, "%.9g", v);
+    else /* the shortest text that reads back as v: two values never share a label */
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(buf, len, "%.*g", digits, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+}
+
+/* Plain decimal text: -?digits[.digits], and for a float an exponent; no space, sign '+', hex
+ * or inf (strtod takes all of those, and " 3" or "0x4" would bind 3 and 4). */
+static bool plain_number(const char *t, bool exponent)
+{
+    t += *t == '-';
+    size_t whole = strspn(t, "0123456789"), part = 0;
+    t += whole;
+    if (*t == '.') /* an int's fraction is read, then refused as "not an integer" */
+        t++, part = strspn(t, "0123456789"), t += part;
+    if (whole + part == 0)
+        return false;
+    if (exponent && (*t == 'e' || *t == 'E')) {
+        t++;
+        t += *t == '-' || *t == '+';
+        size_t exp = strspn(t, "0123456789");
+        if (!exp)
+            return false;
+        t += exp;
+    }
+    return *t == '\0';
 }
 
 /* The value text of one parameter as a double; false when it is not of the type. */
@@ -64,6 +94,8 @@ static bool parse_value(const sagerun_param_decl *p, const char *text, double *v
         }
         return false;
     }
+    if (!plain_number(text, p->type == SAGERUN_PARAM_FLOAT))
+        return false;
     char *end;
     errno = 0;
     *v = strtod(text, &end);
@@ -110,7 +142,8 @@ static sagerun_status apply_one(const sagerun_variant_descriptor *d, char *item,
     double v;
     if (!parse_value(p, eq + 1, &v))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "variant %s: parameter %s: '%s' is not a %s", d->name, p->key, eq + 1,
+                            "variant %s: parameter %s: '%s' is not %s %s", d->name, p->key, eq + 1,
+                            p->type == SAGERUN_PARAM_INT ? "an" : "a",
                             sagerun_param_type_name(p->type));
     char why[160];
     if (sr_param_check(p, v, why, sizeof why) != 0)
@@ -137,15 +170,20 @@ sagerun_status sr_params_parse(const sagerun_variant_descriptor *d, const char *
     if (!copy)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     sagerun_status st = SAGERUN_OK;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item && st == SAGERUN_OK;
-         item = strtok_r(NULL, ",", &save))
-        st = apply_one(d, item, values, given, err);
+    /* every item a key=value: "[]" and "[a=1,]" were taken as the defaults, under another label */
+    for (char *item = copy, *next; item && st == SAGERUN_OK; item = next) {
+        if ((next = strchr(item, ',')))
+            *next++ = '\0';
+        st = *item ? apply_one(d, item, values, given, err)
+                   : sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                  "variant %s: an empty binding in [%s] (want key=value,...)",
+                                  d->name, args);
+    }
     free(copy);
     return st;
 }
 
-void sr_params_label(const sagerun_variant_descriptor *d, const double *values, char *buf,
+bool sr_params_label(const sagerun_variant_descriptor *d, const double *values, char *buf,
                      size_t len)
 {
     uint32_t n = sr_descriptor_param_count(d);
@@ -156,7 +194,8 @@ void sr_params_label(const sagerun_variant_descriptor *d, const double *values, 
         at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", k ? "," : "[", d->params[k].key, v);
     }
     if (n && at < len)
-        snprintf(buf + at, len - at, "]");
+        at += (size_t)snprintf(buf + at, len - at, "]");
+    return at < len;
 }
 
 sagerun_status sr_variant_spec_split(const char *spec, char name[64], char **args,

@@ -612,8 +612,10 @@ static sagerun_status resolve_spec(const sagerun_registry *reg, const char *spec
     else
         st = sr_params_parse(reg->variants[*base].desc, args, values, err);
     free(args);
-    if (st == SAGERUN_OK)
-        sr_params_label(reg->variants[*base].desc, values, label, len);
+    if (st == SAGERUN_OK && !sr_params_label(reg->variants[*base].desc, values, label, len))
+        st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                          "variant %s: the label of these values is longer than %zu characters",
+                          name, len - 1);
     return st;
 }
 

@@ -252,6 +252,19 @@ static void bad_specs_name_what_and_where(void **state)
         {"probe[gain=1,gain=2]", SAGERUN_INVALID_ARGUMENT, "parameter gain given twice"},
         {"probe[gain=1", SAGERUN_INVALID_ARGUMENT, "want NAME[key=value,...]"},
         {"probe[gain=1]x", SAGERUN_INVALID_ARGUMENT, "want NAME[key=value,...]"},
+        /* only plain decimals: strtod took these, and " 1" or "0x1" bound 1 under label "=1" */
+        {"probe[fail_prepare= 1]", SAGERUN_INVALID_ARGUMENT, "fail_prepare: ' 1' is not an int"},
+        {"probe[fail_prepare=+1]", SAGERUN_INVALID_ARGUMENT, "fail_prepare: '+1' is not an int"},
+        {"probe[fail_prepare=0x1]", SAGERUN_INVALID_ARGUMENT, "fail_prepare: '0x1' is not an int"},
+        {"probe[fail_prepare=1e0]", SAGERUN_INVALID_ARGUMENT, "fail_prepare: '1e0' is not an int"},
+        {"probe[gain=0x1p1]", SAGERUN_INVALID_ARGUMENT, "gain: '0x1p1' is not a float"},
+        {"probe[gain=2 ]", SAGERUN_INVALID_ARGUMENT, "gain: '2 ' is not a float"},
+        {"probe[gain=.]", SAGERUN_INVALID_ARGUMENT, "gain: '.' is not a float"},
+        {"probe[gain=1e]", SAGERUN_INVALID_ARGUMENT, "gain: '1e' is not a float"},
+        /* empty bindings: "[]" ran the defaults under another label than the bare name */
+        {"probe[]", SAGERUN_INVALID_ARGUMENT, "variant probe: an empty binding in []"},
+        {"probe[gain=1,]", SAGERUN_INVALID_ARGUMENT, "an empty binding in [gain=1,]"},
+        {"probe[,gain=1]", SAGERUN_INVALID_ARGUMENT, "an empty binding in [,gain=1]"},
         {"abi10-fake[x=1]", SAGERUN_INVALID_ARGUMENT, "variant abi10-fake takes no parameters"},
         {"nope[x=1]", SAGERUN_NOT_FOUND, "no variant named nope"},
     };
@@ -265,6 +278,45 @@ static void bad_specs_name_what_and_where(void **state)
         assert_int_equal(sagerun_registry_find(f->reg, cases[i].spec), -1);
     }
     assert_int_equal(sagerun_registry_variant_count(f->reg), before);
+}
+
+/* Floats are labelled by the shortest text that reads back as the value: with 9 digits two
+ * bindings 3e-10 apart shared a label, and the second ran with the first one's value. */
+static void float_bindings_keep_their_digits(void **state)
+{
+    fixture *f = *state;
+    long a = -1, b = -1, c = -1;
+    sagerun_error e = {0};
+    assert_int_equal(sagerun_registry_bind(f->reg, "probe[gain=1.0000000001]", &a, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_bind(f->reg, "probe[gain=1.0000000004]", &b, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_bind(f->reg, "probe[gain=1.5]", &c, &e), SAGERUN_OK);
+    assert_true(a >= 0 && b >= 0 && a != b);
+    sagerun_variant_info vi = {.struct_size = sizeof vi};
+    assert_int_equal(sagerun_registry_variant_info(f->reg, (size_t)b, &vi, NULL), SAGERUN_OK);
+    assert_string_equal(vi.name, "probe[fail_create=false,fail_prepare=0,gain=1.0000000004]");
+    sagerun_variant_param k = {.struct_size = sizeof k};
+    assert_int_equal(sagerun_registry_variant_param(f->reg, (size_t)b, 2, &k, NULL), SAGERUN_OK);
+    assert_true(k.value == 1.0000000004);
+    assert_int_equal(sagerun_registry_variant_info(f->reg, (size_t)c, &vi, NULL), SAGERUN_OK);
+    assert_string_equal(vi.name, "probe[fail_create=false,fail_prepare=0,gain=1.5]");
+    char text[32];
+    sagerun_param_format(SAGERUN_PARAM_FLOAT, 0.1, text, sizeof text);
+    assert_string_equal(text, "0.1");
+    sagerun_param_format(SAGERUN_PARAM_FLOAT, 1.0 / 3.0, text, sizeof text);
+    assert_true(strtod(text, NULL) == 1.0 / 3.0);
+}
+
+/* An int beyond 2^53 is not held exactly by the double every parameter travels in (a Python
+ * variant got -2^63 for 2^64 + 1): refused, as a value and as a default. */
+static void int_parameters_stay_exact(void **state)
+{
+    (void)state;
+    const sagerun_param_decl p = {sizeof p, SAGERUN_PARAM_INT, "n", "", 0, -1e30, 1e30};
+    char why[160];
+    assert_int_equal(sr_param_check(&p, 9007199254740992.0, why, sizeof why), 0);
+    assert_int_not_equal(sr_param_check(&p, 9007199254740994.0, why, sizeof why), 0);
+    assert_non_null(strstr(why, "n=9007199254740994 is beyond the integers a parameter holds exactly"));
+    assert_int_not_equal(sr_param_check(&p, -1e20, why, sizeof why), 0);
 }
 
 static void bad_parameter_declarations_are_rejected(void **state)
@@ -320,8 +372,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(factory_gives_several_variants, setup, teardown),
         cmocka_unit_test_setup_teardown(bound_labels_are_canonical, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_specs_name_what_and_where, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_parameter_declarations_are_rejected, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(float_bindings_keep_their_digits, setup, teardown),
+        cmocka_unit_test_setup_teardown(int_parameters_stay_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_parameter_declarations_are_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(abi_1_0_plugin_loads_and_runs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
