@@ -277,13 +277,36 @@ static void relay_log(const char *log, char *last, size_t len)
 }
 
 /* One workload; returns the child's exit status (130/143: the sweep was interrupted). */
+/* The workload as a file for the compare that measures it, which reads it from out_dir: an
+ * input path relative to here made absolute (compare would take it relative to out_dir, and read
+ * a missing file there, or silently another one of the same name). NULL when out of memory. */
+static char *workload_text(const sagerun_workload *w)
+{
+    char *text = sagerun_workload_to_json(w, 2);
+    json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+    json_t *in = json_object_get(j, "input"), *path = json_object_get(in, "path");
+    if (!json_is_string(path) || json_string_value(path)[0] == '/' || !json_string_value(path)[0]) {
+        json_decref(j);
+        return text;
+    }
+    char *cwd = getcwd(NULL, 0), *full = NULL, *out = NULL;
+    if (cwd && asprintf(&full, "%s/%s", cwd, json_string_value(path)) >= 0 &&
+        json_object_set_new(in, "path", json_string(full)) == 0)
+        out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    free(cwd);
+    free(full);
+    free(text);
+    json_decref(j);
+    return out;
+}
+
 static int run_one(const arg_list *shared, char *const *variants, size_t n_variants,
                    const sagerun_workload *w, const char *out_dir, const char *file, json_t *row)
 {
     char *report = NULL, *spec = NULL, *log = NULL, why[SAGERUN_ERROR_MESSAGE_SIZE] = "";
     char last[SAGERUN_ERROR_MESSAGE_SIZE] = "";
     arg_list a = {0};
-    char *wj = sagerun_workload_to_json(w, 2);
+    char *wj = workload_text(w);
     sagerun_compare_result *r = NULL;
     sagerun_error err = {0};
     int rc = SR_EXIT_ERROR;

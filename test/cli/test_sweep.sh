@@ -222,6 +222,19 @@ check "hidden files that are links" 0 timeout 60 "$S" sweep sw3.json --backend h
     || fail "a link's target was written: $(head -c 40 victim1 victim2)"
 mkdir -p o4 && mkfifo o4/.y.json.log
 check "a hidden log that is a FIFO: no hang" 0 timeout 60 "$S" sweep sw3.json --backend host --quiet --out-dir o4
+# an input file relative to the sweep file: the child compare read it relative to --out-dir (a
+# missing file there, or silently another one of the same name)
+"$S" run --variant reference --backend host --shape 1,16,2,32 --seed 1 --save-inputs data.safetensors \
+    --iterations 1 > /dev/null
+mkdir -p o5 && "$S" run --variant reference --backend host --shape 1,16,2,32 --seed 2 \
+    --save-inputs o5/data.safetensors --iterations 1 > /dev/null
+want=$("$S" run --variant reference --backend host --inputs data.safetensors --iterations 1 | awk '/output_sha256/ {print $2}')
+printf '{"baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "iterations": 1, "warmup": 0, "workloads": [{"name": "f", "shape": [1, 16, 2, 32], "input": {"source": "safetensors", "path": "data.safetensors"}}]}' > rel.json
+check "an input path relative to the sweep file" 0 "$S" sweep rel.json --backend host --quiet --out-dir o5
+py "... read from the sweep file's folder, not --out-dir" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["reference_output_sha256"] == sys.argv[2], (r["reference_output_sha256"], sys.argv[2])' o5/f.json "$want"
 cd "$ROOT"
 
 finish
