@@ -278,6 +278,26 @@ static sagerun_status parse_causal_scale(json_t *root, const char *origin, sager
     return SAGERUN_OK;
 }
 
+/* A workload that names no layout reads its input file in the file's own (its __metadata__
+ * "layout", as sagerun writes it): taken as NHD, an HND file whose N and H agree was read with its
+ * axes swapped, silently. A file that cannot be opened now is left to the read that names why. */
+static sagerun_status layout_from_file(const char *origin, sr_workload *w, sagerun_error *err)
+{
+    sr_safetensors *f;
+    if (sr_safetensors_open(w->input_path, &f, NULL) != SAGERUN_OK)
+        return SAGERUN_OK;
+    const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
+    sagerun_status st = SAGERUN_OK;
+    if (ls && strcmp(ls, "HND") == 0)
+        w->problem.layout = SAGERUN_LAYOUT_HND;
+    else if (ls && strcmp(ls, "NHD") != 0)
+        st = sr_error_set(err, SAGERUN_FORMAT,
+                          "%s: its input %s: __metadata__ 'layout' is '%s' (NHD or HND; or give "
+                          "\"layout\" in the workload)", origin, w->input_path, ls);
+    sr_safetensors_close(f);
+    return st;
+}
+
 static sagerun_status parse_root(json_t *root, const char *origin, const char *base_dir,
                                  sr_workload *w, sagerun_error *err)
 {
@@ -293,6 +313,9 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
         return sr_error_prefix(err, "%s", origin);
     json_t *j;
     if ((j = json_object_get(root, "input")) && (st = parse_input(origin, base_dir, j, w, err)))
+        return st;
+    if (w->source == SR_WORKLOAD_SAFETENSORS && !json_object_get(root, "layout") &&
+        (st = layout_from_file(origin, w, err)))
         return st;
     j = json_object_get(root, "metadata");
     if (j && !json_is_object(j))

@@ -10,7 +10,8 @@
  *     "name": "seed",                       default: the file name without extension
  *     "shape": [B, N, Hq, D],               positive integers
  *     "heads_kv": Hkv,                      default Hq; Hq must be a multiple of it
- *     "layout": "NHD" | "HND",              default "NHD"
+ *     "layout": "NHD" | "HND",              default "NHD"; with a safetensors input, the
+ *                                           file's own (its __metadata__ "layout") when it has one
  *     "dtype": "fp16" | "bf16",             default "fp16" (sagerun_dtype_parse's spellings)
  *     "causal": false,                      true: causal (q_len = kv_len)
  *     "sm_scale": 0.088388,                 default D^-0.5

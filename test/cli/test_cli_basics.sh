@@ -106,6 +106,17 @@ open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(d for _, 
 PY
 check "HND GQA inputs read with --layout hnd" 0 "$S" run --variant reference --inputs "$TMP/gqa_hnd.safetensors" \
     --layout hnd --iterations 1 --warmup 0 && contains "HND GQA shape" "[1, 40, 4, 64] Hkv 2 HND"
+# A workload naming no layout reads its file in the file's own: an HND file (N = H, so its shapes
+# fit either way) was read as NHD, with its axes swapped, silently.
+"$S" run --variant reference --backend host --shape 1,4,4,32 --layout hnd --save-inputs "$TMP/hnd.safetensors" \
+    --iterations 1 > /dev/null
+printf '{"shape": [1, 4, 4, 32], "input": {"source": "safetensors", "path": "hnd.safetensors"}}' > "$TMP/hnd_wl.json"
+check "a workload without layout on an HND file" 0 "$S" workload show "$TMP/hnd_wl.json" && contains "says HND" '"layout": "HND"'
+want=$("$S" run --variant reference --backend host --inputs "$TMP/hnd.safetensors" --iterations 1 | awk '/output_sha256/ {print $2}')
+check "... runs as the file itself" 0 "$S" run --variant reference --backend host --workload "$TMP/hnd_wl.json" --iterations 1 \
+    && contains "the same output" "output_sha256 $want"
+printf '{"shape": [1, 4, 4, 32], "layout": "NHD", "input": {"source": "safetensors", "path": "hnd.safetensors"}}' > "$TMP/nhd_wl.json"
+check "... a layout the workload gives is its word" 0 "$S" workload show "$TMP/nhd_wl.json" && contains "says NHD" '"layout": "NHD"'
 check "list --device must be a number" 2 "$S" list --device abc && contains "names the option" "--device 'abc'"
 
 # Plugin policy: pins and unsafe permissions.
