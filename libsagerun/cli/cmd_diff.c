@@ -128,7 +128,8 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
             if (json_is_string(json_object_get(w, "report"))) /* it ran: its report must read */
                 return sr_cli_error_set(err, perr.status, "%s: workloads[%zu] (%s): %s", old_path,
                                         i, name, perr.message);
-            fprintf(stderr, "sagerun: diff: %s: old: %s (not compared)\n", name, perr.message);
+            fprintf(stderr, "sagerun: diff: %s: old: %s (not compared)\n", sr_cli_text(name),
+                    sr_cli_text(perr.message));
             continue; /* it failed in the old sweep: nothing to regress from */
         }
         judged++;

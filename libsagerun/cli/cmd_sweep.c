@@ -537,7 +537,7 @@ static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const s
         const sagerun_problem *wp = sagerun_workload_problem(w);
         if (!run->quiet)
             fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
-                    ++done, mine, i, sagerun_workload_name(w), wp->batch, wp->seq_len,
+                    ++done, mine, i, sr_cli_text(sagerun_workload_name(w)), wp->batch, wp->seq_len,
                     wp->heads_q, wp->head_dim, run->on_host ? "" : " on ",
                     run->on_host ? "" : run->device);
         json_t *row = workload_row(i, w, run->device, run->backend);
@@ -550,8 +550,8 @@ static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const s
         int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
                             w, run->out_dir, s->files[i], row);
         if (!run->quiet && json_is_string(json_object_get(row, "error")))
-            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sagerun_workload_name(w),
-                    json_string_value(json_object_get(row, "error")));
+            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sr_cli_text(sagerun_workload_name(w)),
+                    sr_cli_text(json_string_value(json_object_get(row, "error"))));
         if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
             sr_cli_error("sweep: %s", err.message);
             return SR_EXIT_ERROR;

@@ -15,12 +15,17 @@
 
 void sr_cli_error(const char *fmt, ...)
 {
+    /* a message quotes files (a key, a tensor name, a path): shown, not obeyed by the terminal */
     va_list ap;
     va_start(ap, fmt);
-    fputs("sagerun: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *text = NULL, *shown = NULL;
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
     va_end(ap);
+    shown = text ? sagerun_text_escape(text, 0) : NULL;
+    fprintf(stderr, "sagerun: %s\n", shown ? shown : text ? text : "out of memory");
+    free(shown);
+    free(text);
 }
 
 sagerun_status sr_cli_error_set(sagerun_error *err, sagerun_status status, const char *fmt, ...)

@@ -189,7 +189,7 @@ static void add_row(sweep_fig *f, const json_t *row)
     if (!file || sr_plot_model_read(path, &r, &err) != SAGERUN_OK) {
         if (file) /* a point that ran, its report unreadable: said, not only counted */
             fprintf(stderr, "sagerun: plot: warning: %s: %s; not drawn\n",
-                    str_or(row, "name", "?"), err.message);
+                    sr_cli_text(str_or(row, "name", "?")), sr_cli_text(err.message));
         f->skipped++;
         return;
     }

@@ -117,6 +117,14 @@ check "... runs as the file itself" 0 "$S" run --variant reference --backend hos
     && contains "the same output" "output_sha256 $want"
 printf '{"shape": [1, 4, 4, 32], "layout": "NHD", "input": {"source": "safetensors", "path": "hnd.safetensors"}}' > "$TMP/nhd_wl.json"
 check "... a layout the workload gives is its word" 0 "$S" workload show "$TMP/nhd_wl.json" && contains "says NHD" '"layout": "NHD"'
+# An error quoting a file (a key, a tensor name) shows its bytes: a key with ESC sequences and a
+# line break cleared the screen and forged a line of output
+printf '{"shape":[1,16,2,32],"\\u001b[2J\\u001b[Hsagerun: ok\\n\\u001b[8m":1}' > "$TMP/esc.json"
+check "an error quoting a hostile key" 1 "$S" workload show "$TMP/esc.json" && contains "shown escaped" "unknown key '\x1b[2J\x1b[Hsagerun: ok\x0a\x1b[8m'"
+[[ "$out" == *$'\x1b'* ]] && fail "a control character of the file reached the terminal" "$(cat -v <<<"$out")"
+python3 -c "import json,struct,sys;h=json.dumps({'q\x1b[2J':{'dtype':'X','shape':[1],'data_offsets':[0,2]}}).encode();open(sys.argv[1],'wb').write(struct.pack('<Q',len(h))+h+b'\0\0')" "$TMP/esc.safetensors"
+check "an error quoting a hostile tensor name" 1 "$S" workload show "$TMP/esc.safetensors" && contains "shown escaped" 'q\x1b[2J'
+[[ "$out" == *$'\x1b'* ]] && fail "a control character of the file reached the terminal" "$(cat -v <<<"$out")"
 check "list --device must be a number" 2 "$S" list --device abc && contains "names the option" "--device 'abc'"
 
 # Plugin policy: pins and unsafe permissions.

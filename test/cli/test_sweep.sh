@@ -230,6 +230,10 @@ mkdir -p o5 && "$S" run --variant reference --backend host --shape 1,16,2,32 --s
     --save-inputs o5/data.safetensors --iterations 1 > /dev/null
 want=$("$S" run --variant reference --backend host --inputs data.safetensors --iterations 1 | awk '/output_sha256/ {print $2}')
 printf '{"baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "iterations": 1, "warmup": 0, "workloads": [{"name": "f", "shape": [1, 16, 2, 32], "input": {"source": "safetensors", "path": "data.safetensors"}}]}' > rel.json
+printf '{"baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "iterations": 1, "warmup": 0, "workloads": [{"name": "w\\u001b[2J\\nFORGED", "shape": [1, 16, 2, 32]}]}' > esc.json
+check "a workload name with controls: the progress line" 0 "$S" sweep esc.json --backend host --out-dir o6 \
+    && contains "shows it escaped" "workload 0 'w\x1b[2J\x0aFORGED'"
+[[ "$out" == *$'\x1b'* ]] && fail "a control character of the sweep file reached the terminal" "$(cat -v <<<"$out")"
 check "an input path relative to the sweep file" 0 "$S" sweep rel.json --backend host --quiet --out-dir o5
 py "... read from the sweep file's folder, not --out-dir" '
 import json, sys
