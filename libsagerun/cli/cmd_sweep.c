@@ -53,6 +53,7 @@ static void sweep_usage(FILE *out)
             "parameters) KEY=value at that point: tuned -> tuned[block=64]; the baseline keeps\n"
             "its own; every value is checked against the variant's declaration before anything\n"
             "runs. The summary gives each workload's \"axes\"; the CSV a column per axis.\n"
+            "A sweep has at most 4096 workloads, every point of the axes counted.\n"
             "An inline workload without a name is named by its shape (1x1024x56x128).\n"
             "The file's warmup, rounds or iterations ask for compare's fixed schedule as the\n"
             "options do (unless --schedule says otherwise); without any, each workload gets\n"

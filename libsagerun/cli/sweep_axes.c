@@ -273,6 +273,11 @@ sagerun_status sr_sweep_axes_expand(const char *file, const json_t *list, const 
                                 "objects, not to workload files (VARIANT[KEY] axes apply to both)",
                                 file, b);
     size_t total = json_array_size(list) * points, n = 0;
+    if (total > SR_SWEEP_MAX_POINTS) /* every workload at every point: the sweep's size */
+        return sr_cli_error_set(err, SAGERUN_FORMAT,
+                                "%s: %zu workloads at %zu points of the axes are %zu; a sweep has "
+                                "at most %d (split it into several sweep files)",
+                                file, json_array_size(list), points, total, SR_SWEEP_MAX_POINTS);
     json_t *res = json_array();
     json_t **pts = calloc(total ? total : 1, sizeof(*pts));
     if (!res || !pts)

@@ -238,6 +238,10 @@ static sagerun_status load_workloads(const char *path, json_t *root, sr_sweep_fi
                             "workload objects or workload file paths)", path);
     if (!json_is_array(list) || json_array_size(list) == 0)
         return sr_sweep_bad_key(path, "workloads", "a non-empty array of workloads", list, err);
+    if (json_array_size(list) > SR_SWEEP_MAX_POINTS)
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %zu workloads; a sweep has at most %d "
+                                "(split it into several sweep files)",
+                                path, json_array_size(list), SR_SWEEP_MAX_POINTS);
     json_t *axes = json_object_get(root, "axes");
     if (axes) {
         size_t n = 0;

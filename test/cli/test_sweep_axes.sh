@@ -39,6 +39,15 @@ s = json.load(open(os.path.join(d, "summary.json")))
 got = [(w["axes"]["N"], json.load(open(os.path.join(d, w["report"])))["problem"]["seq_len"]) for w in s["workloads"]]
 assert got == [(16, 16), (48, 48)], got' "$TMP/ds"
 
+# the 4096 cap was per workload, so 64 workloads x 4096 points loaded for minutes (a name check
+# over every pair of 262144 workloads) before anything ran: the sweep's size is capped
+python3 -c "import json,sys;json.dump({'workloads':[{'name':'w%d'%i,'shape':[1,16,1,16]} for i in range(64)],'axes':{'N':list(range(1,65)),'D':list(range(1,65))}},open(sys.argv[1],'w'))" "$TMP/huge.json"
+check "64 workloads x 4096 points: refused at once" 1 timeout 20 "$S" sweep "$TMP/huge.json" --backend host --quiet \
+    --shard 0/100000 --out-dir "$TMP/huge" && contains "says why" "64 workloads at 4096 points of the axes are 262144; a sweep has at most 4096"
+python3 -c "import json,sys;json.dump({'workloads':[{'name':'w%d'%i,'shape':[1,16,1,16]} for i in range(4097)]},open(sys.argv[1],'w'))" "$TMP/many.json"
+check "4097 workloads: refused" 1 timeout 20 "$S" sweep "$TMP/many.json" --backend host --quiet --out-dir "$TMP/many" \
+    && contains "says why" "4097 workloads; a sweep has at most 4096"
+
 bad() { # bad NAME AXES-JSON EXPECTED-TEXT
     printf '{"axes": %s, "workloads": [{"shape": [1, 32, 2, 64]}]}' "$2" > "$TMP/bad.json"
     check "$1" 1 "$S" sweep "$TMP/bad.json" --backend host --quiet --out-dir "$TMP/bad" && contains "$1: named" "$3"
