@@ -174,8 +174,14 @@ static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compa
         ok = args_add(a, "--rounds") && args_add(a, "%lld", s->rounds);
     if (ok && s->iterations >= 0 && !seed)
         ok = args_add(a, "--iterations") && args_add(a, "%lld", s->iterations);
-    if (ok && isfinite(s->threshold))
-        ok = args_add(a, "--noise-threshold") && args_add(a, "%.17g", s->threshold);
+    if (ok && isfinite(s->threshold)) { /* a plain decimal (the option takes no exponent) */
+        int places = 0;
+        char text[400];
+        do
+            snprintf(text, sizeof text, "%.*f", places, s->threshold);
+        while (strtod(text, NULL) != s->threshold && ++places < 340);
+        ok = args_add(a, "--noise-threshold") && args_add(a, "%s", text);
+    }
     if (ok && s->accuracy_rows >= 0)
         ok = args_add(a, "--accuracy-rows") && args_add(a, "%lld", s->accuracy_rows);
     if (ok && s->accuracy == 0)

@@ -196,8 +196,9 @@ static sagerun_status load_options(const char *path, json_t *root, sr_sweep_file
         (st = get_flag(path, root, "clocks", &s->clocks, err)))
         return st;
     if ((j = json_object_get(root, "noise_threshold_percent"))) {
-        if (!json_is_number(j) || !(json_number_value(j) >= 0) || !isfinite(json_number_value(j)))
-            return sr_sweep_bad_key(path, "noise_threshold_percent", "a percentage >= 0", j, err);
+        if (!json_is_number(j) || !(json_number_value(j) >= 0) || json_number_value(j) > 1e6)
+            return sr_sweep_bad_key(path, "noise_threshold_percent",
+                                    "a percentage from 0 to 1000000 (as --noise-threshold)", j, err);
         s->threshold = json_number_value(j);
     }
     return SAGERUN_OK;

@@ -234,6 +234,17 @@ printf '{"baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "it
 check "a workload name with controls: the progress line" 0 "$S" sweep esc.json --backend host --out-dir o6 \
     && contains "shows it escaped" "workload 0 'w\x1b[2J\x0aFORGED'"
 [[ "$out" == *$'\x1b'* ]] && fail "a control character of the sweep file reached the terminal" "$(cat -v <<<"$out")"
+# noise_threshold_percent went to compare as %.17g: 1e-05 (an exponent the option refuses) failed
+# every workload blaming --noise-threshold; 2000000 passed the file's check and failed the same way
+printf '{"baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "iterations": 1, "warmup": 0, "noise_threshold_percent": 0.00001, "workloads": [{"name": "t", "shape": [1, 16, 2, 32]}]}' > thr.json
+check "a small noise_threshold_percent" 0 "$S" sweep thr.json --backend host --quiet --out-dir o7
+py "... reaches compare intact" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["noise_threshold_percent"] == 1e-05, r["noise_threshold_percent"]' o7/t.json
+sed 's/0.00001/2000000/' thr.json > thr2.json
+check "a noise_threshold_percent past the option's range" 1 "$S" sweep thr2.json --backend host --quiet --out-dir o8 \
+    && contains "names the key" "noise_threshold_percent"
 check "an input path relative to the sweep file" 0 "$S" sweep rel.json --backend host --quiet --out-dir o5
 py "... read from the sweep file's folder, not --out-dir" '
 import json, sys
