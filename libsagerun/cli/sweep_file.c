@@ -239,6 +239,13 @@ static sagerun_status load_workloads(const char *path, json_t *root, sr_sweep_fi
                             "workload objects or workload file paths)", path);
     if (!json_is_array(list) || json_array_size(list) == 0)
         return sr_sweep_bad_key(path, "workloads", "a non-empty array of workloads", list, err);
+    bool inline_any = false;
+    for (size_t i = 0; i < json_array_size(list); i++)
+        inline_any = inline_any || json_is_object(json_array_get(list, i));
+    if (defaults && json_object_size(defaults) && !inline_any) /* else never checked, nor used */
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: key 'defaults': its keys are added to "
+                                "inline workload objects, and this sweep has none (only workload "
+                                "files)", path);
     if (json_array_size(list) > SR_SWEEP_MAX_POINTS)
         return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %zu workloads; a sweep has at most %d "
                                 "(split it into several sweep files)",

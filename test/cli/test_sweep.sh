@@ -245,6 +245,12 @@ assert r["noise_threshold_percent"] == 1e-05, r["noise_threshold_percent"]' o7/t
 sed 's/0.00001/2000000/' thr.json > thr2.json
 check "a noise_threshold_percent past the option's range" 1 "$S" sweep thr2.json --backend host --quiet --out-dir o8 \
     && contains "names the key" "noise_threshold_percent"
+# defaults beside workload files only: never merged, so never checked (a misspelt key, a shape of
+# the wrong type ran with exit 0)
+printf '{"shape": [1, 16, 2, 32]}' > dwl.json
+printf '{"defaults": {"hedas_kv": 2, "shape": "garbage"}, "workloads": ["dwl.json"], "rounds": 2, "iterations": 1, "warmup": 0}' > dfl.json
+check "defaults with only workload files" 1 "$S" sweep dfl.json --backend host --quiet --out-dir o9 \
+    && contains "says why" "key 'defaults': its keys are added to inline workload objects, and this sweep has none"
 check "an input path relative to the sweep file" 0 "$S" sweep rel.json --backend host --quiet --out-dir o5
 py "... read from the sweep file's folder, not --out-dir" '
 import json, sys
