@@ -154,23 +154,46 @@ void sr_schedule_result_free(sr_schedule_result *res)
     memset(res, 0, sizeof(*res));
 }
 
+/* Room for rounds [0, rounds) at least: the arrays grown (doubling, at most max_rounds) and each
+ * entry's block moved to the new stride, the new rows NaN. Allocating max_rounds up front took
+ * gigabytes for a large --max-rounds that --max-time ends after a few rounds. */
+static bool result_grow(sr_schedule_result *res, size_t rounds)
+{
+    size_t old = res->capacity_rounds, n = res->entries, I = res->per_round;
+    if (rounds <= old)
+        return true;
+    size_t cap = old * 2 > rounds ? old * 2 : rounds;
+    if (cap > res->max_rounds)
+        cap = res->max_rounds;
+    if (cap < rounds || (n && cap > SIZE_MAX / sizeof(double) / n / I))
+        return false;
+    double **arrays[3] = {&res->samples, &res->clocks, &res->energies};
+    for (int a = 0; a < 3; a++) {
+        double *grown = realloc(*arrays[a], n * cap * I * sizeof(double));
+        if (!grown)
+            return false;
+        *arrays[a] = grown;
+        for (size_t e = n; e-- > 0;) { /* last first: a block moves up, past its old place */
+            memmove(grown + e * cap * I, grown + e * old * I, old * I * sizeof(double));
+            for (size_t i = old * I; i < cap * I; i++)
+                grown[e * cap * I + i] = NAN;
+        }
+    }
+    res->capacity_rounds = cap;
+    return true;
+}
+
 static bool result_alloc(sr_schedule_result *res, size_t n, size_t per_round, size_t rounds)
 {
     memset(res, 0, sizeof(*res));
     res->entries = n;
     res->per_round = per_round;
-    res->capacity_rounds = rounds;
-    size_t cells = n * rounds * per_round;
-    res->samples = malloc(cells * sizeof(double));
-    res->clocks = malloc(cells * sizeof(double));
-    res->energies = malloc(cells * sizeof(double));
+    res->max_rounds = rounds;
     res->dropped = calloc(n, sizeof(bool));
-    if (!res->samples || !res->clocks || !res->energies || !res->dropped) {
+    if (!res->dropped || !result_grow(res, rounds < 64 ? rounds : 64)) {
         sr_schedule_result_free(res);
         return false;
     }
-    for (size_t i = 0; i < cells; i++)
-        res->samples[i] = res->clocks[i] = res->energies[i] = NAN;
     return true;
 }
 
@@ -250,7 +273,7 @@ static int end_after_round(const sr_schedule_plan *p, const sr_schedule_result *
                            size_t period, double elapsed, double *half_width)
 {
     *half_width = sr_schedule_half_width(res);
-    if (res->rounds >= res->capacity_rounds)
+    if (res->rounds >= res->max_rounds)
         return SR_SCHEDULE_ROUNDS;
     if (!may_stop_here(res->rounds, period))
         return -1;
@@ -295,6 +318,8 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
     for (;;) {
         bool throttled;
         sr_nvtx_push("round %zu", res->rounds + 1); /* a redone round shows twice */
+        if (!result_grow(res, res->rounds + 1))
+            return false; /* out of memory, as an allocation up front said before */
         round_status st = take_round(&p, s, res, res->rounds, sequence++, &throttled);
         sr_nvtx_pop();
         if (st != ROUND_OK) {

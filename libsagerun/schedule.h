@@ -88,7 +88,9 @@ typedef enum sr_schedule_end {
 } sr_schedule_end;
 
 typedef struct sr_schedule_result {
-    size_t entries, per_round, capacity_rounds;
+    size_t entries, per_round;
+    size_t capacity_rounds; /* rounds allocated (the stride below), grown as rounds are taken */
+    size_t max_rounds;      /* the plan's: the schedule ends there */
     size_t rounds;       /* rounds kept */
     double *samples;     /* entry e, round r, sample i at [(e * capacity_rounds + r) * per_round + i] */
     double *clocks;      /* the same shape: clock_mhz */

@@ -288,7 +288,8 @@ SAGERUN_API sagerun_status sagerun_registry_variant_param(const sagerun_registry
 /* "int", "float", "bool" for a sagerun_param_type (plugin.h); "unknown" for other values. */
 SAGERUN_API const char *sagerun_param_type_name(int type);
 /* A parameter value as labels write it (buf of len bytes, always NUL-terminated): an integer for
- * int ("64"), the shortest of %.9g for float ("0.5"), "true"/"false" for bool. */
+ * int ("64"), for float the shortest %g text that reads back as the value ("0.5", "0.1",
+ * "0.3333333333333333": two values never share a label), "true"/"false" for bool. */
 SAGERUN_API void sagerun_param_format(int type, double value, char *buf, size_t len);
 SAGERUN_API size_t sagerun_registry_rejection_count(const sagerun_registry *reg);
 SAGERUN_API sagerun_status sagerun_registry_rejection(const sagerun_registry *reg, size_t index,

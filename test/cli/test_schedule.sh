@@ -19,6 +19,19 @@ for w in "--schedule S" "--target-precision" "--max-time" "--timer T" "--cache C
     contains "help: $w" "$w"
 done
 
+# ---- memory follows the rounds taken: a large --max-rounds that --max-time ends early allocated
+# (and filled) room for all of them up front: 4.7 GB for 1e8 rounds; here under a 1 GB limit ----
+if nm "$S" 2>/dev/null | grep -q "__asan_init\|__tsan_init"; then
+    echo "ok   (memory limit case skipped: a sanitizer build reserves its own address space)"
+else
+    check "--max-rounds 1e8 ended by --max-time, under 1 GB" 0 bash -c 'ulimit -v 1000000; exec "$@"' _ \
+        "$S" compare "${H[@]}" --max-rounds 100000000 --max-time 0.5 --no-accuracy --json "$TMP/many.json"
+    py "... ended by its budget" '
+import json, sys
+m = json.load(open(sys.argv[1]))["measurement"]
+assert m["ended_by"] == "budget", m' "$TMP/many.json"
+fi
+
 # ---- the seed's schedule exactly: 3 warm-up calls, 5 rounds of 10, rotating ----
 check "seed schedule" 0 "$S" compare "${H[@]}" --schedule seed --no-accuracy --json "$TMP/seed.json"
 py "seed schedule: 3 + 5 x 10 rotating, one call per sample" '
