@@ -80,6 +80,11 @@ static bool plain_number(const char *t, bool exponent)
     return *t == '\0';
 }
 
+/* Text of a spec quoted in a message, at most 48 characters ("..." after them): a long value
+ * must not push the message's reason past the end of its buffer. */
+#define QUOTE_MAX 48
+#define QUOTED(t) QUOTE_MAX, (t), strlen(t) > QUOTE_MAX ? "..." : ""
+
 /* The value text of one parameter as a double; false when it is not of the type. */
 static bool parse_value(const sagerun_param_decl *p, const char *text, double *v)
 {
@@ -125,15 +130,15 @@ static sagerun_status apply_one(const sagerun_variant_descriptor *d, char *item,
     char *eq = strchr(item, '=');
     if (!eq || eq == item)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "variant %s: '%s' is not key=value", d->name, item);
+                            "variant %s: '%.*s%s' is not key=value", d->name, QUOTED(item));
     *eq = '\0';
     long k = param_index(d, item);
     if (k < 0) {
         char keys[256];
         key_list(d, keys, sizeof keys);
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "variant %s: unknown parameter '%s' (its parameters: %s)", d->name,
-                            item, keys);
+                            "variant %s: unknown parameter '%.*s%s' (its parameters: %s)",
+                            d->name, QUOTED(item), keys);
     }
     const sagerun_param_decl *p = &d->params[k];
     if (given[k])
@@ -142,7 +147,8 @@ static sagerun_status apply_one(const sagerun_variant_descriptor *d, char *item,
     double v;
     if (!parse_value(p, eq + 1, &v))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "variant %s: parameter %s: '%s' is not %s %s", d->name, p->key, eq + 1,
+                            "variant %s: parameter %s: '%.*s%s' is not %s %s", d->name, p->key,
+                            QUOTED(eq + 1),
                             p->type == SAGERUN_PARAM_INT ? "an" : "a",
                             sagerun_param_type_name(p->type));
     char why[160];
@@ -176,8 +182,8 @@ sagerun_status sr_params_parse(const sagerun_variant_descriptor *d, const char *
             *next++ = '\0';
         st = *item ? apply_one(d, item, values, given, err)
                    : sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                                  "variant %s: an empty binding in [%s] (want key=value,...)",
-                                  d->name, args);
+                                  "variant %s: an empty binding in [%.*s%s] (want key=value,...)",
+                                  d->name, QUOTED(args));
     }
     free(copy);
     return st;
@@ -206,7 +212,7 @@ sagerun_status sr_variant_spec_split(const char *spec, char name[64], char **arg
     size_t n = open ? (size_t)(open - spec) : strlen(spec);
     if (n == 0 || n > 63)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "'%s': a variant name is 1 to 63 characters", spec);
+                            "'%.*s%s': a variant name is 1 to 63 characters", QUOTED(spec));
     memcpy(name, spec, n);
     name[n] = '\0';
     if (!open)
@@ -214,8 +220,8 @@ sagerun_status sr_variant_spec_split(const char *spec, char name[64], char **arg
     size_t m = strlen(open);
     if (open[m - 1] != ']' || strchr(open + 1, '[') || memchr(open, ']', m - 1))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "'%s': want NAME[key=value,...] (one pair of brackets, at the end)",
-                            spec);
+                            "'%.*s%s': want NAME[key=value,...] (one pair of brackets, at the end)",
+                            QUOTED(spec));
     if (!(*args = strndup(open + 1, m - 2)))
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     return SAGERUN_OK;

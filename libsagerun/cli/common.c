@@ -50,7 +50,12 @@ sagerun_status sr_cli_error_prefix(sagerun_error *err, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     snprintf(was, sizeof was, "%s", err->message);
-    snprintf(err->message, sizeof err->message, "%s: %s", prefix, was);
+    /* the message whole, the prefix cut to what is left (a long --variant spec cut the reason) */
+    size_t used = strlen(was) + 3; /* ": " and the NUL */
+    size_t room = used < sizeof err->message ? sizeof err->message - used : 0;
+    if (strlen(prefix) > room && room > 3)
+        snprintf(prefix + room - 3, 4, "...");
+    snprintf(err->message, sizeof err->message, "%.*s: %s", (int)room, prefix, was);
     return err->status;
 }
 

@@ -125,6 +125,11 @@ check "an error quoting a hostile key" 1 "$S" workload show "$TMP/esc.json" && c
 python3 -c "import json,struct,sys;h=json.dumps({'q\x1b[2J':{'dtype':'X','shape':[1],'data_offsets':[0,2]}}).encode();open(sys.argv[1],'wb').write(struct.pack('<Q',len(h))+h+b'\0\0')" "$TMP/esc.safetensors"
 check "an error quoting a hostile tensor name" 1 "$S" workload show "$TMP/esc.safetensors" && contains "shown escaped" 'q\x1b[2J'
 [[ "$out" == *$'\x1b'* ]] && fail "a control character of the file reached the terminal" "$(cat -v <<<"$out")"
+# A long --variant spec cut the message before its reason (the spec, then the library's message
+# quoting the value again, in 512 bytes)
+LL=fake-long-label-0123456789-0123456789-0123456789-0123456789-abc
+check "a 400-digit parameter value" 1 "$S" run --backend host --shape 1,64,2,64 --plugin "$FAKES/fake_long_label.so" \
+    --variant "$LL[rows_per_thread_tile=$(printf '9%.0s' {1..400})]" && contains "the reason survives" "is not an int"
 check "list --device must be a number" 2 "$S" list --device abc && contains "names the option" "--device 'abc'"
 
 # Plugin policy: pins and unsafe permissions.
