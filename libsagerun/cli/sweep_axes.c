@@ -61,6 +61,15 @@ static bool variant_axis(const char *name, char variant[64], char key[SAGERUN_PL
     return true;
 }
 
+/* Two values of an axis that are one point: equal JSON, or equal numbers (jansson holds 2 and 2.0
+ * as different values, which ran one binding twice under two names). */
+static bool same_value(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal(a, b);
+}
+
 static sagerun_status check_values(const char *file, const char *name, const json_t *values,
                                    sagerun_error *err)
 {
@@ -76,7 +85,7 @@ static sagerun_status check_values(const char *file, const char *name, const jso
             return sr_sweep_bad_key(file, key, "an array of parameter values (numbers, true, false)",
                                     values, err);
         for (size_t k = 0; k < i; k++)
-            if (json_equal(v, json_array_get(values, k)))
+            if (same_value(v, json_array_get(values, k)))
                 return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %s: value %zu repeats value %zu",
                                     file, key, i, k);
     }

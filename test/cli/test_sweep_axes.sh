@@ -55,6 +55,7 @@ bad() { # bad NAME AXES-JSON EXPECTED-TEXT
 bad "an unknown axis" '{"M": [1]}' "axes: unknown axis 'M' (B, N, Hq, D, heads_kv, dtype"
 bad "a shape axis of strings" '{"N": ["big"]}' "axes.N"
 bad "an empty axis" '{"dtype": []}' "axes.dtype"
+bad "2 and 2.0 on one axis" '{"sm_scale": [2, 2.0]}' "axes.sm_scale: value 1 repeats value 0"
 bad "a bad dtype on an axis" '{"dtype": ["fp8"]}' "unsupported dtype 'fp8'"
 printf '{"axes": {"N": [32]}, "workloads": ["%s"]}' "$ROOT/test/data/sweep-host-n96.json" > "$TMP/file.json"
 check "axes on a workload file" 1 "$S" sweep "$TMP/file.json" --backend host --quiet --out-dir "$TMP/f"
