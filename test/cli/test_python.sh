@@ -266,6 +266,14 @@ else
     echo "SKIP: $PY -m venv does not work here: the venv cases"
 fi
 
+# ---- os._exit in a variant: run exited 0 with no output (a script took it as a success) ----
+printf '# sagerun-variant: exits run=run backend=host\nimport os\ndef run(call):\n    os._exit(0)\n' > "$TMP/exits.py"
+check "run: a variant calling os._exit(0) fails" 1 "$S" run --backend host --shape 1,64,2,64 --plugin "$TMP/exits.py" \
+    --variant exits --warmup 0 --iterations 1 && contains "says why" "os._exit(0) in a variant"
+printf '# sagerun-variant: forks run=run backend=host\nimport os\ndef run(call):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(3)\n    _, status = os.waitpid(pid, 0)\n    assert os.waitstatus_to_exitcode(status) == 3, status\n    call.o[...] = call.v[...]\n' > "$TMP/forks.py"
+check "... a child it forks still exits with os._exit" 0 "$S" run --backend host --shape 1,64,2,64 --plugin "$TMP/forks.py" \
+    --variant forks --warmup 0 --iterations 1
+
 # ---- a sweep runs Python variants like any other ----
 check "sweep" 0 "$S" sweep "$ROOT/test/data/sweep-host.json" --backend host --quiet \
     --plugin "$EX" --variant numpy-reference --out-dir "$TMP/sweep"

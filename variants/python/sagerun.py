@@ -269,6 +269,19 @@ def _describe(exc):
 
 def _start(path):
     """The interpreter's setup: the path of the interpreter sagerun was asked for, prints to
-    stderr (sagerun's stdout carries its results)."""
+    stderr (sagerun's stdout carries its results), and os._exit refused in sagerun's process."""
     sys.path[:] = [p for p in path if p]
     sys.stdout = sys.stderr
+    os._exit = _exit_guard(os._exit, os.getpid())
+
+
+def _exit_guard(real_exit, pid):
+    """os._exit from a variant ended sagerun's process with the variant's status: `sagerun run`
+    then exited 0 with no output. In sagerun's process it raises instead (the call fails with
+    the reason); a process the variant forked (multiprocessing's children) still exits."""
+    def _exit(status):
+        if os.getpid() != pid:
+            real_exit(status)
+        raise RuntimeError("os._exit(%r) in a variant: a variant returns or raises; it does not "
+                           "end sagerun's process" % (status,))
+    return _exit
