@@ -14,6 +14,20 @@ void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
     opts->threshold_percent = 1.0; /* compare's noise threshold */
 }
 
+/* The caller's options over the defaults (as far as its struct_size covers), checked. */
+static sagerun_status diff_options(const sagerun_report_diff_options *opts,
+                                   sagerun_report_diff_options *o, sagerun_error *err)
+{
+    sagerun_report_diff_options_init(o);
+    if (opts)
+        memcpy(o, opts, opts->struct_size < sizeof(*o) ? opts->struct_size : sizeof(*o));
+    if (!(o->threshold_percent >= 0) || o->threshold_percent > 1e6)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "diff: the threshold must be a percentage from 0 to 1000000 (got %g)",
+                            o->threshold_percent);
+    return SAGERUN_OK;
+}
+
 sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
                                    const sagerun_report_diff_options *opts, FILE *out,
                                    unsigned *findings, sagerun_error *err)
@@ -21,11 +35,11 @@ sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
     if (!old_path || !new_path || !out || !findings)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "report_diff: NULL argument");
     sagerun_report_diff_options o;
-    sagerun_report_diff_options_init(&o);
-    if (opts)
-        memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
+    sagerun_status st = diff_options(opts, &o, err); /* a NaN threshold hid every regression */
+    if (st != SAGERUN_OK)
+        return st;
     sr_report a, b;
-    sagerun_status st = sr_report_read(old_path, &a, err);
+    st = sr_report_read(old_path, &a, err);
     if (st != SAGERUN_OK)
         return st;
     if ((st = sr_report_read(new_path, &b, err)) != SAGERUN_OK) {
@@ -47,14 +61,11 @@ sagerun_status sagerun_diff_create(const sagerun_report_diff_options *opts, sage
 {
     if (!out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_create: NULL argument");
+    *out = NULL;
     sagerun_report_diff_options o;
-    sagerun_report_diff_options_init(&o);
-    if (opts)
-        memcpy(&o, opts, opts->struct_size < sizeof(o) ? opts->struct_size : sizeof(o));
-    if (!(o.threshold_percent >= 0) || o.threshold_percent > 1e6)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "diff: the threshold must be a percentage >= 0 (got %g)",
-                            o.threshold_percent);
+    sagerun_status st = diff_options(opts, &o, err);
+    if (st != SAGERUN_OK)
+        return st;
     if (!(*out = calloc(1, sizeof(**out))))
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     sr_diff_init(&(*out)->d, o.threshold_percent, o.relative != 0);

@@ -156,6 +156,8 @@ sagerun_status sr_hash_job_finish(sr_hash_job *job, char hex[65], sagerun_error 
 
 sagerun_status sagerun_file_sha256(const char *path, char hex[65], sagerun_error *err)
 {
+    if (!path || !hex)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "file_sha256: NULL argument");
     FILE *f = sr_fopen_input(path, err); /* a FIFO must not block, a device not be read */
     if (!f)
         return err ? err->status : SAGERUN_IO;

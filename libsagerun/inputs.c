@@ -40,6 +40,9 @@ static sagerun_status create_generated(sagerun_context *ctx, const sagerun_probl
                                        const sr_synthetic *syn, sagerun_inputs **out,
                                        sagerun_error *err)
 {
+    if (!out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_synthetic: NULL out");
+    *out = NULL;
     sagerun_inputs *in;
     sagerun_status st = sr_inputs_alloc(ctx, problem, &in, err);
     if (st != SAGERUN_OK)
@@ -69,6 +72,9 @@ sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
                                                const void *k, const void *v,
                                                sagerun_inputs **out, sagerun_error *err)
 {
+    if (!out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL out");
+    *out = NULL;
     if (!q || !k || !v)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL tensor");
     sagerun_inputs *in;

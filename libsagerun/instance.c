@@ -25,6 +25,7 @@ struct sagerun_instance {
     void *state;
     sr_timer timer;
     bool prepared;
+    bool ran; /* a run returned: O holds an output (before it, uninitialised memory) */
 };
 
 /* geometry_with (1.1) when the variant has it, else geometry. */
@@ -187,6 +188,7 @@ int sr_instance_call(void *instance, sagerun_error *err)
     sr_nvtx_pop();
     if (rc != 0)
         return variant_failed(err, d, "run", rc, why);
+    inst->ran = true;
     return SAGERUN_OK;
 }
 
@@ -230,6 +232,10 @@ sagerun_status sagerun_instance_write_output(sagerun_instance *inst, const char 
 {
     if (!inst || !path)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance_write_output: NULL argument");
+    if (!inst->ran)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "variant %s: no output yet (instance_run has not run it)",
+                            inst->desc->name);
     static const char *const name[1] = {"o"};
     return sr_inputs_write_tensors(inst->in, path, name, &inst->o, &inst->in->problem.heads_q, 1,
                                    err);
@@ -240,6 +246,10 @@ sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[6
 {
     if (!inst || !hex)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "output_sha256: NULL argument");
+    if (!inst->ran)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "variant %s: no output yet (instance_run has not run it)",
+                            inst->desc->name);
     return sr_sha256_memory(inst->ctx, inst->o, inst->o_bytes, hex, err);
 }
 
@@ -248,6 +258,10 @@ sagerun_status sagerun_instance_geometry(const sagerun_instance *inst,
 {
     if (!inst || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance_geometry: NULL argument");
-    *out = inst->geometry;
+    /* as far as the caller's struct_size covers (0: this header's), as the registry's outputs */
+    uint32_t size = out->struct_size && out->struct_size < sizeof *out ? out->struct_size
+                                                                       : (uint32_t)sizeof *out;
+    memcpy(out, &inst->geometry, size);
+    out->struct_size = size;
     return SAGERUN_OK;
 }

@@ -550,6 +550,14 @@ sagerun_status sagerun_sage2_quantize(const sagerun_inputs *in,
 {
     if (!in || !params || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "sage2_quantize: NULL argument");
+    /* both structs whole (0: this header's size): out receives every tensor, and a shorter one
+     * was written past its end */
+    if ((params->struct_size && params->struct_size < sizeof *params) ||
+        (out->struct_size && out->struct_size < sizeof *out))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "sage2_quantize: struct_size %u (params) and %u (out); this sagerun "
+                            "needs %zu and %zu (or 0)",
+                            params->struct_size, out->struct_size, sizeof *params, sizeof *out);
     return sr_sage2_quantize(in->ctx, &in->problem, in->q, in->k, in->v, params, 0, out, NULL,
                              err);
 }

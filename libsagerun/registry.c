@@ -414,7 +414,8 @@ sagerun_status sagerun_registry_add_path(sagerun_registry *reg, const char *path
                                          sagerun_error *err)
 {
     if (!reg || !path || !*path)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_add_path: empty path");
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_add_path: %s",
+                            !reg ? "NULL registry" : !path ? "NULL path" : "empty path");
     struct stat sb;
     if (stat(path, &sb) != 0)
         return sr_error_set(err, SAGERUN_NOT_FOUND, "%s: %s", path, strerror(errno));
@@ -561,7 +562,9 @@ size_t sagerun_registry_variant_count(const sagerun_registry *reg)
 sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t index,
                                              sagerun_variant_info *info, sagerun_error *err)
 {
-    if (!reg || !info || index >= reg->n_variants)
+    if (!reg || !info)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_variant_info: NULL argument");
+    if (index >= reg->n_variants)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "variant index %zu out of range",
                             index);
     const sr_variant *v = &reg->variants[index];
@@ -664,7 +667,9 @@ sagerun_status sagerun_registry_variant_param(const sagerun_registry *reg, size_
                                               uint32_t k, sagerun_variant_param *out,
                                               sagerun_error *err)
 {
-    if (!reg || !out || index >= reg->n_variants)
+    if (!reg || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_variant_param: NULL argument");
+    if (index >= reg->n_variants)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "variant index %zu out of range",
                             index);
     const sr_variant *v = &reg->variants[index];
@@ -696,7 +701,9 @@ size_t sagerun_registry_rejection_count(const sagerun_registry *reg)
 sagerun_status sagerun_registry_rejection(const sagerun_registry *reg, size_t index,
                                           sagerun_rejection *out, sagerun_error *err)
 {
-    if (!reg || !out || index >= reg->n_rejected)
+    if (!reg || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_rejection: NULL argument");
+    if (index >= reg->n_rejected)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "rejection index %zu out of range",
                             index);
     /* Fill only what the caller's struct covers (it may predate later fields). */

@@ -224,7 +224,7 @@ typedef struct bytes {
 static bool write_bytes(FILE *f, const void *user)
 {
     const bytes *b = user;
-    return fwrite(b->data, 1, b->size, f) == b->size;
+    return b->size == 0 || fwrite(b->data, 1, b->size, f) == b->size; /* data may be NULL then */
 }
 
 sagerun_status sagerun_file_write(const char *path, const void *data, size_t size,

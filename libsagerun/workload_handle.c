@@ -98,9 +98,10 @@ sagerun_status sagerun_workload_synthetic(const sagerun_problem *problem, uint64
                                           const char *name, sagerun_workload **out,
                                           sagerun_error *err)
 {
+    if (out)
+        *out = NULL;
     if (!problem || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_synthetic: NULL argument");
-    *out = NULL;
     sagerun_status st = sagerun_problem_check(problem, err);
     if (st == SAGERUN_OK)
         st = sagerun_workload_default(out, err);
@@ -152,6 +153,11 @@ sagerun_status sagerun_workload_set_name(sagerun_workload *h, const char *name,
     if (!h || !name || !*name)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_set_name: %s",
                             h ? "empty name" : "NULL workload");
+    json_t *utf8 = json_string(name); /* jansson's check: a name goes into JSON files */
+    if (!utf8)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "workload_set_name: the name is not valid UTF-8");
+    json_decref(utf8);
     char *copy = strdup(name);
     if (!copy)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");

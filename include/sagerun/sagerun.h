@@ -348,7 +348,8 @@ SAGERUN_API sagerun_status sagerun_instance_run(sagerun_instance *inst, double *
                                                 sagerun_error *err);
 /* The output O (problem dtype and layout) in the context's memory, and its size in bytes. */
 SAGERUN_API uint64_t sagerun_instance_output(const sagerun_instance *inst, uint64_t *bytes);
-/* SHA-256 of the output, streamed from the context's memory; hex is 65 bytes. */
+/* SHA-256 of the output, streamed from the context's memory; hex is 65 bytes. Before a run has
+ * returned there is no output: this and sagerun_instance_write_output are then an error. */
 SAGERUN_API sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
                                                           sagerun_error *err);
 /* Writes the output O as the tensor "o" of a safetensors file (shape and __metadata__ as
@@ -361,7 +362,8 @@ SAGERUN_API sagerun_status sagerun_instance_write_output(sagerun_instance *inst,
  * sagerun_sage2_quant_params of plugin.h: 32/128/64/64 and R 448 for SageAttention's sm89
  * kernel). CUDA matches SageAttention's quantizer bit for bit; the host backend uses an IEEE
  * reciprocal (one step off on ~1e-5 of the codes, scales identical). Allocates every tensor of
- * *out in the context (sagerun_sage2_tensors_free releases them). */
+ * *out in the context (sagerun_sage2_tensors_free releases them). Both structs' struct_size is
+ * this header's size or 0 (a smaller one is an error). */
 struct sagerun_sage2_quant_params;
 struct sagerun_sage2_tensors;
 SAGERUN_API sagerun_status sagerun_sage2_quantize(const sagerun_inputs *in,
