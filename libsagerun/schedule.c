@@ -317,9 +317,9 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
     size_t sequence = 0; /* rounds taken, redone ones included: the order's row */
     for (;;) {
         bool throttled;
-        sr_nvtx_push("round %zu", res->rounds + 1); /* a redone round shows twice */
         if (!result_grow(res, res->rounds + 1))
             return false; /* out of memory, as an allocation up front said before */
+        sr_nvtx_push("round %zu", res->rounds + 1); /* a redone round shows twice */
         round_status st = take_round(&p, s, res, res->rounds, sequence++, &throttled);
         sr_nvtx_pop();
         if (st != ROUND_OK) {

@@ -278,23 +278,35 @@ static sagerun_status parse_causal_scale(json_t *root, const char *origin, sager
     return SAGERUN_OK;
 }
 
-/* A workload that names no layout reads its input file in the file's own (its __metadata__
- * "layout", as sagerun writes it): taken as NHD, an HND file whose N and H agree was read with its
- * axes swapped, silently. A file that cannot be opened now is left to the read that names why. */
+/* The layout a safetensors file says it holds (its __metadata__ "layout", as sagerun writes it):
+ * *layout unchanged when it says none; an error naming the file for a word other than NHD, HND. */
+static sagerun_status file_layout(const sr_safetensors *f, int *layout, sagerun_error *err)
+{
+    const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
+    if (ls && strcmp(ls, "HND") == 0)
+        *layout = SAGERUN_LAYOUT_HND;
+    else if (ls && strcmp(ls, "NHD") == 0)
+        *layout = SAGERUN_LAYOUT_NHD;
+    else if (ls)
+        return sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'layout' is '%s' (NHD or HND)",
+                            f->path, ls);
+    return SAGERUN_OK;
+}
+
+/* A workload that names no layout reads its input file in the file's own: taken as NHD, an HND
+ * file whose N and H agree was read with its axes swapped, silently. A file that cannot be opened
+ * now is left to the read that names why. */
 static sagerun_status layout_from_file(const char *origin, sr_workload *w, sagerun_error *err)
 {
     sr_safetensors *f;
     if (sr_safetensors_open(w->input_path, &f, NULL) != SAGERUN_OK)
         return SAGERUN_OK;
-    const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
-    sagerun_status st = SAGERUN_OK;
-    if (ls && strcmp(ls, "HND") == 0)
-        w->problem.layout = SAGERUN_LAYOUT_HND;
-    else if (ls && strcmp(ls, "NHD") != 0)
-        st = sr_error_set(err, SAGERUN_FORMAT,
-                          "%s: its input %s: __metadata__ 'layout' is '%s' (NHD or HND; or give "
-                          "\"layout\" in the workload)", origin, w->input_path, ls);
+    int layout = (int)w->problem.layout;
+    sagerun_status st = file_layout(f, &layout, err);
+    w->problem.layout = (uint32_t)layout;
     sr_safetensors_close(f);
+    if (st != SAGERUN_OK)
+        sr_error_prefix(err, "%s: its input (or give \"layout\" in the workload)", origin);
     return st;
 }
 
@@ -400,16 +412,10 @@ sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, s
         }
     }
     int layout = SAGERUN_LAYOUT_NHD;
-    const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
     if (layout_hint >= 0)
         layout = layout_hint; /* the caller's word over the file's */
-    else if (ls && strcmp(ls, "HND") == 0)
-        layout = SAGERUN_LAYOUT_HND;
-    else if (ls && strcmp(ls, "NHD") != 0) {
-        st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'layout' is '%s' (NHD or HND)",
-                          path, ls);
+    else if ((st = file_layout(f, &layout, err)))
         goto done;
-    }
     const uint64_t *qs = t[0]->shape, *ks = t[1]->shape;
     int ax_n = layout == SAGERUN_LAYOUT_NHD ? 1 : 2, ax_h = 3 - ax_n;
     for (int d = 0; d < 4; d++)

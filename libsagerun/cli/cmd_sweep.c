@@ -283,7 +283,6 @@ static void relay_log(const char *log, char *last, size_t len)
     fclose(f);
 }
 
-/* One workload; returns the child's exit status (130/143: the sweep was interrupted). */
 /* The workload as a file for the compare that measures it, which reads it from out_dir: an
  * input path relative to here made absolute (compare would take it relative to out_dir, and read
  * a missing file there, or silently another one of the same name). NULL when out of memory. */
@@ -307,6 +306,7 @@ static char *workload_text(const sagerun_workload *w)
     return out;
 }
 
+/* One workload; returns the child's exit status (130/143: the sweep was interrupted). */
 static int run_one(const arg_list *shared, char *const *variants, size_t n_variants,
                    const sagerun_workload *w, const char *out_dir, const char *file, json_t *row)
 {
