@@ -44,6 +44,8 @@ int sr_cmd_profile(int argc, char **argv);
 
 /* "sagerun: <message>" on stderr. */
 void sr_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "SIGSEGV (Segmentation fault)", or "signal N" for one without a name. */
+void sr_cli_describe_signal(int sig, char *buf, size_t len);
 /* Sets err (when not NULL) to status and a formatted message; returns status. */
 sagerun_status sr_cli_error_set(sagerun_error *err, sagerun_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

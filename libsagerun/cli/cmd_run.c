@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "one_variant.h"
+#include "supervise.h"
 
 static void run_usage(FILE *out)
 {
@@ -20,7 +21,9 @@ static void run_usage(FILE *out)
             "  --warmup N             untimed runs first (default 1)\n"
             "  --iterations N         timed runs (default 5)\n"
             SR_CLI_ONE_VARIANT_HELP
-            "exit status: 0 success, 1 error, 2 usage\n");
+            "The variant runs in a child process that sagerun watches: if it ends the process\n"
+            "(exit(), _exit(), a crash), run says so, with the phase, and exits 1.\n\n"
+            "exit status: 0 success, 1 error, 2 usage, 130/143 interrupted (SIGINT/SIGTERM)\n");
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -125,10 +128,13 @@ static int run_variant(const run_options *o, sr_cli_one_variant *v)
     int stdout_saved = sr_cli_stdout_to_stderr(); /* what the plugin prints is not our output */
     double prepare_s = 0;
     char hex[65];
+    sr_cli_supervise_phase("prepare");
     bool ok = sagerun_instance_prepare(inst, &prepare_s, &err) == SAGERUN_OK;
     if (!ok)
         sr_cli_error("%s", err.message);
+    sr_cli_supervise_phase("runs");
     ok = ok && time_runs(inst, o->warmup, o->iterations, times); /* says its own error */
+    sr_cli_supervise_phase("output");
     if (ok && sagerun_instance_output_sha256(inst, hex, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         ok = false;
@@ -152,6 +158,24 @@ static int run_variant(const run_options *o, sr_cli_one_variant *v)
     return ok ? SR_EXIT_OK : SR_EXIT_ERROR;
 }
 
+/* The variant opened, run and closed: what the supervised child does (supervise.h). */
+static int open_and_run(void *arg)
+{
+    run_options *o = arg;
+    sr_cli_one_variant v;
+    const sr_cli_one_variant_options vo = {
+        .cmd = "run", .variant = o->variant, .backend = o->backend, .device = (int)o->device,
+        .plugins = o->plugins, .n_plugins = o->n_plugins, .policy = &o->policy,
+        .workload = &o->wo};
+    sr_cli_supervise_phase("loading");
+    int rc = sr_cli_one_variant_open(&vo, &v) ? run_variant(o, &v) : SR_EXIT_ERROR;
+    sr_cli_supervise_phase("destroy");
+    sr_cli_one_variant_close(&v);
+    return rc;
+}
+
+/* A variant that ends the process (exit, _exit, a crash) is named, not taken for success: the
+ * work runs in a child that this process watches (supervise.c). */
 int sr_cmd_run(int argc, char **argv)
 {
     run_options o = {.plugins = calloc((size_t)argc, sizeof(char *)),
@@ -164,15 +188,8 @@ int sr_cmd_run(int argc, char **argv)
         return SR_EXIT_ERROR;
     }
     int rc = parse_options(argc, argv, &o);
-    if (rc < 0) {
-        sr_cli_one_variant v;
-        const sr_cli_one_variant_options vo = {
-            .cmd = "run", .variant = o.variant, .backend = o.backend, .device = (int)o.device,
-            .plugins = o.plugins, .n_plugins = o.n_plugins, .policy = &o.policy,
-            .workload = &o.wo};
-        rc = sr_cli_one_variant_open(&vo, &v) ? run_variant(&o, &v) : SR_EXIT_ERROR;
-        sr_cli_one_variant_close(&v);
-    }
+    if (rc < 0)
+        rc = sr_cli_supervised("run", o.variant, open_and_run, &o);
     free(o.plugins);
     return rc;
 }

@@ -13,6 +13,16 @@
 #include "cli.h"
 #include "isolate.h"
 
+void sr_cli_describe_signal(int sig, char *buf, size_t len)
+{
+    const char *abbrev = sigabbrev_np(sig);
+    const char *desc = strsignal(sig);
+    if (abbrev)
+        snprintf(buf, len, "SIG%s (%s)", abbrev, desc ? desc : "?");
+    else
+        snprintf(buf, len, "signal %d", sig);
+}
+
 void sr_cli_error(const char *fmt, ...)
 {
     /* a message quotes files (a key, a tensor name, a path): shown, not obeyed by the terminal */

@@ -476,16 +476,6 @@ static void read_lines(parent *p, attempt *a, int fd, bool *eof)
     a->used = rest;
 }
 
-static void describe_signal(int sig, char *buf, size_t len)
-{
-    const char *abbrev = sigabbrev_np(sig);
-    const char *desc = strsignal(sig);
-    if (abbrev)
-        snprintf(buf, len, "SIG%s (%s)", abbrev, desc ? desc : "?");
-    else
-        snprintf(buf, len, "signal %d", sig);
-}
-
 static bool add_skip(parent *p, const char *label, const char *phase, const char *reason)
 {
     for (size_t i = 0; i < p->skip_count; i++)
@@ -680,7 +670,7 @@ static void ending_words(const attempt *a, int ws, char *what, size_t len)
 {
     char sig[96] = "";
     if (WIFSIGNALED(ws))
-        describe_signal(WTERMSIG(ws), sig, sizeof sig);
+        sr_cli_describe_signal(WTERMSIG(ws), sig, sizeof sig);
     if (a->sanitizer)
         snprintf(what, len, "a sanitizer report (see stderr); exit status %d",
                  WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
@@ -728,7 +718,7 @@ static void warn_late_ending(const attempt *a, int ws)
     if (a->stuck_idle > 0) {
         snprintf(how, sizeof how, "did not exit within %g s", a->stuck_idle);
     } else if (WIFSIGNALED(ws)) {
-        describe_signal(WTERMSIG(ws), sig, sizeof sig);
+        sr_cli_describe_signal(WTERMSIG(ws), sig, sizeof sig);
         snprintf(how, sizeof how, "ended with %s", sig);
     } else
         snprintf(how, sizeof how, "ended with exit status %d", WEXITSTATUS(ws));
@@ -769,7 +759,7 @@ static int last_attempt(int ws, bool stopping, const attempt *a, const char *rep
         return WEXITSTATUS(ws); /* the child said why on stderr */
     } else if (WIFSIGNALED(ws)) {
         char sig[96];
-        describe_signal(WTERMSIG(ws), sig, sizeof sig);
+        sr_cli_describe_signal(WTERMSIG(ws), sig, sizeof sig);
         sr_cli_error("compare: the measurement process died of %s outside any variant's code",
                      sig);
     }

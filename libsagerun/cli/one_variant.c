@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "one_variant.h"
+#include "supervise.h"
 
 /* The context the variant runs on: a host variant on the host whatever --backend says, a CUDA
  * variant only on a device. */
@@ -38,6 +39,7 @@ static bool create_instance(const sr_cli_one_variant_options *o, sr_cli_one_vari
         return false;
     }
     int saved = sr_cli_stdout_to_stderr();
+    sr_cli_supervise_phase("create");
     bool ok = sagerun_workload_create_inputs(v->w, v->run_ctx, &v->in, &err) == SAGERUN_OK &&
               sagerun_instance_create(v->reg, index, v->run_ctx, v->in, &v->inst, &err) ==
                   SAGERUN_OK;

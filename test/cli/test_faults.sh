@@ -183,6 +183,39 @@ out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/fault_error_hostile.so" --varia
     && echo "ok   compare: a hostile failure reason escaped" || fail "compare: hostile reason (exit $rc)" "$(cat -v <<<"$out")"
 [[ "$out" == *$'\x1b'* ]] && fail "compare: a control character reached the terminal" "$(cat -v <<<"$out")"
 
+# ---- run: a variant that ends the process is named, with its phase; it had passed for success
+# (exit(0) and _exit(0) in run gave exit status 0 and no output) ----
+run_end_case() { # run_end_case PLUGIN VARIANT HOW_REGEX (the fault plugins fault at their third run call)
+    out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 3 \
+        --plugin "$FAKES/$1.so" --variant "$2" 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qE "^sagerun: run: the process $3 in variant '$2' \(phase: runs\), before run finished: no result" <<<"$out" \
+        && ! grep -q "^output_sha256" <<<"$out" \
+        && echo "ok   run: $2 named (exit 1)" || fail "run: $2 (exit $rc)" "$out"
+}
+run_end_case fault_exit_run fault-exit-run "ended with exit status 0"
+run_end_case fault_quick_exit_run fault-quick-exit-run "ended with exit status 0"
+run_end_case fault_abort_run fault-abort-run 'died of SIGABRT \(Aborted\)'
+[ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] || run_end_case fault_segv_run fault-segv-run 'died of SIGSEGV \(Segmentation fault\)'
+# a crash at exit, after the results: they stand (exit 0), with a warning
+[ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] || {
+out=$(SAGERUN_TEST_EXIT_FAULT=1 "$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 \
+    --plugin "$FAKES/fault_segv_exit.so" --variant fault-segv-exit 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "^output_sha256 " <<<"$out" && grep -q "warning: after it finished, the process died of SIGSEGV" <<<"$out" \
+    && echo "ok   run: a crash at exit keeps the results" || fail "run: crash at exit (exit $rc)" "$out"
+}
+# a stop signal reaches the run (forwarded to the child): interrupted, 143, nothing left running
+"$S" run --backend host --shape 1,1024,2,128 --warmup 0 --iterations 1000 --variant reference \
+    >"$TMP/run-int.out" 2>&1 &
+pid=$!
+sleep $((2 * SLOW))
+kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 143 ] && grep -q "^sagerun: run: interrupted (SIGTERM" "$TMP/run-int.out" \
+    && echo "ok   run: SIGTERM interrupts (143)" || fail "run: SIGTERM (exit $rc)" "$(cat "$TMP/run-int.out")"
+sleep 0.5
+pgrep -f -- "--shape 1,1024,2,128 --warmup 0 --iterations 1000" >/dev/null \
+    && fail "run: the child outlived the interrupted run" "$(pgrep -af -- '--iterations 1000')" \
+    || echo "ok   run: no child left behind"
+
 # ---- usage ----
 out=$("$S" compare --timeout 0 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "ok   --timeout 0: usage" || fail "--timeout 0: exit $rc" "$out"
