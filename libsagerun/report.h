@@ -205,7 +205,7 @@ typedef struct sr_diff {
     size_t count, cap;
     unsigned findings;         /* SAGERUN_DIFF_* of every row */
     char notes[16][320];       /* reference output changed, incomplete reports */
-    size_t note_count;
+    size_t note_count;         /* all of them: those past the array are only counted */
 } sr_diff;
 void sr_diff_init(sr_diff *d, double threshold_percent, bool relative);
 void sr_diff_clear(sr_diff *d);
@@ -217,6 +217,9 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
 sagerun_status sr_diff_missing_point(sr_diff *d, const char *point, const char *why,
                                      sagerun_error *err);
 void sr_diff_print(const sr_diff *d, FILE *out, bool markdown);
+/* The notes to show: the kept ones, then "and N more notes" for those only counted. */
+size_t sr_diff_note_count(const sr_diff *d);
+const char *sr_diff_note(const sr_diff *d, size_t i, char *buf, size_t len);
 json_t *sr_diff_to_json(const sr_diff *d);
 sagerun_status sr_diff_write_json(const sr_diff *d, const char *path, sagerun_error *err);
 sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sagerun_error *err);

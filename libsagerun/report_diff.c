@@ -10,6 +10,7 @@
 
 #include "judge.h"
 #include "report.h"
+#include "tolerance.h"
 #include "safe_io.h"
 
 /* a relative diff's baseline that moved more than this between the runs is said (percent) */
@@ -145,6 +146,10 @@ static void diff_variant(sr_diff_row *row, const sr_report_variant *ov,
         judge_rows(row, ov, nv, bl ? bl->old_base : NULL, bl ? bl->new_base : NULL, threshold);
     if (ov->byte_exact == 1 && nv->byte_exact != 1)
         add_finding(row, SAGERUN_DIFF_LOST_BYTE_EXACT, "LOST BYTE-EXACTNESS");
+    else if (sr_report_variant_accepted(ov) && !sr_report_variant_accepted(nv) && nv->timing.count)
+        add_finding(row, SAGERUN_DIFF_LOST_ACCEPTANCE,
+                    nv->tolerance.present ? "LOST ACCEPTANCE (tol. FAIL)"
+                                          : "LOST ACCEPTANCE (not byte-exact, no tolerance)");
     if (ov->output_sha256 && nv->output_sha256 && strcmp(ov->output_sha256, nv->output_sha256))
         add_finding(row, 0, "output hash changed");
 }
@@ -175,8 +180,23 @@ static sagerun_status same_workload(const sr_report *o, const sr_report *n, sage
 static void add_note(sr_diff *d, const char *point, const char *text)
 {
     if (d->note_count < SR_ARRAY_LEN(d->notes))
-        snprintf(d->notes[d->note_count++], sizeof(d->notes[0]), "%s%s%s", point ? point : "",
+        snprintf(d->notes[d->note_count], sizeof(d->notes[0]), "%s%s%s", point ? point : "",
                  point ? ": " : "", text);
+    d->note_count++; /* beyond the array: counted, and said as "and N more" */
+}
+
+size_t sr_diff_note_count(const sr_diff *d)
+{
+    size_t cap = SR_ARRAY_LEN(d->notes);
+    return d->note_count > cap ? cap + 1 : d->note_count;
+}
+
+const char *sr_diff_note(const sr_diff *d, size_t i, char *buf, size_t len)
+{
+    if (i < SR_ARRAY_LEN(d->notes))
+        return d->notes[i];
+    snprintf(buf, len, "and %zu more notes", d->note_count - SR_ARRAY_LEN(d->notes));
+    return buf;
 }
 
 static const sr_report_variant *baseline_of(const sr_report *r)
@@ -351,8 +371,9 @@ void sr_diff_print(const sr_diff *d, FILE *out, bool markdown)
         fprintf(out, "a change is judged from the per-round p50s of both runs (95%% interval); "
                      "slower beyond %.3g%% is a regression\n",
                 d->threshold);
-    for (size_t i = 0; i < d->note_count; i++)
-        sr_line_printf(out, "%snote: %s\n", markdown ? "- " : "", d->notes[i]);
+    char more[64];
+    for (size_t i = 0; i < sr_diff_note_count(d); i++)
+        sr_line_printf(out, "%snote: %s\n", markdown ? "- " : "", sr_diff_note(d, i, more, sizeof more));
     if (markdown)
         fprintf(out, "\n|%s variant | old p50 | new p50 | change [95%% CI] | verdict | "
                      "byte-exact | finding |\n|%s---|---|---|---|---|---|---|\n",
@@ -405,7 +426,7 @@ json_t *sr_diff_to_json(const sr_diff *d)
                          : json_null();
         const char *verdict = sr_verdict_name(r->verdict);
         json_array_append_new(
-            rows, json_pack("{s:s?, s:s, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, s:b, s:b, s:b, s:s}",
+            rows, json_pack("{s:s?, s:s, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, s:b, s:b, s:b, s:b, s:s}",
                             "point", r->point[0] ? r->point : NULL, "variant", r->label,
                             "old_p50_s", number_or_null(r->old_p50), "new_p50_s",
                             number_or_null(r->new_p50), "p50_change_percent",
@@ -413,12 +434,14 @@ json_t *sr_diff_to_json(const sr_diff *d)
                             "verdict", verdict, "old_byte_exact", exact_json(r->old_exact),
                             "new_byte_exact", exact_json(r->new_exact), "regression",
                             (r->findings & SAGERUN_DIFF_REGRESSION) != 0, "lost_byte_exact",
-                            (r->findings & SAGERUN_DIFF_LOST_BYTE_EXACT) != 0, "missing",
+                            (r->findings & SAGERUN_DIFF_LOST_BYTE_EXACT) != 0, "lost_acceptance",
+                            (r->findings & SAGERUN_DIFF_LOST_ACCEPTANCE) != 0, "missing",
                             (r->findings & SAGERUN_DIFF_MISSING) != 0, "finding", r->finding));
     }
     json_t *notes = json_array();
-    for (size_t i = 0; i < d->note_count; i++)
-        json_array_append_new(notes, json_string(d->notes[i]));
+    char more[64];
+    for (size_t i = 0; i < sr_diff_note_count(d); i++)
+        json_array_append_new(notes, json_string(sr_diff_note(d, i, more, sizeof more)));
     return json_pack("{s:i, s:f, s:s, s:b, s:b, s:o, s:o}", "sagerun_diff", 1,
                      "threshold_percent", d->threshold, "method",
                      d->relative ? "per-round p50s of old and new, each over its run's baseline "
@@ -428,8 +451,7 @@ json_t *sr_diff_to_json(const sr_diff *d)
                                    "20%-trimmed mean, 95% interval (judge.h); p50 ratio without "
                                    "rounds",
                      "relative", d->relative,
-                     "regression", (d->findings & (SAGERUN_DIFF_REGRESSION | SAGERUN_DIFF_LOST_BYTE_EXACT |
-                                     SAGERUN_DIFF_MISSING)) != 0,
+                     "regression", d->findings != 0,
                      "rows", rows, "notes", notes);
 }
 
@@ -469,7 +491,7 @@ static bool write_csv_cb(FILE *f, const void *user)
     const sr_diff *d = user;
     fputs("point,variant,old_p50_s,new_p50_s,p50_change_percent,speedup_percent,"
           "speedup_low_percent,speedup_high_percent,verdict,old_byte_exact,new_byte_exact,"
-          "regression,finding\n", f);
+          "regression,finding,lost_byte_exact,lost_acceptance,missing\n", f);
     for (size_t i = 0; i < d->count; i++) {
         const sr_diff_row *r = &d->rows[i];
         sr_csv_field(f, r->point, true);
@@ -485,6 +507,9 @@ static bool write_csv_cb(FILE *f, const void *user)
         sr_csv_field(f, r->new_exact < 0 ? NULL : r->new_exact ? "true" : "false", false);
         sr_csv_field(f, r->findings & SAGERUN_DIFF_REGRESSION ? "true" : "false", false);
         sr_csv_field(f, r->finding, false);
+        sr_csv_field(f, r->findings & SAGERUN_DIFF_LOST_BYTE_EXACT ? "true" : "false", false);
+        sr_csv_field(f, r->findings & SAGERUN_DIFF_LOST_ACCEPTANCE ? "true" : "false", false);
+        sr_csv_field(f, r->findings & SAGERUN_DIFF_MISSING ? "true" : "false", false);
         fputc('\n', f);
     }
     return !ferror(f);

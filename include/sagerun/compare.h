@@ -327,6 +327,8 @@ SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *o
 #define SAGERUN_DIFF_REGRESSION 0x1u      /* some p50 slower beyond the threshold */
 #define SAGERUN_DIFF_LOST_BYTE_EXACT 0x2u /* some variant byte-exact in old, not in new */
 #define SAGERUN_DIFF_MISSING 0x4u         /* a variant of old is absent from new */
+#define SAGERUN_DIFF_LOST_ACCEPTANCE 0x8u /* some variant accepted in old (byte-exact, or within
+                                             its tolerance) is not in new (e.g. "tol. FAIL") */
 
 /* Compares two reports of the same workload (same q_shape and metadata; SAGERUN_INVALID_ARGUMENT
  * when not), prints per variant the p50 change and byte-exactness changes, and sets *findings to
@@ -397,8 +399,9 @@ SAGERUN_API void sagerun_diff_print(const sagerun_diff *diff, FILE *out, int mar
 /* Files, as sagerun_file_write writes: JSON ({"sagerun_diff": 1, "threshold_percent",
  * "method", "regression", "rows": [{"point", "variant", "old_p50_s", "new_p50_s",
  * "p50_change_percent", "speedup_interval_percent", "verdict", "old_byte_exact",
- * "new_byte_exact", "regression", "lost_byte_exact", "missing", "finding"}], "notes"}), the
- * markdown table, or CSV (one row per point and variant). */
+ * "new_byte_exact", "regression", "lost_byte_exact", "lost_acceptance", "missing", "finding"}],
+ * "notes"}), the markdown table, or CSV (one row per point and variant; the same flags as
+ * columns). */
 SAGERUN_API sagerun_status sagerun_diff_write_json(const sagerun_diff *diff, const char *path,
                                                    sagerun_error *err);
 SAGERUN_API sagerun_status sagerun_diff_write_markdown(const sagerun_diff *diff, const char *path,

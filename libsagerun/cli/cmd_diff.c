@@ -42,7 +42,9 @@ static void diff_usage(FILE *out)
             "  1  error: unreadable or malformed report, or not the same workload\n"
             "  2  usage error\n"
             "  4  regression: a variant slower beyond the threshold, one that no longer runs or\n"
-            "     is missing (or a sweep's workload), or one that lost byte-exactness\n");
+            "     is missing (or a sweep's workload), one that lost byte-exactness, or one\n"
+            "     whose output was accepted in OLD (byte-exact, or within its tolerance:\n"
+            "     compare --max-ulp ...) and is not in NEW ('tol. FAIL')\n");
 }
 
 static const json_t *find_point(const json_t *summary, const char *name)

@@ -135,6 +135,60 @@ check "--json on a point's report" 1 "$S" diff "$TMP/a/summary.json" "$TMP/a/sum
 contains "names both" "--json $TMP/a/n32.json is the report $TMP/a/n32.json: refusing to overwrite it"
 cmp -s "$TMP/a/n32.json" "$TMP/n32.orig" && echo "ok   ... the report intact" || fail "the report was overwritten"
 
+# the CSV carries every flag that makes the exit 4 (it had only "regression": a MISSING point and
+# a lost byte-exactness read "regression,false")
+check "diff --csv: a point missing" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json" --csv "$TMP/gone.csv"
+py "diff --csv: the missing rows say missing" '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+miss = [r for r in rows if r["missing"] == "true"]
+assert sorted(r["point"] for r in miss) == ["n32", "n96"], rows
+assert all(r["lost_byte_exact"] == "false" and r["lost_acceptance"] == "false" for r in rows), rows' "$TMP/gone.csv"
+
+# accepted by tolerance in old, "tol. FAIL" in new: a regression (diff passed it, exit 0)
+W=(--backend host --plugin "$FAKES/host_work.so" --variant work --shape 1,64,1,64 --rounds 4
+   --iterations 2 --warmup 0 --quiet)
+check "compare: within tolerance" 0 "$S" compare "${W[@]}" --max-ulp 65535 --json "$TMP/tol-ok.json"
+check "compare: beyond tolerance" 3 "$S" compare "${W[@]}" --max-ulp 1 --json "$TMP/tol-fail.json"
+check "diff: lost acceptance" 4 "$S" diff "$TMP/tol-ok.json" "$TMP/tol-fail.json" --json "$TMP/tol.json" --csv "$TMP/tol.csv"
+contains "the row says so" "LOST ACCEPTANCE (tol. FAIL)"
+py "diff: lost_acceptance in JSON and CSV" '
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+lost = [r["variant"] for r in d["rows"] if r["lost_acceptance"]]
+assert lost == ["work"] and d["regression"], d["rows"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert [r["variant"] for r in rows if r["lost_acceptance"] == "true"] == ["work"], rows' "$TMP/tol.json" "$TMP/tol.csv"
+check "diff: accepted in both" 0 "$S" diff "$TMP/tol-ok.json" "$TMP/tol-ok.json"
+check "diff: failing in both is no change" 0 "$S" diff "$TMP/tol-fail.json" "$TMP/tol-fail.json"
+
+# more notes than the diff keeps: the rest are counted, not dropped in silence
+python3 - "$TMP/a" "$TMP/many" <<'PY3'
+import json, os, shutil, sys
+src, dst = sys.argv[1:3]
+for side in ("old", "new"):
+    os.makedirs(f"{dst}/{side}")
+    s = json.load(open(f"{src}/summary.json"))
+    w0 = s["workloads"][0]
+    ws = []
+    for i in range(20):
+        w = dict(w0, name=f"p{i}", report=f"p{i}.json")
+        r = json.load(open(f"{src}/{w0['report']}"))
+        if side == "new":
+            r["complete"] = False
+        json.dump(r, open(f"{dst}/{side}/p{i}.json", "w"))
+        ws.append(w)
+    s["workloads"] = ws
+    json.dump(s, open(f"{dst}/{side}/summary.json", "w"))
+PY3
+out=$("$S" diff "$TMP/many/old/summary.json" "$TMP/many/new/summary.json" --json "$TMP/many.json" 2>&1)
+[ "$(grep -c "^note: p[0-9]*: " <<<"$out")" -eq 16 ] && grep -q "^note: and 4 more notes$" <<<"$out" \
+    && echo "ok   diff: notes beyond 16 are counted" || fail "diff: notes beyond 16" "$out"
+py "diff --json: the count too" '
+import json, sys
+n = json.load(open(sys.argv[1]))["notes"]
+assert len(n) == 17 and n[-1] == "and 4 more notes", n' "$TMP/many.json"
+
 # show and plot on a summary
 check "show a sweep summary" 0 "$S" show "$TMP/a/summary.json"
 contains "the sweep table" "sweep host-tiny: 3 of 3 workloads"
