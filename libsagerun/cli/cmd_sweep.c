@@ -232,10 +232,14 @@ static json_t *variant_row(const sagerun_compare_variant *v)
     json_t *iv = isfinite(v->speedup_low_percent) && isfinite(v->speedup_high_percent)
                      ? json_pack("[f, f]", v->speedup_low_percent, v->speedup_high_percent)
                      : json_null();
-    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "label",
+    /* speedup_percent: the seed's ratio of the p50s; speedup_estimate_percent: the paired
+     * estimate at the centre of interval_percent, the headline (as compare's table) */
+    return json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "label",
                      v->label ? v->label : v->name, "name", v->name, "is_baseline",
                      v->is_baseline, "p50_s", real_or_null(timed ? v->timing.p50_s : NAN),
-                     "speedup_percent", real_or_null(v->speedup_percent), "interval_percent", iv,
+                     "speedup_percent", real_or_null(v->speedup_percent),
+                     "speedup_estimate_percent", real_or_null(v->speedup_estimate_percent),
+                     "interval_percent", iv,
                      "verdict", verdict ? json_string(verdict) : json_null(), "byte_exact",
                      timed ? json_boolean(v->byte_exact) : json_null(), "failure",
                      v->failure ? json_string(v->failure) : json_null());

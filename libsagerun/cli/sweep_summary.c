@@ -222,7 +222,10 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
     }
     snprintf(t->cell[4], CELL, "%s", str_or(v, "label", "?"));
     format_seconds(num_or_nan(v, "p50_s"), t->cell[5], CELL);
-    double sp = num_or_nan(v, "speedup_percent");
+    /* the paired estimate, the centre of the interval (summaries before it: the p50s' ratio) */
+    double sp = num_or_nan(v, "speedup_estimate_percent");
+    if (!isfinite(sp))
+        sp = num_or_nan(v, "speedup_percent");
     const json_t *iv = json_object_get(v, "interval_percent");
     if (json_is_true(json_object_get(v, "is_baseline")))
         snprintf(t->cell[6], CELL, "(baseline)");

@@ -31,6 +31,24 @@ for d, s in ((sys.argv[1], a), (sys.argv[2], b)):
         assert [v["label"] for v in w["variants"]] == ["reference", "reference-mt"]
 assert os.path.exists(sys.argv[1] + "/summary.md")
 ' "$TMP/a" "$TMP/b"
+# the summary's headline speedup is the paired estimate, as in each report's table (it was the
+# seed's ratio of the p50s, which can lie outside its own interval)
+py "summary: the paired estimate beside the interval" '
+import json, os, sys
+d = sys.argv[1]; s = json.load(open(d + "/summary.json"))
+for w in s["workloads"]:
+    r = json.load(open(os.path.join(d, w["report"])))
+    for sv, rv in zip(w["variants"], r["variants"]):
+        iv = rv["speedup_interval_percent"]
+        want = iv["estimate"] if iv else None
+        assert sv["speedup_estimate_percent"] == want, (sv, iv)
+' "$TMP/a"
+for w in n32 n96; do
+    want=$("$S" show "$TMP/a/$w.json" | sed -n 's/^reference-mt .* \([-+][0-9.]*%\) \[.*/\1/p')
+    got=$("$S" show "$TMP/a/summary.json" | grep " $w " | sed -n 's/.* \([-+][0-9.]*%\) \[.*/\1/p')
+    [ -n "$want" ] && [ "$want" = "$got" ] && echo "ok   sweep table: $w's speedup is the report's ($got)" \
+        || fail "sweep table: $w's speedup $got, the report's $want"
+done
 check "merge the shards" 0 "$S" merge "$TMP/a" "$TMP/b/summary.json" --out-dir "$TMP/m" \
     && contains "merged table" "3 of 3 workloads"
 py "merged: all 3 workloads once, by index, reports copied" "$(cat "$ROOT/test/cli/check_host_merge.py")" "$TMP/m"
