@@ -169,8 +169,9 @@ static const char *mismatch(const json_t *a, const json_t *b)
     return NULL;
 }
 
-/* Copies DIR_IN/file to DIR_OUT/file unless they are the same file. */
-static bool copy_report(const input *in, const char *out_dir, const char *file)
+/* Checks that DIR_IN/file is a regular file holding a valid report, and (copy) copies it to
+ * DIR_OUT/file unless they are the same file. */
+static bool copy_report(const input *in, const char *out_dir, const char *file, bool copy)
 {
     char *src = NULL, *dst = NULL, *bytes = NULL;
     bool ok = false;
@@ -199,7 +200,7 @@ static bool copy_report(const input *in, const char *out_dir, const char *file)
         goto out;
     }
     sagerun_compare_result_destroy(parsed);
-    if (sr_cli_same_file(src, dst)) {
+    if (!copy || sr_cli_same_file(src, dst)) {
         ok = true;
         goto out;
     }
@@ -345,19 +346,28 @@ static json_t *missing_rows(const merge *m, const json_t *names, bool allow_miss
     return NULL;
 }
 
-/* The rows taken, by workload index, each one's report copied into out_dir; NULL when a copy
+/* Every row's report checked (copy false) or copied into out_dir. */
+static bool reports_each(const merge *m, const char *out_dir, bool copy)
+{
+    for (size_t idx = 0; idx < m->count; idx++) {
+        const char *report = m->owner[idx] ? str_of(m->owner[idx], "report") : NULL;
+        if (report && !copy_report(&m->in[m->owner_input[idx]], out_dir, report, copy))
+            return false;
+    }
+    return true;
+}
+
+/* The rows taken, by workload index, each one's report copied into out_dir once all of them
+ * checked (a refused merge leaves out_dir as it was); NULL when a report is not valid, a copy
  * failed or memory ran out (said). */
 static json_t *merged_rows(const merge *m, const char *out_dir)
 {
+    if (!reports_each(m, out_dir, false) || !reports_each(m, out_dir, true))
+        return NULL;
     json_t *rows = json_array();
     for (size_t idx = 0; rows && idx < m->count; idx++) {
         if (!m->owner[idx])
             continue;
-        const char *report = str_of(m->owner[idx], "report");
-        if (report && !copy_report(&m->in[m->owner_input[idx]], out_dir, report)) {
-            json_decref(rows);
-            return NULL;
-        }
         if (json_array_append(rows, m->owner[idx]) != 0) {
             json_decref(rows);
             rows = NULL;

@@ -54,6 +54,17 @@ check "merge the shards" 0 "$S" merge "$TMP/a" "$TMP/b/summary.json" --out-dir "
 py "merged: all 3 workloads once, by index, reports copied" "$(cat "$ROOT/test/cli/check_host_merge.py")" "$TMP/m"
 check "a merged report shows" 0 "$S" show "$TMP/m/n96.json" && contains "workload metadata kept" "1, 96, 2, 64"
 check "a merged report plots" 0 "$S" plot "$TMP/m/n32.json" -o "$TMP/n32.svg"
+# a merge refused for a damaged report leaves the earlier merge as it was (it had replaced the
+# reports it copied before the damaged one, under the old summary)
+cp -r "$TMP/m" "$TMP/m.before"; cp -r "$TMP/a" "$TMP/a2"; cp -r "$TMP/b" "$TMP/b2"
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['variants'][0]['timing']['p50_s'] *= 2
+json.dump(r, open(sys.argv[1], 'w'))" "$TMP/a2/n32.json"
+echo garbage > "$TMP/b2/1x64x2x64.json"
+check "merge: a damaged report refuses" 1 "$S" merge "$TMP/a2" "$TMP/b2" --out-dir "$TMP/m" --quiet
+contains "names the report" "1x64x2x64.json, which is not a valid report"
+diff -r "$TMP/m" "$TMP/m.before" >/dev/null && echo "ok   merge: refused, the earlier merge intact" \
+    || fail "merge: a refused merge changed the output" "$(diff -r "$TMP/m" "$TMP/m.before" | head -5)"
 
 # ---- sweep takes compare's options (one table) and passes them on to each workload's compare ----
 for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
