@@ -105,6 +105,9 @@ sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names
  * after printing why. */
 bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
                           size_t n_out, const char *const *inputs, size_t n_in);
+/* Where a command's table goes: stdout, or stderr when one of its outputs is "-" (stdout is then
+ * that file's alone, for a pipe: `--json - | jq`). NULL entries are skipped. */
+FILE *sr_cli_table_out(const char *const *outs, size_t n);
 /* While a variant's code runs its prints go to stderr: stdout is the results'. Returns the saved
  * stdout for sr_cli_stdout_back, -1 when nothing was diverted (then back does nothing). */
 int sr_cli_stdout_to_stderr(void);

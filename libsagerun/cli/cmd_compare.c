@@ -43,7 +43,7 @@ static void compare_usage(FILE *out)
             "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
             "  --markdown FILE        write a markdown report\n"
             "  --csv FILE             write the table as CSV: one row per variant, times in\n"
-            "                         seconds, percentages in percent points\n"
+            "                         seconds, percentages in percent points\n"            "  A FILE of - is stdout, and the table then goes to stderr (--json - | jq ...)\n"
             "  --quiet                no progress line on stderr (shown only on a terminal)\n"
             SR_CLI_COMPARE_DEVICE_HELP
             "fault containment:\n"
@@ -155,10 +155,12 @@ typedef struct compare_cmd {
 static int finish_report(const compare_cmd *c, sagerun_compare_result *r)
 {
     sagerun_compare_result_apply_tolerance(r, c->set.tolerance);
-    FILE *out = sr_cli_escaping_stream(stdout);
+    const char *const outs[] = {c->json_path, c->md_path, c->csv_path};
+    FILE *table = sr_cli_table_out(outs, 3);
+    FILE *out = sr_cli_escaping_stream(table);
     sagerun_compare_result_print(r, out);
-    sr_cli_escaping_close(out, stdout);
-    fflush(stdout);
+    sr_cli_escaping_close(out, table);
+    fflush(table);
     bool written = write_reports(r, c->json_path, c->md_path, c->csv_path);
     if (!written || !sagerun_compare_result_complete(r) || !sagerun_compare_result_all_ran(r))
         return SR_EXIT_ERROR;

@@ -32,9 +32,10 @@ static void diff_usage(FILE *out)
             "                    label in both) is not judged; without one, by time (a note).\n"
             "                    A baseline that moved more than 10%% between the runs says so\n"
             "                    in its finding: the runs' conditions differ at that point\n"
-            "  --json FILE       write the rows as JSON (- for stdout)\n"
+            "  --json FILE       write the rows as JSON\n"
             "  --markdown FILE   write them as markdown\n"
-            "  --csv FILE        write them as CSV (one row per point and variant)\n\n"
+            "  --csv FILE        write them as CSV (one row per point and variant)\n"
+            "  A FILE of - is stdout, and the table then goes to stderr\n\n"
             "columns: change [95%% CI] is the new time against the old (+ = slower); verdict is\n"
             "compare's (faster / slower / same / below-threshold / ambiguous) for the new run.\n\n"
             "exit status:\n"
@@ -239,9 +240,11 @@ int sr_cmd_diff(int argc, char **argv)
         sr_cli_error("diff: %s", err.message);
         goto out;
     }
-    FILE *out = sr_cli_escaping_stream(stdout);
+    FILE *table = sr_cli_table_out(outs, 3);
+    FILE *out = sr_cli_escaping_stream(table);
     sagerun_diff_print(d, out, 0);
-    sr_cli_escaping_close(out, stdout);
+    sr_cli_escaping_close(out, table);
+    fflush(table);
     if (json_path && sagerun_diff_write_json(d, json_path, &err) != SAGERUN_OK) {
         sr_cli_error("diff: --json: %s", err.message);
         goto out;

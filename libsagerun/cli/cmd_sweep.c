@@ -65,7 +65,8 @@ static void sweep_usage(FILE *out)
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
             "  --csv FILE             also write every workload's table as CSV: compare's\n"
-            "                         columns after a 'workload' column (see 'compare --help')\n"
+            "                         columns after a 'workload' column (see 'compare --help');\n"
+            "                         - is stdout, and the table then goes to stderr\n"
             "  --quiet                no progress lines on stderr\n"
             "compare options (over the sweep file's; passed on to each workload's compare, see\n"
             "'sagerun compare --help'):\n"
@@ -686,8 +687,10 @@ int sr_cmd_sweep(int argc, char **argv)
         goto out;
     if ((rc = run_workloads(&s, &shared, &run, summary)) >= 0)
         goto out;
-    sr_sweep_summary_print(summary, stdout, false);
-    fprintf(stdout, "summary: %s/%s, %s/%s\n", run.out_dir, SR_SWEEP_SUMMARY_JSON, run.out_dir,
+    const char *const csv_out[] = {csv_path};
+    FILE *table = sr_cli_table_out(csv_out, 1);
+    sr_sweep_summary_print(summary, table, false);
+    fprintf(table, "summary: %s/%s, %s/%s\n", run.out_dir, SR_SWEEP_SUMMARY_JSON, run.out_dir,
             SR_SWEEP_SUMMARY_MD);
     rc = sr_sweep_summary_exit_code(summary);
     if (csv_path && sr_sweep_summary_write_csv(summary, run.out_dir, csv_path, &err) != SAGERUN_OK) {

@@ -287,6 +287,14 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
     return SAGERUN_OK;
 }
 
+FILE *sr_cli_table_out(const char *const *outs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (outs[i] && strcmp(outs[i], "-") == 0)
+            return stderr;
+    return stdout;
+}
+
 bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
                           size_t n_out, const char *const *inputs, size_t n_in)
 {

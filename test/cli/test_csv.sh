@@ -63,4 +63,22 @@ check "sweep --csv into a missing folder, before running" 1 "$S" sweep "$ROOT/te
 contains "names it" "--csv"
 [ ! -e "$TMP/sw2/summary.json" ] && echo "ok   nothing ran" || fail "nothing ran"
 
+# an output of - is stdout alone: the table goes to stderr (it came first on stdout, so
+# `--json - | jq` failed)
+"$S" compare --backend host --quiet --shape 1,32,1,32 --rounds 2 --iterations 1 --warmup 0 \
+    --json - 2>"$TMP/cmp.err" | python3 -c "import json, sys; json.load(sys.stdin)" \
+    && grep -q "^reference " "$TMP/cmp.err" \
+    && echo "ok   compare --json -: JSON alone on stdout, the table on stderr" \
+    || fail "compare --json -" "$(cat "$TMP/cmp.err")"
+"$S" compare --backend host --quiet --shape 1,32,1,32 --rounds 2 --iterations 1 --warmup 0 \
+    --csv - 2>/dev/null | python3 -c "import csv, sys; r = list(csv.DictReader(sys.stdin)); assert [x['variant'] for x in r] == ['reference', 'reference-mt'], r" \
+    && echo "ok   compare --csv -: CSV alone on stdout" || fail "compare --csv -"
+"$S" diff "$TMP/sw/n32.json" "$TMP/sw/n32.json" --json - 2>/dev/null \
+    | python3 -c "import json, sys; assert len(json.load(sys.stdin)['rows']) == 2" \
+    && echo "ok   diff --json -: JSON alone on stdout" || fail "diff --json -"
+"$S" sweep "$ROOT/test/data/sweep-host.json" --backend host --quiet --rounds 2 --iterations 1 \
+    --warmup 0 --variant reference --out-dir "$TMP/sw3" --csv - 2>/dev/null \
+    | python3 -c "import csv, sys; r = list(csv.DictReader(sys.stdin)); assert len(r) == 6 and all(x['workload'] for x in r), r" \
+    && echo "ok   sweep --csv -: CSV alone on stdout" || fail "sweep --csv -"
+
 finish
