@@ -273,7 +273,7 @@ static void derive_missing(sr_report *r)
     if (r->has_ext || r->variant_count == 0)
         return;
     size_t outside = sr_judge_report(r, 1.0, true);
-    if (r->variants[0].round_count >= 2 && r->variant_count > 1)
+    if (r->variant_count > 1 && r->variants[0].round_count >= 2)
         sr_report_add_warning(r, "interval, verdict (1%% threshold) and TOPS derived from the "
                                  "report's per-round p50s and q_shape");
     if (outside)

@@ -67,9 +67,19 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
     return j;
 }
 
+/* The report's baseline: the entry flagged so (a seed-format file: its 0% entry, report.c), else
+ * the first. */
+static size_t baseline_index(const sr_report *r)
+{
+    for (size_t i = 0; i < r->variant_count; i++)
+        if (r->variants[i].is_baseline)
+            return i;
+    return 0;
+}
+
 size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
 {
-    size_t outside = 0;
+    size_t outside = 0, b = baseline_index(r);
     double ops = operations_of(r);
     for (size_t i = 0; i < r->variant_count; i++) {
         sr_report_variant *v = &r->variants[i];
@@ -77,13 +87,13 @@ size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
             continue;
         if (!isfinite(v->tops) && v->timing.p50 > 0 && isfinite(ops))
             v->tops = ops / v->timing.p50 / 1e12;
-        if (i == 0) {
+        if (i == b) {
             v->speedup_percent = 0.0;
             continue;
         }
         if (only_missing && v->interval.valid)
             continue;
-        sr_judgement j = judge_variant(&r->variants[0], v, threshold);
+        sr_judgement j = judge_variant(&r->variants[b], v, threshold);
         if (!only_missing || !isfinite(v->speedup_percent))
             v->speedup_percent = j.seed_speedup;
         v->interval = j.interval;

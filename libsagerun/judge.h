@@ -36,7 +36,8 @@ int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
 /* Half the width of the interval in percent points; +Inf when invalid. */
 double sr_judge_half_width(const sr_interval *interval);
 
-/* Judges every variant of a report against variants[0] from its per-round p50s: the seed's
+/* Judges every variant of a report against its baseline (the entry flagged is_baseline, else the
+ * first) from its per-round p50s: the seed's
  * speedup, the interval, the verdict, TOPS (where the workload is known). only_missing: leaves
  * variants that already carry an interval as they are (a report read back). Returns how many
  * variants' seed speedup lies outside their interval. */

@@ -1074,6 +1074,10 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
     if (sv) {
         if (!json_is_integer(sv))
             fail_at(&rd, "", "schema_version", "expected an integer, found %s", type_name(sv));
+        else if (json_integer_value(sv) != SAGERUN_REPORT_SCHEMA_VERSION)
+            fail_at(&rd, "", "schema_version", "%lld: this sagerun reads version %d (a report of "
+                    "another sagerun?)", (long long)json_integer_value(sv),
+                    SAGERUN_REPORT_SCHEMA_VERSION);
         else
             r->schema_version = (long long)json_integer_value(sv);
         r->has_ext = true;
@@ -1106,7 +1110,12 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
         if (!any && r->variant_count)
             r->variants[0].is_baseline = true;
     } else if (!rd.failed && r->variant_count) {
-        r->variants[0].is_baseline = true;
+        /* the seed's format: the baseline is the entry whose speedup over itself is 0, the
+         * first such; the first entry when none is */
+        size_t b = 0;
+        while (b < r->variant_count && r->variants[b].speedup_percent != 0.0)
+            b++;
+        r->variants[b < r->variant_count ? b : 0].is_baseline = true;
     }
     if (!rd.failed && sr_report_check(r, name, err) != SAGERUN_OK)
         rd.failed = true;

@@ -57,4 +57,23 @@ for col in p50 TOPS speedup verdict byte-exact accuracy; do
 done
 contains "points at the schema" "schema/report.schema.json"
 
+# a schema_version this sagerun does not read is refused, naming it (2, 999 and -7 were read as 1)
+for ver in 2 999 -7; do
+    python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['schema_version'] = int(sys.argv[3]); json.dump(r, open(sys.argv[2], 'w'))" \
+        "$TMP/host.json" "$TMP/v$ver.json" "$ver"
+    check "show: schema_version $ver refused" 1 "$S" show "$TMP/v$ver.json"
+    contains "names it" "schema_version: $ver: this sagerun reads version 1"
+done
+check "diff: schema_version 2 refused" 1 "$S" diff "$TMP/host.json" "$TMP/v2.json"
+
+# the seed's format has no baseline flag: the baseline is the entry with speedup 0 wherever it
+# stands (the first entry was taken, so a reversed file judged the baseline against the variant)
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['variants'] = r['variants'][::-1]; json.dump(r, open(sys.argv[2], 'w'))" \
+    "$ROOT/test/data/seed-report.json" "$TMP/seed-rev.json"
+check "show: a seed report with its baseline last" 0 "$S" show "$TMP/seed-rev.json"
+grep -qE "^baseline +[0-9.]+ ms .*\(baseline\)" <<<"$out" && grep -qE "^interleave-softmax .* -0.08% " <<<"$out" \
+    && echo "ok   ... the baseline is the 0% entry" || fail "the seed's baseline by its 0% speedup" "$out"
+
 finish
