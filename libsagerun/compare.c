@@ -150,39 +150,86 @@ static sagerun_status check_options(const sagerun_compare_options *o, sagerun_er
     return SAGERUN_OK;
 }
 
+/* After a stage of many calls (warm-up, rounds): the inputs put back if some call changed them;
+ * the checked calls that follow then say which variant did. */
+static sagerun_status inputs_after(sagerun_context *ctx, sr_input_guard *g, const char *stage,
+                                   sagerun_error *err)
+{
+    const char *changed = NULL;
+    sagerun_status st = sr_input_guard_check(ctx, g, &changed, err);
+    g->changed_in = changed ? stage : NULL;
+    g->changed = changed;
+    g->caught = false;
+    return st;
+}
+
+/* After the checked calls that follow such a stage: a change no checked call repeated is one no
+ * variant can be blamed for, and every result is in doubt. */
+static sagerun_status inputs_judged(sr_input_guard *g, sr_report *rep, sagerun_error *err)
+{
+    if (!g->changed_in)
+        return SAGERUN_OK;
+    if (!g->caught)
+        return sr_error_set(err, SAGERUN_VARIANT,
+                            "the inputs (%s) changed during the %s, and no variant's checked call "
+                            "changed them again: a variant writes into the inputs it shares with "
+                            "the others (read-only, plugin.h) now and then, which cannot be told",
+                            g->changed, g->changed_in);
+    if (strcmp(g->changed_in, "rounds") == 0) /* the culprit left the warm-up's out of the rounds */
+        sr_report_add_warning(rep, "the inputs (%s) changed during the rounds: the other variants' "
+                                   "times may have been taken on changed inputs (every output was "
+                                   "checked on the inputs put back)",
+                              g->changed);
+    g->changed_in = NULL;
+    return SAGERUN_OK;
+}
+
 /* The measuring part: prepare, warm-up, first checks, rounds, last checks, outputs compared;
- * each stage an NVTX range of its name (nvtx.h). */
+ * each stage an NVTX range of its name (nvtx.h). The shared inputs are guarded from the end of
+ * prepare (input_guard.c). */
 static sagerun_status run_stages(sagerun_registry *reg, sagerun_context *ctx,
                                  sagerun_inputs *in, const sr_engine_options *eo, sr_entry *es,
                                  size_t n, sr_measurement *m, bool *stop, sr_report *rep,
                                  sagerun_error *err)
 {
     const sagerun_compare_hooks *h = &eo->hooks;
+    sr_input_guard g = {0};
     sr_nvtx_push("create and prepare");
     sagerun_status st = sr_entries_prepare(reg, ctx, in, h, &eo->o, es, n, stop, err);
+    if (st == SAGERUN_OK && !*stop)
+        st = sr_input_guard_take(ctx, in, &g, err);
     sr_nvtx_pop();
     if (st == SAGERUN_OK && !*stop) {
         sr_nvtx_push("warm-up");
         st = sr_measure_warmup(ctx, eo, es, n, m, stop, err);
+        if (st == SAGERUN_OK)
+            st = inputs_after(ctx, &g, "warm-up", err);
         sr_nvtx_pop();
     }
     if (st == SAGERUN_OK && !*stop) {
         sr_nvtx_push("first checked calls");
-        st = sr_verify_first(ctx, h, es, n, stop, err);
+        st = sr_verify_first(ctx, h, es, n, &g, stop, err);
+        if (st == SAGERUN_OK && !*stop)
+            st = inputs_judged(&g, rep, err);
         sr_nvtx_pop();
     }
     if (st == SAGERUN_OK && !*stop) {
         sr_nvtx_push("rounds");
         st = sr_measure_rounds(ctx, eo, es, n, m, stop, err);
+        if (st == SAGERUN_OK)
+            st = inputs_after(ctx, &g, "rounds", err);
         sr_nvtx_pop();
     }
     if (st == SAGERUN_OK && m->sched.rounds) {
         sr_nvtx_push("last checked calls");
-        st = sr_verify_last(ctx, in, h, es, n, *stop, err);
+        st = sr_verify_last(ctx, in, h, es, n, &g, *stop, err);
+        if (st == SAGERUN_OK && !*stop)
+            st = inputs_judged(&g, rep, err);
         sr_nvtx_pop();
     }
     if (st == SAGERUN_OK && !*stop && m->sched.rounds)
         sr_verify_outputs(ctx, in, &eo->o, es, n, rep);
+    sr_input_guard_release(ctx, &g);
     return st;
 }
 

@@ -131,16 +131,43 @@ sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *
                                  size_t n, sr_measurement *m, bool *stop, sagerun_error *err);
 void sr_measurement_free(sr_measurement *m, sr_entry *es, size_t n);
 
+/* ---- input_guard.c ---- */
+/* The inputs the variants share (Q, K, V, k_mean, the sage2 tensors quantized once), each kept as
+ * a copy (or, where memory is short, its SHA-256): a variant that writes into them fails at its
+ * checked call and the copy is put back for the others. */
+typedef struct sr_guarded {
+    const char *name; /* "q", "sage2 k_int8", ... */
+    uint64_t addr, bytes;
+    uint64_t copy;    /* 0: only the hash is kept */
+    char sha[65];
+} sr_guarded;
+typedef struct sr_input_guard {
+    sr_guarded t[12];
+    size_t count;
+    const char *changed_in, *changed; /* a stage after which the inputs had changed, and what */
+    bool caught;                      /* a variant's checked call was caught changing them */
+} sr_input_guard;
+sagerun_status sr_input_guard_take(sagerun_context *ctx, const sagerun_inputs *in,
+                                   sr_input_guard *g, sagerun_error *err);
+/* *changed: the first tensor that differs from its copy (NULL: none); every such tensor is put
+ * back. Non-OK when it cannot check or put back (then the comparison cannot go on). */
+sagerun_status sr_input_guard_check(sagerun_context *ctx, sr_input_guard *g, const char **changed,
+                                    sagerun_error *err);
+void sr_input_guard_release(sagerun_context *ctx, sr_input_guard *g);
+
 /* ---- verify.c ---- */
+/* *equal: the two buffers of `bytes` (even) hold the same bits (compared on the device). */
+sagerun_status sr_buffers_equal(sagerun_context *ctx, uint64_t a, uint64_t b, uint64_t bytes,
+                                bool *equal, sagerun_error *err);
 /* The first checked call of every entry (before the rounds): poisoned output, one call, a device
- * copy of the output (or its hash in line when there is no room). */
+ * copy of the output (or its hash in line when there is no room), the shared inputs checked (g). */
 sagerun_status sr_verify_first(sagerun_context *ctx, const sagerun_compare_hooks *h, sr_entry *es,
-                               size_t n, bool *stop, sagerun_error *err);
+                               size_t n, sr_input_guard *g, bool *stop, sagerun_error *err);
 /* The last checked call (after the rounds) and both hashes; hashing runs on several threads, with
  * nothing timed. */
 sagerun_status sr_verify_last(sagerun_context *ctx, const sagerun_inputs *in,
-                              const sagerun_compare_hooks *h, sr_entry *es, size_t n, bool stopped,
-                              sagerun_error *err);
+                              const sagerun_compare_hooks *h, sr_entry *es, size_t n,
+                              sr_input_guard *g, bool stopped, sagerun_error *err);
 /* Byte differences against the baseline and accuracy against exact attention, into each entry's
  * check; what could not be measured becomes a warning of rep. */
 void sr_verify_outputs(sagerun_context *ctx, const sagerun_inputs *in,

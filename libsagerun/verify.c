@@ -223,6 +223,19 @@ static sagerun_status device_byte_diff(sagerun_context *ctx, uint64_t a, uint64_
     return SAGERUN_OK;
 }
 
+sagerun_status sr_buffers_equal(sagerun_context *ctx, uint64_t a, uint64_t b, uint64_t bytes,
+                                bool *equal, sagerun_error *err)
+{
+    if (sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST) {
+        *equal = memcmp((const void *)(uintptr_t)a, (const void *)(uintptr_t)b, (size_t)bytes) == 0;
+        return SAGERUN_OK;
+    }
+    sr_byte_diff d = {0};
+    sagerun_status st = device_byte_diff(ctx, a, b, bytes / 2, SAGERUN_DTYPE_F16, &d, err);
+    *equal = st == SAGERUN_OK && d.differing == 0;
+    return st;
+}
+
 /* The accuracy reference, computed once per comparison and compared with every output. */
 typedef struct reference {
     bool ready;
@@ -364,6 +377,24 @@ static bool checked_call(sagerun_context *ctx, const sagerun_compare_hooks *h, s
     return !lost;
 }
 
+/* After entry e's checked call: the shared inputs as they were, or e fails for writing into them
+ * (they are put back). Non-OK when they cannot be checked or put back. */
+static sagerun_status inputs_kept(sagerun_context *ctx, sr_input_guard *g, sr_entry *e,
+                                  sagerun_error *err)
+{
+    const char *changed = NULL;
+    sagerun_status st = g ? sr_input_guard_check(ctx, g, &changed, err) : SAGERUN_OK;
+    if (changed) {
+        sagerun_error e_err = {.status = SAGERUN_VARIANT};
+        snprintf(e_err.message, sizeof(e_err.message),
+                 "%s changed (the inputs are read-only to a variant, plugin.h; put back for the "
+                 "others)", changed);
+        sr_entry_fail(e, &e_err, "wrote into the inputs the variants share", "check");
+        g->caught = true;
+    }
+    return st;
+}
+
 /* Keeps a device copy of the first checked output (hashed after the rounds); without room for
  * it, hashes it now. */
 static sagerun_status keep_first(sagerun_context *ctx, sr_entry *e, sagerun_error *err)
@@ -379,7 +410,7 @@ static sagerun_status keep_first(sagerun_context *ctx, sr_entry *e, sagerun_erro
 }
 
 sagerun_status sr_verify_first(sagerun_context *ctx, const sagerun_compare_hooks *h, sr_entry *es,
-                               size_t n, bool *stop, sagerun_error *err)
+                               size_t n, sr_input_guard *g, bool *stop, sagerun_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         sr_entry *e = &es[i];
@@ -389,6 +420,8 @@ sagerun_status sr_verify_first(sagerun_context *ctx, const sagerun_compare_hooks
             return SAGERUN_OK;
         if (!checked_call(ctx, h, e, err))
             return SAGERUN_CUDA;
+        if (!e->failed && inputs_kept(ctx, g, e, err) != SAGERUN_OK)
+            return err ? err->status : SAGERUN_VARIANT;
         sagerun_error e_err = {0};
         if (!e->failed && keep_first(ctx, e, &e_err) != SAGERUN_OK)
             sr_entry_fail(e, &e_err, "hashing the output", "check");
@@ -450,8 +483,8 @@ static void resolve_hashes(sagerun_context *ctx, const sagerun_inputs *in, sr_en
 }
 
 sagerun_status sr_verify_last(sagerun_context *ctx, const sagerun_inputs *in,
-                              const sagerun_compare_hooks *h, sr_entry *es, size_t n, bool stopped,
-                              sagerun_error *err)
+                              const sagerun_compare_hooks *h, sr_entry *es, size_t n,
+                              sr_input_guard *g, bool stopped, sagerun_error *err)
 {
     /* Interrupted: no new call; the output each entry holds now (its latest call, not poisoned
      * before) stands in for the last checked one. */
@@ -460,6 +493,8 @@ sagerun_status sr_verify_last(sagerun_context *ctx, const sagerun_inputs *in,
             continue;
         if (!checked_call(ctx, h, &es[i], err))
             return SAGERUN_CUDA;
+        if (!es[i].failed && inputs_kept(ctx, g, &es[i], err) != SAGERUN_OK)
+            return err ? err->status : SAGERUN_VARIANT;
         if (es[i].failed && i == 0)
             return sr_error_set(err, SAGERUN_VARIANT, "baseline %s", es[i].failure);
     }

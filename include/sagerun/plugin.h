@@ -84,7 +84,11 @@
  *    host; q, k, v are 256-byte aligned too. Before each checked call (hashing, accuracy) the host
  *    fills o with 0xFF bytes (NaN in fp16/bf16); timed calls run over the previous output. Every
  *    run MUST therefore write every element of o (one it skips shows as NaN and as different
- *    bytes). The host reads o only after synchronising its stream. q, k, v MUST NOT be written.
+ *    bytes). The host reads o only after synchronising its stream. q, k, v (and the sage2
+ *    tensors and k_mean a variant is given) MUST NOT be written: every variant of a comparison
+ *    shares them. `sagerun compare` keeps a copy and checks them after every checked call: a
+ *    variant that wrote into them fails ("wrote into the inputs the variants share") and the
+ *    copy is put back for the others.
  *
  * 8. Errors
  *    Every call returning int returns 0 on success or a negative sagerun_status (sagerun.h);

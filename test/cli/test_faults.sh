@@ -183,6 +183,25 @@ out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/fault_error_hostile.so" --varia
     && echo "ok   compare: a hostile failure reason escaped" || fail "compare: hostile reason (exit $rc)" "$(cat -v <<<"$out")"
 [[ "$out" == *$'\x1b'* ]] && fail "compare: a control character reached the terminal" "$(cat -v <<<"$out")"
 
+# ---- a variant that writes into the inputs the variants share (read-only, plugin.h): it changed
+# what every variant after it computed, the baseline too, and passed as byte-exact (exit 0) ----
+for case in "fault_write_v_run fault-write-v-run v" "fault_write_sage2_run fault-write-sage2-run sage2 k_int8"; do
+    set -- $case; plugin=$1 name=$2; shift 2; tensor="$*"
+    out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/$plugin.so" --variant "$name" --json "$TMP/$name.json" 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qF "$name failed: wrote into the inputs the variants share: $tensor changed" <<<"$out" \
+        && echo "ok   $name: failed for writing into the inputs ($tensor)" || fail "$name (exit $rc)" "$out"
+    py "$name: the others computed on the inputs put back" '
+import json, sys
+r = json.load(open(sys.argv[1])); v = {x["label"]: x for x in r["variants"]}
+assert v[sys.argv[2]]["failure_phase"] == "check", v[sys.argv[2]]
+assert r["reference_output_sha256"] == sys.argv[3], r["reference_output_sha256"]
+assert v["reference-mt"]["byte_exact"] is True' "$TMP/$name.json" "$name" "$("$S" run --backend host --shape 1,64,2,64 \
+        --variant reference --iterations 1 --warmup 0 | sed -n 's/^output_sha256 //p')"
+done
+out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/fault_write_v_once.so" --variant fault-write-v-once 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "the inputs (v) changed during the rounds, and no variant's checked call changed them again" <<<"$out" \
+    && echo "ok   inputs changed once, by nobody's checked call: the comparison refuses" || fail "inputs changed once (exit $rc)" "$out"
+
 # ---- run: a variant that ends the process is named, with its phase; it had passed for success
 # (exit(0) and _exit(0) in run gave exit status 0 and no output) ----
 run_end_case() { # run_end_case PLUGIN VARIANT HOW_REGEX (the fault plugins fault at their third run call)

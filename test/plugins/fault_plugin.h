@@ -42,6 +42,11 @@
 #define FAULT_PRINT 10   /* prints to stdout, then carries on */
 #define FAULT_MARK 11    /* creates the file $SAGERUN_TEST_MARKER, then carries on */
 #define FAULT_QUICK_EXIT 12 /* _exit(0): the same without atexit handlers or stdio flushing */
+#define FAULT_WRITE_INPUTS 13 /* writes into V, which every variant shares (read-only, plugin.h) */
+#define FAULT_WRITE_SAGE2 14  /* writes into the shared sage2 K (with FAULT_INPUT_KIND SAGE2) */
+#ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
+#define FAULT_RUN_CALL 3
+#endif
 
 #ifndef FAULT_GATE
 #define FAULT_GATE "SAGERUN_TEST_FAULTS"
@@ -129,6 +134,8 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_OVERFLOW: fault_overflow(in); break;
     case FAULT_EXIT: exit(0);
     case FAULT_QUICK_EXIT: _exit(0);
+    case FAULT_WRITE_INPUTS: memset((void *)(uintptr_t)in->v, 0x11, 64); break;
+    case FAULT_WRITE_SAGE2: memset((void *)(uintptr_t)in->sage2->k_int8, 0x11, 64); break;
     case FAULT_SIGINT: raise(SIGINT); break;
     case FAULT_KILL_GROUP: kill(0, SIGTERM); break;
     case FAULT_FORK: fault_fork(); break;
@@ -199,7 +206,7 @@ static int fault_run(void *state, char *err, size_t errlen)
     if (s->runs == 1)
         usleep(FAULT_FIRST_CALL_US);
 #endif
-    if (FAULT_AT == FAULT_IN_RUN && s->runs == 3) {
+    if (FAULT_AT == FAULT_IN_RUN && (FAULT_RUN_CALL == 0 || s->runs == FAULT_RUN_CALL)) {
         int rc = fault_now(FAULT_KIND, s->in, err, errlen);
         if (rc)
             return rc;
