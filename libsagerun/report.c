@@ -92,9 +92,22 @@ static json_t *real_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* A string of the report, which may come from a plugin (a name, a version, a failure reason cut
+ * at a buffer's end): bytes that are not UTF-8, which JSON cannot hold, as "\xNN". */
+static json_t *text_json(const char *s)
+{
+    json_t *j = json_string(s);
+    if (!j) {
+        char *t = sr_text_utf8(s);
+        j = t ? json_string(t) : NULL;
+        free(t);
+    }
+    return j;
+}
+
 static json_t *string_or_null(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return s ? text_json(s) : json_null();
 }
 
 static json_t *tristate(int b)
@@ -215,7 +228,7 @@ static json_t *variant_json(builder *b, const sr_report *r, const sr_report_vari
 {
     json_t *o = json_object();
     /* the seed's keys, in its order */
-    put(b, o, "name", json_string(v->name ? v->name : ""));
+    put(b, o, "name", text_json(v->name ? v->name : ""));
     put(b, o, "path", string_or_null(v->path));
     put(b, o, "output_sha256", string_or_null(v->output_sha256));
     put(b, o, "byte_exact", tristate(v->byte_exact));
@@ -400,7 +413,7 @@ static void put_ext(builder *b, json_t *root, const sr_report *r)
     put(b, root, "measurement", measurement_json(b, &r->measurement));
     json_t *warnings = json_array();
     for (size_t i = 0; i < r->warning_count; i++)
-        append(b, warnings, json_string(r->warnings[i]));
+        append(b, warnings, text_json(r->warnings[i]));
     put(b, root, "warnings", warnings);
 }
 

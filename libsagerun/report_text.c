@@ -8,21 +8,40 @@
 
 #include "report.h"
 
+/* The bytes of the well-formed UTF-8 character at u (1 to 4; RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), 0 when u does not start one. */
+static size_t utf8_char_len(const unsigned char *u)
+{
+    if (u[0] < 0x80)
+        return 1;
+    size_t n = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+               : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && u[0] == 0xe0 && u[1] < 0xa0) || (n == 3 && u[0] == 0xed && u[1] >= 0xa0) ||
+        (n == 4 && u[0] == 0xf0 && u[1] < 0x90) || (n == 4 && u[0] == 0xf4 && u[1] >= 0x90))
+        return 0;
+    return n;
+}
+
 /* The visible form of the character at s when it is a control character (C0, DEL, C1 as
- * UTF-8: NEL among them) or a line or paragraph separator (U+2028, U+2029): "\xNN" as the CLI's
- * escaping stream writes them, "\uNNNN"; NULL for any other. *n: the bytes it takes. */
+ * UTF-8: NEL among them), a line or paragraph separator (U+2028, U+2029), a bidirectional
+ * override or isolate (U+202A..U+202E, U+2066..U+2069: they reorder what follows on the line),
+ * or a byte that starts no well-formed UTF-8 character: "\xNN" as the CLI's escaping stream
+ * writes them, "\uNNNN"; NULL for any other. *n: the bytes it takes (a whole character). */
 static const char *escape_at(const char *s, size_t *n, char buf[8])
 {
     const unsigned char *u = (const unsigned char *)s;
-    *n = 1;
-    if (u[0] < 0x20 || u[0] == 0x7f) {
+    *n = utf8_char_len(u);
+    unsigned cp = *n == 2 ? (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu)
+                  : *n == 3 ? (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu) : 0;
+    if (*n == 0 || u[0] < 0x20 || u[0] == 0x7f) {
         snprintf(buf, 8, "\\x%02x", u[0]);
-    } else if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) {
-        snprintf(buf, 8, "\\u%04x", u[1]);
-        *n = 2;
-    } else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
-        snprintf(buf, 8, "\\u%04x", 0x2000 + u[2] - 0x80);
-        *n = 3;
+        *n = 1;
+    } else if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) {
+        snprintf(buf, 8, "\\u%04x", cp);
     } else {
         return NULL;
     }
@@ -41,7 +60,7 @@ static void put_escaped(FILE *out, const char *s, size_t len, bool cell)
         if (e)
             fputs(e, out);
         else
-            fputc(s[i], out);
+            fwrite(s + i, 1, n, out);
     }
 }
 
@@ -60,6 +79,28 @@ char *sagerun_text_escape(const char *s, unsigned flags)
     if (!f)
         return NULL;
     put_escaped(f, s, strlen(s), flags & SAGERUN_TEXT_MARKDOWN_CELL);
+    bool ok = !ferror(f);
+    if (fclose(f) != 0 || !ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+char *sr_text_utf8(const char *s)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    for (size_t n; *s; s += n) {
+        n = utf8_char_len((const unsigned char *)s);
+        if (n)
+            fwrite(s, 1, n, f);
+        else
+            fprintf(f, "\\x%02x", (unsigned char)*s), n = 1;
+    }
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok) {
         free(text);

@@ -167,6 +167,28 @@ contains "description escaped" 'desc\x1b[2J\x0aFORGED  row\u2028'
 contains "version escaped" '1.0\x0d9.9'
 contains "parameter description escaped" 'rows\x1b]0;pwned\x07\x0aFORGED param'
 no_controls "list: texts"
+# texts that are not UTF-8: escaped in tables, and a report holding them is still written (it was
+# lost: "out of memory building the report", exit 1, no table)
+check "list: texts that are not UTF-8" 0 "$S" list --backend host --plugin "$FAKES/fake_bad_utf8.so"
+contains "the version's byte escaped" '1.0\xff'
+contains "the override and the cut character escaped" 'desc \u202eevil \xc3'
+check "compare: a variant whose version is not UTF-8" 0 "$S" compare --backend host --quiet \
+    --shape 1,32,1,32 --rounds 2 --iterations 1 --warmup 0 --baseline reference \
+    --variant reference-mt --variant fake-bad-utf8 --max-rel-l1 fake-bad-utf8=1e9 --max-ulp fake-bad-utf8=65535 \
+    --plugin "$FAKES/fake_bad_utf8.so" --json "$TMP/utf8.json"
+py "the report holds the version escaped" '
+import json, sys
+v = {x["label"]: x for x in json.load(open(sys.argv[1]))["variants"]}
+assert v["fake-bad-utf8"]["version"] == "1.0\\xff", v["fake-bad-utf8"]["version"]' "$TMP/utf8.json"
+SAGERUN_TEST_FAULTS=1 check "compare: a failure reason cut inside a character" 1 "$S" compare --backend host --quiet \
+    --shape 1,32,1,32 --rounds 2 --iterations 1 --warmup 0 --baseline reference --variant reference-mt \
+    --plugin "$FAKES/fault_error_bad_utf8.so" --variant fault-error-bad-utf8 --json "$TMP/utf8r.json"
+contains "the reason shown (a whole character as is), the cut byte escaped" "fails ö\\xc3"
+py "the report is written, reason escaped" '
+import json, sys
+v = {x["label"]: x for x in json.load(open(sys.argv[1]))["variants"]}
+assert v["fault-error-bad-utf8"]["failure"].endswith("fails \u00f6\\xc3"), v["fault-error-bad-utf8"]["failure"]
+assert v["reference-mt"]["timing"]["count"] > 0' "$TMP/utf8r.json"
 check "list: a rejected name and a refusal with controls" 0 "$S" list --backend host \
     --plugin "$FAKES/fake_hostile_reason.so" --plugin "$FAKES/fake_hostile_refusal.so"
 contains "the name shown escaped" 'invalid variant name "evil\x1b[2Jname"'
