@@ -105,6 +105,12 @@ sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names
  * after printing why. */
 bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
                           size_t n_out, const char *const *inputs, size_t n_in);
+/* Checks, once the plugins are found, that no output is a file of the registry: a variant's plugin
+ * or extension module, a rejected plugin file (found through SAGERUN_PLUGIN_PATH or the default
+ * folder, not only --plugin). false after printing which. */
+bool sr_cli_check_outputs_spare_plugins(const char *cmd, const char *const *opts,
+                                        const char *const *outs, size_t n_out,
+                                        const sagerun_registry *reg);
 /* Where a command's table goes: stdout, or stderr when one of its outputs is "-" (stdout is then
  * that file's alone, for a pipe: `--json - | jq`). NULL entries are skipped. */
 FILE *sr_cli_table_out(const char *const *outs, size_t n);

@@ -236,6 +236,10 @@ static bool measure(const compare_cmd *c, sagerun_compare_options *opts,
         sr_cli_error("%s", err.message);
         goto out;
     }
+    const char *const out_opts[] = {"--json", "--markdown", "--csv"},
+                      *const outs[] = {c->json_path, c->md_path, c->csv_path};
+    if (!sr_cli_check_outputs_spare_plugins("compare", out_opts, outs, 3, reg))
+        goto out;
     sagerun_context *run_ctx = host ? host : ctx;
     wo.on_host = sagerun_context_backend(run_ctx) == SAGERUN_BACKEND_HOST;
     wo.quiet = c->quiet;

@@ -168,7 +168,12 @@ static int open_and_run(void *arg)
         .plugins = o->plugins, .n_plugins = o->n_plugins, .policy = &o->policy,
         .workload = &o->wo};
     sr_cli_supervise_phase("loading");
-    int rc = sr_cli_one_variant_open(&vo, &v) ? run_variant(o, &v) : SR_EXIT_ERROR;
+    const char *const out_opts[] = {"--save-inputs", "--save-output"};
+    const char *const outs[] = {o->save_inputs, o->save_output};
+    int rc = sr_cli_one_variant_open(&vo, &v) &&
+                     sr_cli_check_outputs_spare_plugins("run", out_opts, outs, 2, v.reg)
+                 ? run_variant(o, &v)
+                 : SR_EXIT_ERROR;
     sr_cli_supervise_phase("destroy");
     sr_cli_one_variant_close(&v);
     return rc;

@@ -363,6 +363,44 @@ bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const ch
     return ok;
 }
 
+/* Whether path is out i of outs (and says so). */
+static bool names_an_output(const char *cmd, const char *const *opts, const char *const *outs,
+                            size_t n_out, const char *path, const char *what)
+{
+    for (size_t i = 0; path && i < n_out; i++)
+        if (outs[i] && strcmp(outs[i], "-") != 0 && sr_cli_same_file(outs[i], path)) {
+            sr_cli_error("%s: %s %s is %s %s: refusing to overwrite it", cmd, opts[i], outs[i],
+                         what, path);
+            return true;
+        }
+    return false;
+}
+
+bool sr_cli_check_outputs_spare_plugins(const char *cmd, const char *const *opts,
+                                        const char *const *outs, size_t n_out,
+                                        const sagerun_registry *reg)
+{
+    for (size_t i = 0; i < sagerun_registry_variant_count(reg); i++) {
+        sagerun_variant_info vi = {.struct_size = sizeof vi};
+        if (sagerun_registry_variant_info(reg, i, &vi, NULL) != SAGERUN_OK)
+            continue;
+        char what[160];
+        snprintf(what, sizeof what, "the plugin file of variant %s,", vi.name);
+        if (names_an_output(cmd, opts, outs, n_out, vi.path, what))
+            return false;
+        snprintf(what, sizeof what, "the extension module of variant %s,", vi.name);
+        if (names_an_output(cmd, opts, outs, n_out, vi.extension_path, what))
+            return false;
+    }
+    for (size_t i = 0; i < sagerun_registry_rejection_count(reg); i++) {
+        sagerun_rejection r = {.struct_size = sizeof r};
+        if (sagerun_registry_rejection(reg, i, &r, NULL) == SAGERUN_OK &&
+            names_an_output(cmd, opts, outs, n_out, r.path, "the plugin file (rejected)"))
+            return false;
+    }
+    return true;
+}
+
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,
                       uint32_t *out)
 {

@@ -526,10 +526,10 @@ static pid_t spawn(parent *p, const char *report_path, int attempt_no, int *fd_o
         close(fds[1]);
         return -1;
     }
+    /* "compare", the hidden options, then the user's (which may end with "--") */
     size_t k = 0;
     argv[k++] = exe;
-    for (int i = 0; i < o->argc; i++)
-        argv[k++] = o->argv[i];
+    argv[k++] = o->argv[0];
     if (attempt_no > 1 && !o->quiet)
         argv[k++] = "--quiet";
     argv[k++] = "--" SR_ISOLATE_OPT_CHILD;
@@ -540,6 +540,8 @@ static pid_t spawn(parent *p, const char *report_path, int attempt_no, int *fd_o
         argv[k++] = "--" SR_ISOLATE_OPT_SKIP;
         argv[k++] = p->skips[i].arg;
     }
+    for (int i = 1; i < o->argc; i++)
+        argv[k++] = o->argv[i];
     argv[k] = NULL;
     pid_t parent_pid = getpid();
     fflush(NULL);

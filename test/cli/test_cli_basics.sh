@@ -144,4 +144,9 @@ check "world-writable plugin listed as rejected" 0 "$S" list --backend host --pl
 check "allowed with the flag" 0 "$S" list --backend host --plugin "$tmp" --allow-unsafe-plugins && contains "loaded" "fake-good"
 rm -rf "$tmp"
 
+# a trailing -- ends the options: compare took the hidden options of its measuring child, added
+# after it, for arguments ("unexpected argument '--isolated-child'", exit 2)
+check "compare ... --" 0 "$S" compare --backend host --shape 1,32,1,32 --rounds 2 --iterations 1 \
+    --warmup 0 --quiet --
+
 finish

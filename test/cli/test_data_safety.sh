@@ -90,6 +90,16 @@ cp "$FAKES/fake_good.so" fake.so && chmod go-w fake.so && plugin_sum=$(sha256sum
 check "--json = a --plugin file refused" 1 "${T[@]}" "$S" compare "${H[@]}" --plugin fake.so --json fake.so \
     && contains "names the plugin" "is the input fake.so"
 [ "$(sha256sum fake.so)" = "$plugin_sum" ] || fail "the plugin file was overwritten"
+# a plugin found on SAGERUN_PLUGIN_PATH (not given with --plugin) is an input too: its file was
+# replaced by the CSV of the comparison measuring it, or by run's --save-output
+mkdir -p pp && cp "$FAKES/fake_good.so" pp/ && chmod go-w pp pp/fake_good.so && pp_sum=$(sha256sum pp/fake_good.so)
+SAGERUN_PLUGIN_PATH=$PWD/pp check "compare --csv = a plugin on the path refused" 1 "${T[@]}" "$S" compare "${H[@]}" \
+    --variant fake-good --csv pp/fake_good.so
+contains "names the variant" "--csv pp/fake_good.so is the plugin file of variant fake-good"
+SAGERUN_PLUGIN_PATH=$PWD/pp check "run --save-output = a plugin on the path refused" 1 "$S" run --backend host \
+    --variant fake-good --shape 1,32,1,32 --iterations 1 --warmup 0 --save-output pp/fake_good.so
+contains "names the variant" "--save-output pp/fake_good.so is the plugin file of variant fake-good"
+[ "$(sha256sum pp/fake_good.so)" = "$pp_sum" ] && echo "ok   ... the plugin intact" || fail "a plugin on the path was overwritten"
 # two outputs that are one new file, spelled two ways
 for pair in "r2.json ./r2.json" "d2/../r3.json r3.json" "$TMP/r4.json r4.json"; do
     mkdir -p d2 && set -- $pair
