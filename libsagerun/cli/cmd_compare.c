@@ -150,9 +150,17 @@ typedef struct compare_cmd {
     size_t n_skips;
 } compare_cmd;
 
+/* The exit code of a stop signal, as shells report it. */
+static int signal_exit_code(int sig)
+{
+    return sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
+}
+
 /* The end of a comparison, in the parent or in-process: the tolerance judged, the table
- * (control characters of plugins' failure reasons escaped), the report files, the exit code. */
-static int finish_report(const compare_cmd *c, sagerun_compare_result *r)
+ * (control characters of plugins' failure reasons escaped), the report files, the exit code.
+ * sig: the stop signal seen (0: none), whose exit code it is when the reports are written (they
+ * hold the rounds finished); a report that could not be written is an error either way. */
+static int finish_report(const compare_cmd *c, sagerun_compare_result *r, int sig)
 {
     sagerun_compare_result_apply_tolerance(r, c->set.tolerance);
     const char *const outs[] = {c->json_path, c->md_path, c->csv_path};
@@ -162,16 +170,15 @@ static int finish_report(const compare_cmd *c, sagerun_compare_result *r)
     sr_cli_escaping_close(out, table);
     fflush(table);
     bool written = write_reports(r, c->json_path, c->md_path, c->csv_path);
-    if (!written || !sagerun_compare_result_complete(r) || !sagerun_compare_result_all_ran(r))
+    if (!written)
+        return SR_EXIT_ERROR;
+    if (sig)
+        return signal_exit_code(sig);
+    if (!sagerun_compare_result_complete(r) || !sagerun_compare_result_all_ran(r))
         return SR_EXIT_ERROR;
     return sagerun_compare_result_all_accepted(r) ? SR_EXIT_OK : SR_EXIT_NOT_BYTE_EXACT;
 }
 
-/* The exit code of a stop signal, as shells report it. */
-static int signal_exit_code(int sig)
-{
-    return sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
-}
 
 static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
                                  const char *const *names, size_t n)
@@ -266,8 +273,8 @@ static int compare_parent(const compare_cmd *c, int argc, char **argv)
     int sig = 0;
     int rc = sr_isolate_run(&io, &report, &sig);
     if (rc == SR_EXIT_OK)
-        rc = finish_report(c, report);
-    if (sig)
+        rc = finish_report(c, report, sig);
+    else if (sig)
         rc = signal_exit_code(sig);
     sagerun_compare_result_destroy(report);
     return rc;
@@ -334,9 +341,9 @@ static int compare_in_process(const compare_cmd *c)
         fprintf(stderr, "\r\033[K");
     if (!measured)
         return SR_EXIT_ERROR;
-    int rc = finish_report(c, res);
+    int rc = finish_report(c, res, sr_stop_signal());
     sagerun_compare_result_destroy(res);
-    return sr_stop_signal() ? signal_exit_code(sr_stop_signal()) : rc;
+    return rc;
 }
 
 /* The command line's values, checked one by one; -1 when they are good, else the exit code. */

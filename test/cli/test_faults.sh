@@ -271,6 +271,18 @@ assert any("interrupted after" in w for w in r["warnings"])
 interrupt_case INT 130
 interrupt_case TERM 143
 interrupt_case INT 130 --in-process
+# interrupted, and the report cannot be written (its folder removed meanwhile): an error, not 143,
+# which says the report holds the rounds finished
+for mode in "" --in-process; do
+    mkdir -p "$TMP/gone"
+    "$S" compare --backend host --shape 1,256,2,64 --quiet --baseline reference --variant reference-mt \
+        --rounds 1000 --iterations 2 --warmup 1 $mode --json "$TMP/gone/int.json" >"$TMP/gone.out" 2>&1 &
+    pid=$!
+    sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }'); rm -rf "$TMP/gone"
+    kill -TERM $pid; wait $pid; rc=$?
+    [ $rc -eq 1 ] && grep -q -- "--json: .*$TMP/gone/int.json" "$TMP/gone.out" \
+        && echo "ok   SIGTERM $mode, the report not written: exit 1" || fail "SIGTERM $mode, report not written: exit $rc" "$(cat "$TMP/gone.out")"
+done
 
 # ---- resource limits ----
 out=$("$S" compare --backend host --quiet --shape 65535,1073741824,65535,1024 2>&1); rc=$?
