@@ -160,7 +160,7 @@ static const char *nvtx_state(void)
 static int print_result(const sr_cli_one_variant *v, const profile_options *o, const char *range,
                         const profile_result *r)
 {
-    sr_cli_one_variant_print(v, o->variant);
+    sr_cli_one_variant_print(v, o->variant, stdout);
     printf("prepare_s     %.6f\n", r->prepare_s);
     printf("warmup        %u calls, then one checked call\n", o->warmup);
     printf("range         \"%s\" around that one call (NVTX: %s)\n", range, nvtx_state());

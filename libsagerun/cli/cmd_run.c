@@ -17,7 +17,8 @@ static void run_usage(FILE *out)
             SR_CLI_WORKLOAD_HELP
             "options:\n"
             "  --save-inputs F        write q, k, v to the safetensors file F\n"
-            "  --save-output F        write the output o to the safetensors file F\n"
+            "  --save-output F        write the output o to the safetensors file F (for both:\n"
+            "                         - is stdout, and what run prints then goes to stderr)\n"
             "  --warmup N             untimed runs first (default 1)\n"
             "  --iterations N         timed runs (default 5)\n"
             SR_CLI_ONE_VARIANT_HELP
@@ -140,14 +141,17 @@ static int run_variant(const run_options *o, sr_cli_one_variant *v)
         ok = false;
     }
     sr_cli_stdout_back(stdout_saved);
-    if (ok) {
+    if (ok) { /* on stderr where a file written is stdout (--save-output -) */
+        const char *const outs[] = {o->save_inputs, o->save_output};
+        FILE *out = sr_cli_table_out(outs, 2);
         uint32_t n = o->iterations;
         double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-        sr_cli_one_variant_print(v, o->variant);
-        printf("prepare_s     %.6f\n", prepare_s);
-        printf("run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
-               times[n - 1], n);
-        printf("output_sha256 %s\n", hex);
+        sr_cli_one_variant_print(v, o->variant, out);
+        fprintf(out, "prepare_s     %.6f\n", prepare_s);
+        fprintf(out, "run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
+                times[n - 1], n);
+        fprintf(out, "output_sha256 %s\n", hex);
+        fflush(out);
     }
     free(times);
     if (ok && o->save_output &&

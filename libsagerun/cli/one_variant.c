@@ -85,17 +85,17 @@ void sr_cli_one_variant_close(sr_cli_one_variant *v)
     memset(v, 0, sizeof *v);
 }
 
-void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant)
+void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, FILE *out)
 {
     const sagerun_problem *p = v->problem;
-    printf("variant       %s (%s backend)\n", variant,
+    fprintf(out, "variant       %s (%s backend)\n", variant,
            sagerun_backend_name(sagerun_context_backend(v->run_ctx)));
-    printf("workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", sagerun_workload_name(v->w),
+    fprintf(out, "workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", sagerun_workload_name(v->w),
            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv,
            p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", sagerun_dtype_word((int)p->dtype),
            p->causal ? " causal" : "");
     if (!sagerun_workload_input_path(v->w))
-        printf(" synthetic seed %llu\n", (unsigned long long)sagerun_workload_seed(v->w));
+        fprintf(out, " synthetic seed %llu\n", (unsigned long long)sagerun_workload_seed(v->w));
     else
-        printf(" from %s\n", sagerun_workload_input_path(v->w));
+        fprintf(out, " from %s\n", sagerun_workload_input_path(v->w));
 }

@@ -43,7 +43,7 @@ typedef struct sr_cli_one_variant {
 bool sr_cli_one_variant_open(const sr_cli_one_variant_options *o, sr_cli_one_variant *v);
 void sr_cli_one_variant_close(sr_cli_one_variant *v);
 
-/* The "variant" and "workload" lines that run and profile print first. */
-void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant);
+/* The "variant" and "workload" lines that run and profile print first, on out. */
+void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, FILE *out);
 
 #endif

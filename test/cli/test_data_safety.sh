@@ -100,6 +100,14 @@ SAGERUN_PLUGIN_PATH=$PWD/pp check "run --save-output = a plugin on the path refu
     --variant fake-good --shape 1,32,1,32 --iterations 1 --warmup 0 --save-output pp/fake_good.so
 contains "names the variant" "--save-output pp/fake_good.so is the plugin file of variant fake-good"
 [ "$(sha256sum pp/fake_good.so)" = "$pp_sum" ] && echo "ok   ... the plugin intact" || fail "a plugin on the path was overwritten"
+# run --save-output - : stdout is the safetensors file alone (run's lines were mixed into it)
+"$S" run --backend host --variant reference --shape 1,32,1,32 --iterations 1 --warmup 0 --save-output - \
+    2>"$TMP/run-stdout.err" >"$TMP/run-stdout.st"
+py "run --save-output -: the file alone on stdout, run's lines on stderr" '
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+assert len(b) == 8 + n + 32 * 32 * 2, len(b)
+assert "output_sha256" in open(sys.argv[2]).read()' "$TMP/run-stdout.st" "$TMP/run-stdout.err"
 # two outputs that are one new file, spelled two ways
 for pair in "r2.json ./r2.json" "d2/../r3.json r3.json" "$TMP/r4.json r4.json"; do
     mkdir -p d2 && set -- $pair
