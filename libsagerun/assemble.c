@@ -90,7 +90,15 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
     snprintf(mi->end, sizeof(mi->end), "%s", end_name(m->sched.end));
     bool timed = o->schedule == SAGERUN_SCHEDULE_TIMED;
     mi->min_rounds = timed ? o->min_rounds : o->rounds;
-    mi->max_rounds = timed ? o->max_rounds : o->rounds;
+    /* timed: the maximum the schedule kept (whole periods of the order) */
+    mi->max_rounds = !timed ? o->rounds : m->sched.max_rounds ? (uint32_t)m->sched.max_rounds
+                                                              : o->max_rounds;
+    if (mi->min_rounds > mi->max_rounds)
+        mi->min_rounds = mi->max_rounds;
+    if (timed && m->sched.max_rounds && m->sched.max_rounds != o->max_rounds)
+        sr_report_add_warning(rep, "--max-rounds %u is not a whole number of periods of the %s "
+                                   "order: at most %zu rounds",
+                              o->max_rounds, mi->order, m->sched.max_rounds);
     mi->target_half_width = timed ? o->target_precision_percent : NAN;
     mi->max_time_s = timed ? o->max_time_s : NAN;
     mi->elapsed_s = m->sched.elapsed_s;
@@ -326,7 +334,7 @@ static void run_warnings(sr_report *rep, const sr_measurement *m)
                                    "half-width %.3f points, target %.3f (--max-time, "
                                    "--target-precision)",
                               mi->max_time_s, mi->half_width, mi->target_half_width);
-    if (rep->rounds_completed < 2 && rep->variant_count > 1)
+    if (rep->rounds_completed == 1 && rep->variant_count > 1)
         sr_report_add_warning(rep, "one round gives no interval: use 2 rounds or more for a "
                                    "verdict");
 }
@@ -402,6 +410,8 @@ sagerun_status sr_assemble_report(sr_report *rep, sagerun_context *ctx, const sa
     fill_measurement(rep, eo, m);
     rep->rounds_completed = m->sched.rounds;
     rep->incomplete = stopped;
+    if (stopped) /* also when stopped before the rounds, which never ended them */
+        snprintf(rep->measurement.end, sizeof(rep->measurement.end), "%s", end_name(SR_SCHEDULE_STOPPED));
     if (!(rep->variants = calloc(n ? n : 1, sizeof(*rep->variants))))
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     rep->variant_count = n;

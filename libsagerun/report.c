@@ -1300,7 +1300,10 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
     if (isfinite(r->noise_threshold_percent))
         fprintf(out, ", noise threshold %.3g%%", r->noise_threshold_percent);
     fprintf(out, "\n");
-    if (r->incomplete)
+    if (r->incomplete && r->measurement.present && strcmp(r->measurement.schedule, "timed") == 0)
+        fprintf(out, "%sINCOMPLETE: interrupted after %llu rounds\n", bullet, /* of no set count */
+                (unsigned long long)r->rounds_completed);
+    else if (r->incomplete)
         fprintf(out, "%sINCOMPLETE: interrupted after %llu of %llu rounds\n", bullet,
                 (unsigned long long)r->rounds_completed, (unsigned long long)r->rounds);
     if (r->reference_sha256)

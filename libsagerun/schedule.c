@@ -295,10 +295,13 @@ static double eta(const sr_schedule_plan *p, size_t rounds, size_t period, doubl
     return s;
 }
 
-static uint32_t whole_periods(uint32_t rounds, size_t period)
+/* rounds in whole periods of the order (which balance it): up for a minimum, down for a maximum
+ * (which is a promise: --max-rounds), at least one period either way */
+static uint32_t whole_periods(uint32_t rounds, size_t period, bool down)
 {
     size_t r = rounds < 1 ? 1 : rounds;
-    return (uint32_t)((r + period - 1) / period * period);
+    r = down ? r / period * period : (r + period - 1) / period * period;
+    return (uint32_t)(r < period ? period : r);
 }
 
 bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s,
@@ -306,8 +309,10 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
 {
     sr_schedule_plan p = *plan;
     size_t period = p.exact_rounds ? 1 : sr_order_period(p.order, n);
-    p.min_rounds = whole_periods(p.min_rounds, period);
-    p.max_rounds = whole_periods(p.max_rounds < p.min_rounds ? p.min_rounds : p.max_rounds, period);
+    p.max_rounds = whole_periods(p.max_rounds < p.min_rounds ? p.min_rounds : p.max_rounds, period, true);
+    p.min_rounds = whole_periods(p.min_rounds, period, false);
+    if (p.min_rounds > p.max_rounds)
+        p.min_rounds = p.max_rounds;
     size_t I = p.samples_per_round ? p.samples_per_round : 1;
     if (!result_alloc(res, n, I, p.max_rounds))
         return false;

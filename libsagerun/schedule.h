@@ -70,7 +70,7 @@ typedef struct sr_schedule_plan {
     int order;                  /* sr_order */
     uint32_t samples_per_round; /* per entry, >= 1 */
     uint32_t min_rounds;        /* rounded up to whole periods; >= 1 */
-    uint32_t max_rounds;        /* >= min_rounds */
+    uint32_t max_rounds;        /* >= min_rounds; rounded down to whole periods (one at least) */
     double max_time_s;          /* <= 0: no budget */
     double target_half_width;   /* percent points; <= 0: no precision target */
     uint32_t max_redos;         /* rounds taken again at most */

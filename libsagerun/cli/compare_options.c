@@ -164,6 +164,29 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
                   sr_cli_compare_given(s, SR_OPT_ITERATIONS);
     if (counts && !sr_cli_compare_given(s, SR_OPT_SCHEDULE))
         o->schedule = SAGERUN_SCHEDULE_FIXED; /* --rounds and friends ask for a fixed schedule */
+    /* options of one schedule given to another did nothing, said nowhere */
+    static const struct { int opt; const char *name; } timed_only[] = {
+        {SR_OPT_TARGET, "--target-precision"}, {SR_OPT_MAX_TIME, "--max-time"},
+        {SR_OPT_MIN_ROUNDS, "--min-rounds"}, {SR_OPT_MAX_ROUNDS, "--max-rounds"},
+        {SR_OPT_WARMUP_TIME, "--warmup-time"}};
+    for (size_t i = 0; i < sizeof timed_only / sizeof timed_only[0]; i++)
+        if (o->schedule != SAGERUN_SCHEDULE_TIMED && sr_cli_compare_given(s, timed_only[i].opt)) {
+            sr_cli_error("%s: %s applies to --schedule timed, not to %s (%s)", cmd,
+                         timed_only[i].name, o->schedule == SAGERUN_SCHEDULE_SEED ? "seed" : "fixed",
+                         counts ? "which --warmup, --rounds or --iterations ask for" : "--schedule");
+            return false;
+        }
+    if (o->schedule == SAGERUN_SCHEDULE_TIMED && counts) {
+        sr_cli_error("%s: --warmup, --rounds and --iterations apply to --schedule fixed, not timed "
+                     "(which warms up by --warmup-time and ends by --max-time or "
+                     "--target-precision)", cmd);
+        return false;
+    }
+    /* one bound given, the other's default on the wrong side of it: the default follows */
+    if (!sr_cli_compare_given(s, SR_OPT_MIN_ROUNDS) && o->min_rounds > o->max_rounds)
+        o->min_rounds = o->max_rounds;
+    if (!sr_cli_compare_given(s, SR_OPT_MAX_ROUNDS) && o->max_rounds < o->min_rounds)
+        o->max_rounds = o->min_rounds;
     if (o->min_rounds > o->max_rounds) {
         sr_cli_error("%s: --min-rounds %u is above --max-rounds %u", cmd, o->min_rounds,
                      o->max_rounds);

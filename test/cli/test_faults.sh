@@ -263,7 +263,7 @@ k = r["rounds_completed"]
 for v in r["variants"]:
     assert v["timing"]["count"] == 2 * k and len(v["rounds"]) == k, v["timing"]
     assert v["failure"] is None and v["output_sha256"] is not None
-assert r["rounds"] == 1000
+assert r["rounds"] == 1000 and r["measurement"]["ended_by"] == "stopped", r["measurement"]
 assert any("interrupted after" in w for w in r["warnings"])
 ' "$TMP/int.json"
     rm -f "$TMP/int.json"
@@ -271,6 +271,18 @@ assert any("interrupted after" in w for w in r["warnings"])
 interrupt_case INT 130
 interrupt_case TERM 143
 interrupt_case INT 130 --in-process
+# stopped before the rounds (in the warm-up of a timed schedule): "stopped", not "rounds", and no
+# warning about one round where there were none
+"$S" compare --backend host --shape 1,2048,2,128 --quiet --json "$TMP/early.json" >"$TMP/early.out" 2>&1 &
+pid=$!; sleep $(awk -v s=$SLOW 'BEGIN { print 1.0 * s }'); kill -TERM $pid; wait $pid; rc=$?
+py "stopped early: ended_by stopped (exit $rc)" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is False and r["measurement"]["ended_by"] == "stopped", r["measurement"]
+assert not any("one round gives no interval" in w for w in r["warnings"]) or r["rounds_completed"] == 1, r["warnings"]
+' "$TMP/early.json"
+grep -q "INCOMPLETE: interrupted after [0-9]* rounds$" "$TMP/early.out" && echo "ok   ... the table: interrupted after N rounds (timed: of no set count)" \
+    || fail "stopped early: the table's line" "$(cat "$TMP/early.out")"
 # interrupted, and the report cannot be written (its folder removed meanwhile): an error, not 143,
 # which says the report holds the rounds finished
 for mode in "" --in-process; do

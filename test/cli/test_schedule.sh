@@ -14,6 +14,22 @@ for opt in "--schedule often" "--order random" "--timer stopwatch" "--cache warm
 done
 check "min above max" 2 "$S" compare "${H[@]}" --min-rounds 30 --max-rounds 20 \
     && contains "min above max: says so" "--min-rounds 30 is above --max-rounds 20"
+# one bound alone: the other's default follows it (--max-rounds 5 was refused for the default
+# --min-rounds 20 the user never gave)
+check "--max-rounds 5 alone" 0 "$S" compare "${H[@]}" --max-rounds 5 --max-time 0.3 --no-accuracy \
+    --json "$TMP/max5.json"
+py "--max-rounds 5: never more (whole periods of 2: 4), min lowered to it" '
+import json, sys
+r = json.load(open(sys.argv[1])); m = r["measurement"]
+assert r["rounds_completed"] <= 4 and m["max_rounds"] == 4 and m["min_rounds"] <= 4, (r["rounds_completed"], m)
+assert any("--max-rounds 5 is not a whole number of periods" in w for w in r["warnings"]), r["warnings"]' "$TMP/max5.json"
+# options of one schedule given to another did nothing: refused, naming both
+check "--rounds with --max-time" 2 "$S" compare "${H[@]}" --rounds 3 --max-time 0.1
+contains "says which schedule" "--max-time applies to --schedule timed, not to fixed"
+check "--schedule timed with --rounds" 2 "$S" compare "${H[@]}" --schedule timed --rounds 3
+contains "says so" "--warmup, --rounds and --iterations apply to --schedule fixed, not timed"
+check "--schedule seed with --min-rounds" 2 "$S" compare "${H[@]}" --schedule seed --min-rounds 4
+contains "says so" "--min-rounds applies to --schedule timed, not to seed"
 check "help documents the schedules" 0 "$S" compare --help
 for w in "--schedule S" "--target-precision" "--max-time" "--timer T" "--cache C" "--order O"; do
     contains "help: $w" "$w"
