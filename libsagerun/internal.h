@@ -16,6 +16,9 @@
 /* s as sagerun_text_escape writes it, cut to fit len bytes (before an escape, never inside one),
  * without allocating: for a plugin's or a file's text inside a message (report_text.c). */
 void sr_text_copy(char *dst, size_t len, const char *s);
+/* A copy of s whose bytes that start no well-formed UTF-8 character are written "\xNN" (JSON
+ * holds only UTF-8); NULL when memory runs out. Caller frees (report_text.c). */
+char *sr_text_utf8(const char *s);
 
 /* ---- errors (error.c) ---- */
 /* Sets err (when not NULL) to status and a formatted message; returns status. */

@@ -180,9 +180,6 @@ void sr_csv_field(FILE *f, const char *text, bool first);
  * line and forge rows (sr_text_copy: internal.h). A markdown cell escapes '|' and '\' too;
  * sr_line_printf escapes the whole formatted text but the format's own final '\n'. */
 void sr_markdown_cell(FILE *out, const char *s);
-/* A copy of s whose bytes that start no well-formed UTF-8 character are written "\xNN" (JSON
- * holds only UTF-8); NULL when memory runs out. Caller frees. */
-char *sr_text_utf8(const char *s);
 void sr_line_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A variant's label (its name in the seed's format); "[B, N, H, D]" of q_shape. */
 const char *sr_report_variant_label(const sr_report_variant *v);

@@ -188,7 +188,9 @@ static char *name_from_path(const char *path)
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
     size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
-    return strndup(base, len);
+    char *raw = strndup(base, len), *name = raw ? sr_text_utf8(raw) : NULL; /* a name is UTF-8 */
+    free(raw);
+    return name;
 }
 
 /* "shape" [B, N, Hq, D] and "heads_kv" into p (the rest of p at its defaults). */

@@ -54,10 +54,11 @@ static bool data_file_fits(const char *file, const sagerun_workload *w)
 
 int sr_cmd_workload(int argc, char **argv)
 {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        workload_usage(stdout);
-        return SR_EXIT_OK;
-    }
+    for (int i = 1; i < argc; i++) /* workload --help, workload show --help */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            workload_usage(stdout);
+            return SR_EXIT_OK;
+        }
     if (argc < 2 || strcmp(argv[1], "show") != 0 || argc > 3 || argv[argc - 1][0] == '-') {
         sr_cli_error("workload: expected 'workload show [FILE]' (see 'sagerun help workload')");
         return SR_EXIT_USAGE;
@@ -79,7 +80,7 @@ int sr_cmd_workload(int argc, char **argv)
     if (text)
         printf("%s\n", text);
     else {
-        sr_cli_error("workload show: out of memory");
+        sr_cli_error("workload show: the workload cannot be written as JSON (out of memory?)");
         rc = SR_EXIT_ERROR;
     }
     free(text);

@@ -149,4 +149,11 @@ rm -rf "$tmp"
 check "compare ... --" 0 "$S" compare --backend host --shape 1,32,1,32 --rounds 2 --iterations 1 \
     --warmup 0 --quiet --
 
+# workload show --help is the help (it was a usage error); a file whose name is not UTF-8 names a
+# workload that is (the name is JSON: "out of memory")
+check "workload show --help" 0 "$S" workload show --help && contains "the usage" "usage: sagerun workload show"
+printf '{"shape": [1, 32, 1, 32]}' > "$TMP/"$'\xff'".json"
+check "workload show: a file name that is not UTF-8" 0 "$S" workload show "$TMP/"$'\xff'".json"
+contains "the name escaped" '"name": "\\xff"'
+
 finish
