@@ -49,6 +49,10 @@ double sr_monotonic_seconds(void)
 }
 
 /* ---- host services (the vtable of plugin.h), bound to one context ---- */
+_Thread_local const char *sr_plugin_calling;
+
+/* One line on stderr naming the variant that logs; its text shown, not obeyed (escaped as
+ * sagerun_text_escape does: a line break or a terminal control cannot forge sagerun's lines). */
 static void service_log(void *host, int level, const char *fmt, ...)
 {
     (void)host;
@@ -56,13 +60,20 @@ static void service_log(void *host, int level, const char *fmt, ...)
     const char *verbose = getenv("SAGERUN_DEBUG");
     if (level >= SAGERUN_LOG_INFO && !(verbose && *verbose))
         return;
-    fprintf(stderr, "sagerun: plugin %s: ",
-            level >= 0 && level <= SAGERUN_LOG_DEBUG ? names[level] : "log");
+    char *text = NULL, *shown = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (vasprintf(&text, fmt, ap) < 0)
+        text = NULL;
     va_end(ap);
-    fputc('\n', stderr);
+    shown = text ? sagerun_text_escape(text, 0) : NULL;
+    char name[96];
+    sr_text_copy(name, sizeof name, sr_plugin_calling ? sr_plugin_calling : "(another thread)");
+    fprintf(stderr, "sagerun: plugin %s: %s: %s\n", name,
+            level >= 0 && level <= SAGERUN_LOG_DEBUG ? names[level] : "log",
+            shown ? shown : "(out of memory)");
+    free(shown);
+    free(text);
 }
 
 static int service_backend(void *host) { return ((sagerun_context *)host)->backend; }

@@ -123,7 +123,9 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
            pi->n_param_values * sizeof(double));
     pi->param_values = pi->n_param_values ? inst->param_values : NULL;
     pi->device = &ctx->plugin_device;
+    sr_plugin_calling = d->name;
     rc = d->create(&ctx->services, pi, &inst->state, why, sizeof why);
+    sr_plugin_calling = NULL;
     if (rc != 0) {
         inst->state = NULL;
         st = variant_failed(err, d, "create", rc, why);
@@ -138,8 +140,11 @@ void sagerun_instance_destroy(sagerun_instance *inst)
 {
     if (!inst)
         return;
-    if (inst->state)
+    if (inst->state) {
+        sr_plugin_calling = inst->desc->name;
         inst->desc->destroy(inst->state);
+        sr_plugin_calling = NULL;
+    }
     if (inst->provider && inst->provider->release)
         inst->provider->release(&inst->provided, inst->ctx);
     sr_timer_fini(&inst->timer);
@@ -161,7 +166,9 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
         return st;
     if (d->prepare) {
         char why[SR_PLUGIN_ERR_SIZE] = "";
+        sr_plugin_calling = d->name;
         int rc = d->prepare(inst->state, why, sizeof why);
+        sr_plugin_calling = NULL;
         if (rc != 0)
             return variant_failed(err, d, "prepare", rc, why);
     }
@@ -184,7 +191,9 @@ int sr_instance_call(void *instance, sagerun_error *err)
     }
     char why[SR_PLUGIN_ERR_SIZE] = "";
     sr_nvtx_push("run %s", d->name); /* the variant's own code, nothing else (nvtx.h) */
+    sr_plugin_calling = d->name;
     int rc = d->run(inst->state, why, sizeof why);
+    sr_plugin_calling = NULL;
     sr_nvtx_pop();
     if (rc != 0)
         return variant_failed(err, d, "run", rc, why);

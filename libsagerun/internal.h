@@ -15,6 +15,9 @@
 
 /* s as sagerun_text_escape writes it, cut to fit len bytes (before an escape, never inside one),
  * without allocating: for a plugin's or a file's text inside a message (report_text.c). */
+/* The variant whose create, prepare, run or destroy this thread is in (NULL: none): the name a
+ * plugin's log lines carry (instance.c, context.c). */
+extern _Thread_local const char *sr_plugin_calling;
 void sr_text_copy(char *dst, size_t len, const char *s);
 /* A copy of s whose bytes that start no well-formed UTF-8 character are written "\xNN" (JSON
  * holds only UTF-8); NULL when memory runs out. Caller frees (report_text.c). */

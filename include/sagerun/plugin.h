@@ -191,7 +191,9 @@ typedef struct sagerun_host_services {
     uint32_t abi_minor;   /* the host's SAGERUN_PLUGIN_ABI_MINOR */
     void *host;           /* first argument of every call below */
 
-    /* Logging, any level; the host decides what is shown. fmt is printf-style. */
+    /* Logging, any level; the host decides what is shown (sagerun: error and warning on stderr,
+     * info and debug only with SAGERUN_DEBUG set, each line after the name of the variant in
+     * whose call it came, control characters escaped). fmt is printf-style. */
     void (*log)(void *host, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
     /* The backend and compute capability (major*10+minor; 0 on the host backend) of the context

@@ -235,6 +235,14 @@ pgrep -f -- "--shape 1,1024,2,128 --warmup 0 --iterations 1000" >/dev/null \
     && fail "run: the child outlived the interrupted run" "$(pgrep -af -- '--iterations 1000')" \
     || echo "ok   run: no child left behind"
 
+# ---- a plugin's log line: named and escaped (it reached stderr raw, unnamed, forging a line) ----
+out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 \
+    --plugin "$FAKES/fault_log_hostile.so" --variant fault-log-hostile 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -qF 'sagerun: plugin fault-log-hostile: error: logged\x1b]0;pwned\x07\x0asagerun: FORGED line' <<<"$out" \
+    && echo "ok   a plugin's log line named and escaped" || fail "a plugin's log line (exit $rc)" "$(cat -v <<<"$out")"
+[[ "$out" == *$'\x1b'* ]] && fail "log: a control character reached the terminal" "$(cat -v <<<"$out")"
+grep -q "^sagerun: FORGED" <<<"$out" && fail "log: a forged line" "$out"
+
 # ---- usage ----
 out=$("$S" compare --timeout 0 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "ok   --timeout 0: usage" || fail "--timeout 0: exit $rc" "$out"

@@ -44,6 +44,7 @@
 #define FAULT_QUICK_EXIT 12 /* _exit(0): the same without atexit handlers or stdio flushing */
 #define FAULT_WRITE_INPUTS 13 /* writes into V, which every variant shares (read-only, plugin.h) */
 #define FAULT_WRITE_SAGE2 14  /* writes into the shared sage2 K (with FAULT_INPUT_KIND SAGE2) */
+#define FAULT_LOG 15          /* logs FAULT_REASON at error level through services->log (create) */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -176,8 +177,9 @@ static int fault_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, 
 static int fault_create(const sagerun_host_services *services, const sagerun_plugin_inputs *in,
                         void **state, char *err, size_t errlen)
 {
-    (void)services;
-    if (FAULT_AT == FAULT_IN_CREATE) {
+    if (FAULT_KIND == FAULT_LOG)
+        services->log(services->host, SAGERUN_LOG_ERROR, "%s", FAULT_REASON);
+    if (FAULT_AT == FAULT_IN_CREATE && FAULT_KIND != FAULT_LOG) {
         int rc = fault_now(FAULT_KIND, in, err, errlen);
         if (rc)
             return rc;
