@@ -1164,6 +1164,8 @@ void sr_format_seconds(double s, char *buf, size_t len)
 {
     if (!isfinite(s))
         snprintf(buf, len, "-");
+    else if (s >= 1e6) /* a forged or absurd report: a number that fits, with its unit */
+        snprintf(buf, len, "%.4g s", s);
     else if (s >= 1.0)
         snprintf(buf, len, "%.4f s", s);
     else if (s >= 1e-3)
@@ -1194,7 +1196,7 @@ static void format_speedup(const sr_report_variant *v, char *buf, size_t len)
 {
     if (v->is_baseline)
         snprintf(buf, len, "(baseline)");
-    else if (v->interval.valid)
+    else if (v->interval.valid && isfinite(v->interval.estimate))
         snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", v->interval.estimate, v->interval.low,
                  v->interval.high);
     else if (!isfinite(v->speedup_percent))
@@ -1409,8 +1411,8 @@ static void row_of(const sr_report *r, const sr_report_variant *v, row_text *t)
     sr_text_copy(t->label, sizeof(t->label), sr_report_variant_label(v));
     sr_format_seconds(v->timing.count ? v->timing.p50 : NAN, t->p50, sizeof(t->p50));
     format_spread(&v->timing, t->spread, sizeof(t->spread));
-    if (isfinite(v->tops))
-        snprintf(t->tops, sizeof(t->tops), v->tops >= 100 ? "%.0f" : "%.3g", v->tops);
+    if (isfinite(v->tops)) /* whole numbers up to 1e9, then with an exponent (never cut) */
+        snprintf(t->tops, sizeof(t->tops), v->tops >= 100 && v->tops < 1e9 ? "%.0f" : "%.3g", v->tops);
     else
         snprintf(t->tops, sizeof(t->tops), "-");
     format_speedup(v, t->speedup, sizeof(t->speedup));

@@ -36,6 +36,8 @@ static const char *variant_problem(const sr_report_variant *v)
         return "plugin_sha256 is not a SHA-256 (64 hex digits)";
     if (!summary_ok(&v->timing))
         return "timing: a negative duration";
+    if (v->timing.count > 0 && !(v->timing.p50 > 0) && !isnan(v->timing.p50))
+        return "timing.p50_s: 0 for a variant that ran (count > 0): no call takes no time";
     for (size_t i = 0; i < v->round_count; i++)
         if (!summary_ok(&v->rounds[i]))
             return "rounds: a negative duration";

@@ -67,6 +67,22 @@ r = json.load(open(sys.argv[1])); r['schema_version'] = int(sys.argv[3]); json.d
 done
 check "diff: schema_version 2 refused" 1 "$S" diff "$TMP/host.json" "$TMP/v2.json"
 
+# absurd values are shown whole, with their unit (TOPS 1e20 was cut to 1e14, a p50 of 1e30 s lost
+# its unit); an interval without an estimate is no headline (it printed +nan%); a p50 of 0 for a
+# variant that ran is refused (it hid any regression in diff)
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); v = r['variants'][1]; v['tops'] = 1e20; v['timing']['p50_s'] = 1e30
+json.dump(r, open(sys.argv[2], 'w'))
+r = json.load(open(sys.argv[1])); r['variants'][1]['speedup_interval_percent']['estimate'] = None
+json.dump(r, open(sys.argv[3], 'w'))
+r = json.load(open(sys.argv[1])); r['variants'][1]['timing']['p50_s'] = 0
+json.dump(r, open(sys.argv[4], 'w'))" "$TMP/host.json" "$TMP/big.json" "$TMP/noest.json" "$TMP/zero.json"
+check "show: absurd values" 0 "$S" show "$TMP/big.json"
+grep -qE "^reference-mt +1e\+30 s +.* 1e\+20 " <<<"$out" && echo "ok   ... shown whole, with the unit" || fail "absurd values shown" "$out"
+check "show: an interval without an estimate" 0 "$S" show "$TMP/noest.json"
+grep -q "nan" <<<"$out" && fail "an interval without an estimate shows nan" "$out" || echo "ok   ... no nan"
+check "show: p50 0 for a variant that ran" 1 "$S" show "$TMP/zero.json"
+contains "names it" "timing.p50_s: 0 for a variant that ran"
 # the seed's format has no baseline flag: the baseline is the entry with speedup 0 wherever it
 # stands (the first entry was taken, so a reversed file judged the baseline against the variant)
 python3 -c "import json, sys
