@@ -172,6 +172,9 @@ typedef struct sr_cli_workload_options {
     bool quiet;
 } sr_cli_workload_options;
 
+/* The workload options together (--workload, --inputs and --shape exclude each other; --dtype,
+ * --causal, --seed, --layout where they apply): a usage error, said, when false. */
+bool sr_cli_workload_options_check(const char *cmd, const sr_cli_workload_options *o);
 /* sr_cli_check_outputs for a command that measures: its inputs are the --workload or --inputs
  * file, the data file a workload file names, and the --plugin files. */
 bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,

@@ -406,10 +406,8 @@ static int check_options(compare_cmd *c)
     const char *hex = c->set.opts.expect_sha256;
     if (!sr_cli_compare_settings_finish("compare", &c->set))
         return SR_EXIT_USAGE;
-    if ((c->wo.workload_file != NULL) + (c->wo.inputs_file != NULL) + (c->wo.shape != NULL) > 1) {
-        sr_cli_error("compare: --workload, --inputs and --shape exclude each other");
+    if (!sr_cli_workload_options_check("compare", &c->wo))
         return SR_EXIT_USAGE;
-    }
     if (hex && strlen(hex) != 64) {
         sr_cli_error("compare: --expect-sha256 '%s': expected 64 hex digits", hex);
         return SR_EXIT_USAGE;

@@ -90,6 +90,8 @@ static int parse_options(int argc, char **argv, profile_options *o)
         sr_cli_error("profile: --variant NAME is required (see 'sagerun list')");
         return SR_EXIT_USAGE;
     }
+    if (!sr_cli_workload_options_check("profile", &o->wo))
+        return SR_EXIT_USAGE;
     return SR_EXIT_OK;
 }
 

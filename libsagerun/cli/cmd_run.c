@@ -90,6 +90,8 @@ static int parse_options(int argc, char **argv, run_options *o)
         sr_cli_error("run: --variant NAME is required (see 'sagerun list')");
         return SR_EXIT_USAGE;
     }
+    if (!sr_cli_workload_options_check("run", &o->wo))
+        return SR_EXIT_USAGE;
     const char *const out_opts[] = {"--save-inputs", "--save-output"};
     const char *const outs[] = {o->save_inputs, o->save_output};
     bool ok = sr_cli_check_run_outputs("run", out_opts, outs, 2, &o->wo, o->plugins, o->n_plugins);

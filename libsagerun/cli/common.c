@@ -489,14 +489,20 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
     case SR_OPT_SEED:
         o->seed_given = true;
         return parse_seed(cmd, arg, &o->seed) ? 1 : -1;
-    case SR_OPT_SHAPE:
+    case SR_OPT_SHAPE: {
         o->shape = arg;
+        sagerun_error perr = {0};
+        if (sr_cli_parse_shape(arg, &probe) && sagerun_problem_check(&probe, &perr) != SAGERUN_OK) {
+            sr_cli_error("%s: --shape '%s': %s", cmd, arg, perr.message); /* GQA: Hq % Hkv */
+            return -1;
+        }
         if (sr_cli_parse_shape(arg, &probe))
             return 1;
         sr_cli_error("%s: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D, every size from 1 to "
                      "4294967295",
                      cmd, arg);
         return -1;
+    }
     case SR_OPT_LAYOUT:
         o->layout = arg;
         if (strcmp(arg, "nhd") == 0 || strcmp(arg, "hnd") == 0)
@@ -579,6 +585,15 @@ static sagerun_status synthetic_workload(const sr_cli_workload_options *o, sager
         *out = NULL;
     }
     return st;
+}
+
+bool sr_cli_workload_options_check(const char *cmd, const sr_cli_workload_options *o)
+{
+    sagerun_error err = {0};
+    if (check_workload_options(o, &err) == SAGERUN_OK)
+        return true;
+    sr_cli_error("%s: %s", cmd, err.message);
+    return false;
 }
 
 sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sagerun_workload **out,

@@ -156,4 +156,7 @@ printf '{"shape": [1, 32, 1, 32]}' > "$TMP/"$'\xff'".json"
 check "workload show: a file name that is not UTF-8" 0 "$S" workload show "$TMP/"$'\xff'".json"
 contains "the name escaped" '"name": "\\xff"'
 
+check "--shape with Hq not a multiple of Hkv: usage, naming --shape" 2 "$S" compare --backend host \
+    --shape 1,64,3,2,64 --quiet && contains "names the option" "--shape '1,64,3,2,64': Hq=3 is not a multiple of Hkv=2"
+
 finish

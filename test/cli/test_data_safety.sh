@@ -179,12 +179,18 @@ for t in 0x10 " 5" 1e3 inf -1 0; do
     check "--timeout '$t' refused" 2 "$S" compare "${H[@]}" --timeout "$t" && contains "names it" "--timeout"
 done
 check "--noise-threshold 0x1 refused" 2 "$S" compare "${H[@]}" --noise-threshold 0x1
+# options that do not go together are a usage error (2) before any plugin loads, as --workload
+# with --shape was (they were exit 1, found in the measuring child)
 for opt in --causal "--seed 3" "--dtype bf16"; do
-    check "$opt with --inputs refused" 1 "$S" compare --backend host --quiet --rounds 2 \
+    check "$opt with --inputs refused" 2 "$S" compare --backend host --quiet --rounds 2 \
         --iterations 1 --inputs in.safetensors $opt && contains "says why" "not to --inputs"
 done
-check "run: --seed with --inputs refused" 1 "$S" run --variant reference --backend host \
+check "run: --seed with --inputs refused" 2 "$S" run --variant reference --backend host \
     --inputs in.safetensors --seed 3 --iterations 1 --warmup 0
+check "compare: --layout with --workload refused" 2 "$S" compare --backend host --quiet --rounds 2 \
+    --iterations 1 --workload wl.json --layout hnd && contains "says why" "not to --workload"
+check "profile: --causal with --inputs refused" 2 "$S" profile --variant reference --backend host \
+    --inputs in.safetensors --causal && contains "says why" "not to --inputs"
 forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r = the report
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2],'w'))" "$SEED" "rep-$1.json"
 }
