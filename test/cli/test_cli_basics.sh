@@ -69,7 +69,7 @@ check "run bad iterations" 2 "$S" run --variant reference --iterations 0
 check "run unknown variant" 1 "$S" run --variant nosuch --backend host && contains "names the variant" "no variant named 'nosuch'"
 check "run shape too large" 2 "$S" run --variant reference --shape 99999999999,64,2,64 \
     && contains "says the range" "every size from 1 to 4294967295"
-check "run bad GQA shape" 1 "$S" run --variant reference --shape 1,16,3,2,64 && contains "names the heads" "Hq=3 is not a multiple of Hkv=2"
+check "run bad GQA shape" 2 "$S" run --variant reference --shape 1,16,3,2,64 && contains "names the heads" "Hq=3 is not a multiple of Hkv=2"
 if [ -n "$NO_CUDA_BUILD" ]; then
     echo "SKIP: run CUDA variant on host: this build has no CUDA plugins"
 else
