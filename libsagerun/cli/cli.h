@@ -54,9 +54,11 @@ sagerun_status sr_cli_error_prefix(sagerun_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* What getopt_long returned for a bad option (main sets opterr = 0; every optstring starts with
- * ':'), said in one line: "sagerun: CMD: unknown option '--x' (see 'sagerun help CMD')" or
- * "... option '--json' needs a value ...". Returns SR_EXIT_USAGE. */
-int sr_cli_bad_option(const char *cmd, int c, char **argv);
+ * ':'), said in one line: "sagerun: CMD: unknown option '--x' (see 'sagerun help CMD')", or
+ * "missing value for option", "option takes no value" ('--causal=false'), "ambiguous option"
+ * ('--in': --inputs, --in-process), from the command's table opts. Returns SR_EXIT_USAGE. */
+struct option;
+int sr_cli_bad_option(const char *cmd, int c, char **argv, const struct option *opts);
 
 /* The context for --backend auto|host|cuda and --device: auto takes the CUDA device when there is
  * one and otherwise the host backend, saying so on stderr. */

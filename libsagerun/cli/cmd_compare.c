@@ -388,7 +388,7 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
             if (taken < 0)
                 return SR_EXIT_USAGE;
             if (!taken)
-                return sr_cli_bad_option("compare", opt, argv);
+                return sr_cli_bad_option("compare", opt, argv, longopts);
         }
         }
     }

@@ -219,7 +219,7 @@ int sr_cmd_diff(int argc, char **argv)
         case 'c': csv_path = optarg; break;
         case 'r': o.relative = 1; break;
         case 'h': diff_usage(stdout); return SR_EXIT_OK;
-        default: return sr_cli_bad_option("diff", c, argv);
+        default: return sr_cli_bad_option("diff", c, argv, opts);
         }
     }
     if (argc - optind != 2) {

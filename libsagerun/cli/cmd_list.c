@@ -112,7 +112,7 @@ static int parse_options(int argc, char **argv, list_options *o)
             break;
         }
         case 'h': list_usage(stdout); return SR_EXIT_OK;
-        default: return sr_cli_bad_option("list", c, argv);
+        default: return sr_cli_bad_option("list", c, argv, opts);
         }
     }
     if (optind < argc) {

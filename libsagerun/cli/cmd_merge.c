@@ -450,7 +450,7 @@ int sr_cmd_merge(int argc, char **argv)
         case 'm': allow_missing = true; break;
         case 'q': quiet = true; break;
         case 'h': merge_usage(stdout); return SR_EXIT_OK;
-        default: return sr_cli_bad_option("merge", c, argv);
+        default: return sr_cli_bad_option("merge", c, argv, opts);
         }
     }
     if (optind >= argc) {

@@ -185,7 +185,7 @@ static int parse_args(int argc, char **argv, plot_args *a)
         case 'x': a->x_axis = optarg; break;
         case 'l': a->layout = optarg; break;
         case 'h': plot_usage(stdout); return SR_EXIT_OK;
-        default: return sr_cli_bad_option("plot", c, argv);
+        default: return sr_cli_bad_option("plot", c, argv, opts);
         }
     }
     if (argc - optind != 1) {

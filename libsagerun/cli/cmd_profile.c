@@ -75,7 +75,7 @@ static int parse_options(int argc, char **argv, profile_options *o)
         default: {
             int taken = sr_cli_workload_option("profile", &o->wo, c, optarg);
             if (taken == 0)
-                return sr_cli_bad_option("profile", c, argv);
+                return sr_cli_bad_option("profile", c, argv, opts);
             ok = taken > 0;
         }
         }

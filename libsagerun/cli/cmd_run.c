@@ -78,7 +78,7 @@ static int parse_options(int argc, char **argv, run_options *o)
             if (taken < 0)
                 return SR_EXIT_USAGE;
             if (!taken)
-                return sr_cli_bad_option("run", c, argv);
+                return sr_cli_bad_option("run", c, argv, opts);
         }
         }
     }

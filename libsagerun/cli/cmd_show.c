@@ -25,7 +25,7 @@ int sr_cmd_show(int argc, char **argv)
         switch (c) {
         case 'm': markdown = 1; break;
         case 'h': show_usage(stdout); return SR_EXIT_OK;
-        default: return sr_cli_bad_option("show", c, argv);
+        default: return sr_cli_bad_option("show", c, argv, opts);
         }
     }
     if (argc - optind != 1) {

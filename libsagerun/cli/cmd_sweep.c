@@ -613,7 +613,7 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
             if (taken < 0)
                 return SR_EXIT_USAGE;
             if (!taken)
-                return sr_cli_bad_option("sweep", c, argv);
+                return sr_cli_bad_option("sweep", c, argv, longopts);
         }
         }
     }

@@ -152,14 +152,30 @@ json_t *sr_cli_json_load(const char *path, size_t flags, json_error_t *jerr)
     return root;
 }
 
-int sr_cli_bad_option(const char *cmd, int c, char **argv)
+/* Why getopt refused a long option ("--name[=value]"): it takes no value, its prefix names
+ * several options, or it is unknown. */
+static const char *long_option_trouble(const char *arg, const struct option *opts)
+{
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name), matches = 0;
+    for (const struct option *o = opts; o && o->name; o++) {
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return eq && o->has_arg == no_argument ? "option takes no value" : "unknown option";
+        matches += strncmp(o->name, name, len) == 0;
+    }
+    return matches > 1 ? "ambiguous option (the start of several)" : "unknown option";
+}
+
+int sr_cli_bad_option(const char *cmd, int c, char **argv, const struct option *opts)
 {
     char shortopt[3] = {'-', (char)optopt, 0};
     const char *arg = c == '?' && optopt > 0 && optopt < 128 ? shortopt
                     : optind > 0                             ? argv[optind - 1]
                                                              : "?";
-    sr_cli_error("%s: %s '%s' (see 'sagerun help %s')", cmd,
-                 c == ':' ? "missing value for option" : "unknown option", arg, cmd);
+    const char *why = c == ':'                         ? "missing value for option"
+                      : strncmp(arg, "--", 2) == 0 ? long_option_trouble(arg, opts)
+                                                   : "unknown option";
+    sr_cli_error("%s: %s '%s' (see 'sagerun help %s')", cmd, why, arg, cmd);
     return SR_EXIT_USAGE;
 }
 
@@ -304,6 +320,11 @@ bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *
             continue;
         if (!*outs[i]) {
             sr_cli_error("%s: %s: an empty path", cmd, opts[i]);
+            return false;
+        }
+        if (strncmp(outs[i], "--", 2) == 0) { /* --json --quiet: the next option taken as the file */
+            sr_cli_error("%s: %s '%s': an option where a file is needed (for a file of that name, "
+                         "./%s)", cmd, opts[i], outs[i], outs[i]);
             return false;
         }
         if (sagerun_output_check(outs[i], &err) != SAGERUN_OK) {

@@ -159,4 +159,11 @@ contains "the name escaped" '"name": "\\xff"'
 check "--shape with Hq not a multiple of Hkv: usage, naming --shape" 2 "$S" compare --backend host \
     --shape 1,64,3,2,64 --quiet && contains "names the option" "--shape '1,64,3,2,64': Hq=3 is not a multiple of Hkv=2"
 
+# getopt's refusals said "unknown option" for all of these
+check "an option that takes no value given one" 2 "$S" compare --causal=false && contains "says so" "option takes no value '--causal=false'"
+check "an ambiguous prefix" 2 "$S" compare --in x && contains "says so" "ambiguous option (the start of several) '--in'"
+check "an output path that is the next option" 1 "$S" compare --backend host --json --quiet
+contains "says so" "--json '--quiet': an option where a file is needed"
+[ ! -e ./--quiet ] && echo "ok   ... no file '--quiet'" || { fail "a file --quiet was written"; rm -f ./--quiet; }
+
 finish
