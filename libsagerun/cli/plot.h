@@ -115,6 +115,7 @@ typedef struct sr_scale {
 
 /* lo..hi rounded out to a step of 1, 2 or 5 times a power of ten giving about `ticks` ticks. */
 sr_scale sr_scale_nice(double lo, double hi, int ticks, double p0, double p1);
+/* The pixel of v, v held within lo..hi (a value past the axis is drawn at its end). */
 double sr_scale_px(const sr_scale *s, double v);
 /* Tick k (from 0) and how many there are (1 to SR_SCALE_MAX_TICKS, whatever the scale). */
 #define SR_SCALE_MAX_TICKS 100

@@ -32,6 +32,11 @@ sr_scale sr_scale_nice(double lo, double hi, int ticks, double p0, double p1)
 
 double sr_scale_px(const sr_scale *s, double v)
 {
+    /* values past the axis (beyond SCALE_MAX, which cut the range) stay on it, not off the panel */
+    if (v < s->lo)
+        v = s->lo;
+    else if (v > s->hi)
+        v = s->hi;
     return s->p0 + (v - s->lo) / (s->hi - s->lo) * (s->p1 - s->p0);
 }
 

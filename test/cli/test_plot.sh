@@ -375,4 +375,24 @@ check "plot with a libfontconfig.so.1 that is not fontconfig" 1 env LD_LIBRARY_P
 check "compare runs without cairo" 0 env LD_LIBRARY_PATH="$TMP/nocairo" "$S" compare --backend host \
     --shape 1,64,1,32 --variant reference-mt --rounds 2 --iterations 2 --warmup 0
 
+# call times past the axis' end (1e305 s: the axis stops at 1e300) are drawn at its end; the box and
+# whiskers were mapped unclamped, millions of pixels off the panel
+check "a host report to plot" 0 "$S" compare --backend host --shape 1,32,1,32 --quiet --rounds 3 \
+    --iterations 3 --warmup 0 --json "$TMP/h3.json"
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); v = r['variants'][1]
+v['samples_s'][0] = [1e305] * len(v['samples_s'][0]); json.dump(r, open(sys.argv[2], 'w'))" "$TMP/h3.json" "$TMP/huge.json"
+check "plot: call times past the axis" 0 "$S" plot "$TMP/huge.json" -o "$TMP/huge.svg"
+py "plot: every coordinate within the figure" '
+import re, sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(sys.argv[1]); svg = doc.documentElement
+W, H = (float(svg.getAttribute(k).rstrip("pt")) for k in ("width", "height"))
+bad = []
+for el in doc.getElementsByTagName("*"):
+    for a in ("x", "y", "x1", "x2", "y1", "y2", "d", "points"):
+        for n in re.findall(r"-?[0-9.]+(?:e[-+]?[0-9]+)?", el.getAttribute(a)):
+            if abs(float(n)) > 2 * max(W, H):
+                bad.append((el.tagName, a, n))
+assert not bad, bad[:5]' "$TMP/huge.svg"
+
 finish
