@@ -300,6 +300,11 @@ static sagerun_status compare_entry(sagerun_registry *reg, sagerun_context *ctx,
     sagerun_status st = complete_options(opts, &eo, err);
     if (st == SAGERUN_OK)
         st = check_options(&eo.o, err);
+    if (st == SAGERUN_OK && eo.o.cache == SAGERUN_CACHE_COLD &&
+        sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST) /* it said "cold", flushed nothing */
+        st = sr_error_set(err, SAGERUN_UNSUPPORTED,
+                          "a cold cache (--cache cold) needs a CUDA device: the host backend has "
+                          "no cache flush");
     if (st == SAGERUN_OK && inputs && inputs->ctx != ctx)
         st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                           "compare: the inputs belong to another context");

@@ -164,6 +164,8 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
                   sr_cli_compare_given(s, SR_OPT_ITERATIONS);
     if (counts && !sr_cli_compare_given(s, SR_OPT_SCHEDULE))
         o->schedule = SAGERUN_SCHEDULE_FIXED; /* --rounds and friends ask for a fixed schedule */
+    if (sr_cli_compare_given(s, SR_OPT_BATCH) && !sr_cli_compare_given(s, SR_OPT_TIMER))
+        o->timer = SAGERUN_TIMER_BATCH; /* --batch K asks for K calls per sample (auto took one) */
     /* options of one schedule given to another did nothing, said nowhere */
     static const struct { int opt; const char *name; } timed_only[] = {
         {SR_OPT_TARGET, "--target-precision"}, {SR_OPT_MAX_TIME, "--max-time"},

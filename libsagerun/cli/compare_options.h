@@ -101,9 +101,9 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         graph: K calls captured once into a CUDA graph (only for\n"        \
     "                         variants whose run may be captured)\n"                             \
     "  --batch K              calls per sample for batch and graph (default: a sample\n"         \
-    "                         of >= 1 ms; hot cache only)\n"                                      \
-    "  --cache C              hot (default), or cold: L2 and instruction caches flushed\n"      \
-    "                         before each sample (one call per sample, timed by its\n"         \
+    "                         of >= 1 ms; hot cache only); alone, it asks for --timer batch\n"    \
+    "  --cache C              hot (default), or cold (CUDA only): L2 and instruction caches\n"  \
+    "                         flushed before each sample (one call per sample, timed by its\n"  \
     "                         kernels' timestamps plus the launch gap of hot calls)\n"
 #define SR_CLI_COMPARE_CHECKS_HELP                                                                 \
     "  --accuracy-rows N      query rows checked against exact attention (default: all\n"        \

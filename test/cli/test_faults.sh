@@ -306,7 +306,7 @@ done
 
 # ---- resource limits ----
 out=$("$S" compare --backend host --quiet --shape 65535,1073741824,65535,1024 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "too large" <<<"$out" && echo "ok   overflowing shape refused" \
+[ $rc -eq 2 ] && grep -q "\-\-shape '65535,1073741824,65535,1024': .* too large" <<<"$out" && echo "ok   overflowing shape refused (usage, naming --shape)" \
     || fail "overflowing shape (exit $rc)" "$out"
 if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" != 1 ]; then
     # 1 TiB per tensor passes the shape checks; the host allocation fails and is reported.

@@ -30,6 +30,16 @@ check "--schedule timed with --rounds" 2 "$S" compare "${H[@]}" --schedule timed
 contains "says so" "--warmup, --rounds and --iterations apply to --schedule fixed, not timed"
 check "--schedule seed with --min-rounds" 2 "$S" compare "${H[@]}" --schedule seed --min-rounds 4
 contains "says so" "--min-rounds applies to --schedule timed, not to seed"
+# --batch alone asks for the batch timer (auto dropped it for calls of 1 ms and more: "1 call per
+# sample"); a cold cache on the host backend is refused (nothing was flushed, the report said cold)
+check "--batch 3 alone" 0 "$S" compare "${H[@]}" --batch 3 --rounds 2 --iterations 1 --warmup 0 \
+    --no-accuracy --json "$TMP/b3.json"
+py "--batch 3: batch timer, 3 calls per sample" '
+import json, sys
+for v in json.load(open(sys.argv[1]))["variants"]:
+    assert (v["measurement"]["timer"], v["measurement"]["calls_per_sample"]) == ("batch", 3), v["measurement"]' "$TMP/b3.json"
+check "--cache cold on the host" 1 "$S" compare "${H[@]}" --cache cold --rounds 2 --iterations 1
+contains "says why" "a cold cache (--cache cold) needs a CUDA device"
 check "help documents the schedules" 0 "$S" compare --help
 for w in "--schedule S" "--target-precision" "--max-time" "--timer T" "--cache C" "--order O"; do
     contains "help: $w" "$w"

@@ -54,7 +54,7 @@ contains "names the value and the words" "run: --dtype 'fp8': expected fp16 (or 
 check "compare --dtype fp8 is usage" 2 "$S" compare --dtype fp8 && contains "compare names it" "compare: --dtype 'fp8'"
 check "run --causal" 0 "$S" run --variant reference --shape 1,64,2,64 --causal --iterations 1 --warmup 0
 contains "the workload line says causal" "[1, 64, 2, 64] Hkv 2 NHD fp16 causal"
-check "run --dtype with a workload file" 1 "$S" run --variant reference --dtype bf16 --workload /nonexistent.json
+check "run --dtype with a workload file" 2 "$S" run --variant reference --dtype bf16 --workload /nonexistent.json
 contains "says --dtype is for --shape" "--dtype applies to --shape and the default workload, not to --workload"
 
 # workload files take every spelling; `workload show` writes the canonical one
