@@ -151,6 +151,12 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
         if (st != SAGERUN_OK)
             return st;
     }
+    json_array_foreach(json_object_get(ns, "workloads"), i, w) { /* not a regression: said */
+        const char *name = json_string_value(json_object_get(w, "name"));
+        if (name && !find_point(os, name))
+            fprintf(stderr, "sagerun: diff: %s: new in %s, not in %s (not compared)\n",
+                    sr_cli_text(name), sr_cli_text(new_path), sr_cli_text(old_path));
+    }
     if (!judged) /* a gate that compared nothing must not pass */
         return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: no point with a report to compare (%zu workloads)", old_path,
