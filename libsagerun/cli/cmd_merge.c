@@ -149,6 +149,75 @@ static bool load_input(const char *arg, input *in)
     return true;
 }
 
+/* options.compare_args as one string per option and its values, ordered by option (a stable
+ * sort: an option given twice keeps its order, where the later wins or the order is the
+ * variants'), so that the same command line spelled in another order matches. */
+typedef struct arg_group {
+    const char *name;
+    size_t at;
+    char *text;
+} arg_group;
+
+static int by_option(const void *a, const void *b)
+{
+    const arg_group *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static json_t *canonical_args(const json_t *args)
+{
+    size_t n = json_array_size(args), groups = 0;
+    arg_group *g = calloc(n ? n : 1, sizeof *g);
+    json_t *out = g ? json_array() : NULL;
+    for (size_t i = 0; out && i < n; i++) {
+        const char *a = json_string_value(json_array_get(args, i));
+        if (!a)
+            a = "";
+        if (strncmp(a, "--", 2) == 0 || !groups) {
+            g[groups].name = a;
+            g[groups].at = groups;
+            g[groups++].text = strdup(a);
+        } else {
+            char *t = NULL;
+            if (asprintf(&t, "%s\x1f%s", g[groups - 1].text, a) < 0)
+                t = NULL;
+            free(g[groups - 1].text);
+            g[groups - 1].text = t;
+        }
+    }
+    if (out)
+        qsort(g, groups, sizeof *g, by_option);
+    for (size_t i = 0; out && i < groups; i++)
+        if (!g[i].text || json_array_append_new(out, json_string(g[i].text)) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    for (size_t i = 0; g && i < groups; i++)
+        free(g[i].text);
+    free(g);
+    return out;
+}
+
+/* The options of two shards alike, compare_args in any order of its options. */
+static bool same_options(const json_t *a, const json_t *b)
+{
+    json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+    json_t *cx = canonical_args(json_object_get(a, "compare_args"));
+    json_t *cy = canonical_args(json_object_get(b, "compare_args"));
+    bool same = x && y && cx && cy;
+    if (same) {
+        json_object_set(x, "compare_args", cx);
+        json_object_set(y, "compare_args", cy);
+        same = json_equal(x, y);
+    }
+    json_decref(x);
+    json_decref(y);
+    json_decref(cx);
+    json_decref(cy);
+    return same;
+}
+
 /* Why two summaries are not shards of the same sweep, or NULL. */
 static const char *mismatch(const json_t *a, const json_t *b)
 {
@@ -159,7 +228,7 @@ static const char *mismatch(const json_t *a, const json_t *b)
         return "the sweep files differ (sweep.sha256)";
     if (!json_equal(json_object_get(sa, "workloads"), json_object_get(sb, "workloads")))
         return "the workloads differ";
-    if (!json_equal(json_object_get(a, "options"), json_object_get(b, "options")))
+    if (!same_options(json_object_get(a, "options"), json_object_get(b, "options")))
         return "the compare options differ (options: the baseline, variants, schedule, threshold, "
                "checks or the compare command line, compare_args)";
     const json_t *ha = json_object_get(a, "shard"), *hb = json_object_get(b, "shard");

@@ -49,6 +49,17 @@ for w in n32 n96; do
     [ -n "$want" ] && [ "$want" = "$got" ] && echo "ok   sweep table: $w's speedup is the report's ($got)" \
         || fail "sweep table: $w's speedup $got, the report's $want"
 done
+# the same options in another order are the same options (merge refused them: "the compare
+# options differ"); other values are not
+check "shard 0/2, options in one order" 0 "$S" sweep "$SWEEP" --backend host --quiet --rounds 2 --iterations 1 --warmup 0 \
+    --shard 0/2 --out-dir "$TMP/o1"
+check "shard 1/2, the same options in another" 0 "$S" sweep "$SWEEP" --backend host --quiet --warmup 0 --iterations 1 --rounds 2 \
+    --shard 1/2 --out-dir "$TMP/o2"
+check "merge: the same options in another order" 0 "$S" merge "$TMP/o1" "$TMP/o2" --out-dir "$TMP/o12" --quiet
+check "shard 1/2, another value" 0 "$S" sweep "$SWEEP" --backend host --quiet --warmup 0 --iterations 1 --rounds 3 \
+    --shard 1/2 --out-dir "$TMP/o3"
+check "merge: another value refused" 1 "$S" merge "$TMP/o1" "$TMP/o3" --out-dir "$TMP/o13" --quiet
+contains "says so" "the compare options differ"
 check "merge the shards" 0 "$S" merge "$TMP/a" "$TMP/b/summary.json" --out-dir "$TMP/m" \
     && contains "merged table" "3 of 3 workloads"
 py "merged: all 3 workloads once, by index, reports copied" "$(cat "$ROOT/test/cli/check_host_merge.py")" "$TMP/m"
