@@ -150,6 +150,24 @@ static sagerun_status check_options(const sagerun_compare_options *o, sagerun_er
     return SAGERUN_OK;
 }
 
+/* The entries chosen by default that do not do the problem (create said UNSUPPORTED): left out of
+ * the comparison with a warning, as variants of another backend are, not failed. */
+static size_t drop_unsupported(sr_entry *es, size_t n, sr_report *rep)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (es[i].optional && es[i].failed && es[i].unsupported) {
+            sr_report_add_warning(rep, "variant %s skipped: it does not do this problem (%s)",
+                                  es[i].label, es[i].failure);
+            continue;
+        }
+        if (kept != i)
+            es[kept] = es[i];
+        kept++;
+    }
+    return kept;
+}
+
 /* After a stage of many calls (warm-up, rounds): the inputs put back if some call changed them;
  * the checked calls that follow then say which variant did. */
 static sagerun_status inputs_after(sagerun_context *ctx, sr_input_guard *g, const char *stage,
@@ -189,13 +207,14 @@ static sagerun_status inputs_judged(sr_input_guard *g, sr_report *rep, sagerun_e
  * prepare (input_guard.c). */
 static sagerun_status run_stages(sagerun_registry *reg, sagerun_context *ctx,
                                  sagerun_inputs *in, const sr_engine_options *eo, sr_entry *es,
-                                 size_t n, sr_measurement *m, bool *stop, sr_report *rep,
+                                 size_t *n_entries, sr_measurement *m, bool *stop, sr_report *rep,
                                  sagerun_error *err)
 {
     const sagerun_compare_hooks *h = &eo->hooks;
     sr_input_guard g = {0};
     sr_nvtx_push("create and prepare");
-    sagerun_status st = sr_entries_prepare(reg, ctx, in, h, &eo->o, es, n, stop, err);
+    sagerun_status st = sr_entries_prepare(reg, ctx, in, h, &eo->o, es, *n_entries, stop, err);
+    size_t n = *n_entries = drop_unsupported(es, *n_entries, rep);
     if (st == SAGERUN_OK && !*stop)
         st = sr_input_guard_take(ctx, in, &g, err);
     sr_nvtx_pop();
@@ -272,7 +291,7 @@ static sagerun_status compare(sagerun_registry *reg, sagerun_context *ctx, sager
                                            SAGERUN_OK)
         inputs = own;
     if (st == SAGERUN_OK)
-        st = run_stages(reg, ctx, inputs, eo, es, n, &m, &stop, &res->report, err);
+        st = run_stages(reg, ctx, inputs, eo, es, &n, &m, &stop, &res->report, err);
     if (st == SAGERUN_OK)
         st = sr_assemble_report(&res->report, ctx, inputs, eo, es, n, &m, stop, err);
     if (st == SAGERUN_OK && w && w->metadata) {

@@ -48,6 +48,9 @@ typedef struct sr_entry {
     sagerun_variant_info info;
     char label[SR_LABEL_MAX + 16]; /* the registry's label, or "LABEL#K" for a repeat */
     sagerun_instance *inst;
+    bool optional;    /* chosen as one of every variant found, not named: left out (a warning),
+                         not failed, when it does not do the problem (SAGERUN_UNSUPPORTED) */
+    bool unsupported; /* create (geometry included) said SAGERUN_UNSUPPORTED */
     bool failed;
     char failure[SAGERUN_ERROR_MESSAGE_SIZE];
     char failure_phase[16]; /* sagerun_compare_call's phase names */

@@ -116,6 +116,7 @@ static size_t every_other(sagerun_registry *reg, sagerun_context *ctx, sr_report
                                   sagerun_backend_name(backend));
             continue;
         }
+        es[n].optional = true;
         es[n++].index = k;
     }
     if (n == 1)
@@ -225,6 +226,7 @@ static void create_and_prepare(sagerun_registry *reg, sagerun_context *ctx, sage
 {
     double t0 = sr_hook_begin(h, e, "create", 0, 1);
     if (sagerun_instance_create(reg, e->index, ctx, in, &e->inst, e_err) != SAGERUN_OK) {
+        e->unsupported = e_err->status == SAGERUN_UNSUPPORTED;
         sr_entry_fail(e, e_err, "create", "create");
     } else {
         e->geometry.struct_size = sizeof(e->geometry);

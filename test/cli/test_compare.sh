@@ -286,4 +286,20 @@ assert w["problem"]["causal"] is True
 assert w["variants"][0]["output_sha256"] == v[0]["output_sha256"], "same inputs, same causal output"
 ' "$TMP/causal.json" "$TMP/full.json" "$TMP/causal-wl-report.json"
 
+# a variant found on the path that refuses the problem the documented way (UNSUPPORTED from
+# geometry) is left out of a default comparison with a warning, as one of another backend is (it
+# was FAILED, exit 1); named with --variant it is the failure it is
+mkdir -p "$TMP/pp64" && cp "$FAKES/fake_d64_only.so" "$TMP/pp64/" && chmod go-w "$TMP/pp64" "$TMP/pp64/fake_d64_only.so"
+SAGERUN_PLUGIN_PATH=$TMP/pp64 check "default compare: a variant that does not do the problem" 0 "$S" compare \
+    --backend host --shape 1,32,1,128 --quiet --rounds 2 --iterations 1 --json "$TMP/d64.json"
+contains "skipped, with why" "variant fake-d64-only skipped: it does not do this problem"
+py "... and not in the report" '
+import json, sys
+assert "fake-d64-only" not in [v["label"] for v in json.load(open(sys.argv[1]))["variants"]]' "$TMP/d64.json"
+SAGERUN_PLUGIN_PATH=$TMP/pp64 check "the same variant named" 1 "$S" compare --backend host --shape 1,32,1,128 \
+    --quiet --rounds 2 --iterations 1 --variant fake-d64-only
+contains "failed" "fake-d64-only failed: create"
+SAGERUN_PLUGIN_PATH=$TMP/pp64 check "... and on its own problem it runs (not byte-exact: it copies V)" 3 "$S" compare --backend host \
+    --shape 1,32,1,64 --quiet --rounds 2 --iterations 1 --variant fake-d64-only
+
 finish

@@ -37,6 +37,11 @@
 static int fake_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
                          size_t errlen)
 {
+#ifdef FAKE_HEAD_DIM_ONLY /* refuses other head dimensions, as plugin.h says: UNSUPPORTED */
+    if (p->head_dim != FAKE_HEAD_DIM_ONLY)
+        return snprintf(err, errlen, "head_dim %u: only %d", p->head_dim, FAKE_HEAD_DIM_ONLY),
+               SAGERUN_UNSUPPORTED;
+#endif
     (void)err;
     (void)errlen;
     g->cta_q = g->warp_q = 1;
