@@ -725,8 +725,8 @@ static void warn_late_ending(const attempt *a, int ws)
     } else
         snprintf(how, sizeof how, "ended with exit status %d", WEXITSTATUS(ws));
     fprintf(stderr, "sagerun: compare: warning: the measurement process %s after writing its "
-                    "report (in code that runs at exit: a plugin's destructor or exit handler?); "
-                    "the report is kept\n",
+                    "report (in code that runs at exit, a plugin's destructor or exit handler, or "
+                    "after a plugin closed stdout and stderr?); the report is kept\n",
             how);
 }
 
@@ -735,9 +735,16 @@ static int last_attempt(int ws, bool stopping, const attempt *a, const char *rep
                         sagerun_compare_result **report)
 {
     bool clean = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
-    /* after the report, a signal or the exit grace is a warning; a non-zero exit status is not
-     * (a sanitizer's leak or race report ends the process so, and CI must see it) */
-    bool late = a->report_written && !a->sanitizer && (WIFSIGNALED(ws) || a->stuck_idle > 0);
+    /* after the report, a signal or the exit grace is a warning; so is a non-zero exit status
+     * (a plugin that closed stdout and stderr, so that the exit's flush failed), except in a
+     * sanitizer build, where a leak or race report ends the process so and CI must see it */
+#ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
+    bool late_status = false;
+#else
+    bool late_status = WIFEXITED(ws);
+#endif
+    bool late = a->report_written && !a->sanitizer &&
+                (WIFSIGNALED(ws) || a->stuck_idle > 0 || late_status);
     if (clean || late) {
         if (!clean)
             warn_late_ending(a, ws);
@@ -757,6 +764,10 @@ static int last_attempt(int ws, bool stopping, const attempt *a, const char *rep
                      "of starting (%s): killed", a->stuck_idle,
                      a->loaded ? "the plugins were loaded: making the inputs"
                                : "before loading plugins: starting the device");
+    } else if (WIFEXITED(ws) && a->report_written) {
+        sr_cli_error("compare: the measurement process exited with status %d after writing its "
+                     "report", WEXITSTATUS(ws));
+        return WEXITSTATUS(ws);
     } else if (WIFEXITED(ws)) {
         return WEXITSTATUS(ws); /* the child said why on stderr */
     } else if (WIFSIGNALED(ws)) {

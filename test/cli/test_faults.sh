@@ -235,6 +235,15 @@ pgrep -f -- "--shape 1,1024,2,128 --warmup 0 --iterations 1000" >/dev/null \
     && fail "run: the child outlived the interrupted run" "$(pgrep -af -- '--iterations 1000')" \
     || echo "ok   run: no child left behind"
 
+# ---- a plugin that closes stdout and stderr: the report written before the exit is kept (a build
+# without sanitizers: in one, a non-zero exit after the report stays an error, for leak reports) ----
+if [ $ASAN -eq 0 ] && [ $TSAN -eq 0 ]; then
+    out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/fault_close_stdio_run.so" --variant fault-close-stdio-run \
+        --json "$TMP/stdio.json" 2>&1); rc=$?
+    [ $rc -eq 3 ] && [ -s "$TMP/stdio.json" ] && grep -q "after a plugin closed stdout and stderr" <<<"$out" \
+        && echo "ok   a plugin closing stdout and stderr: the report kept, warned" || fail "closed stdio (exit $rc)" "$out"
+fi
+
 # ---- a plugin's log line: named and escaped (it reached stderr raw, unnamed, forging a line) ----
 out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 \
     --plugin "$FAKES/fault_log_hostile.so" --variant fault-log-hostile 2>&1); rc=$?
