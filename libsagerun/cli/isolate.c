@@ -157,6 +157,8 @@ static void child_progress(void *user, const char *phase, const char *variant, u
     send_fields(5, "P", phase, variant ? variant : "", a, b);
 }
 
+static void child_signals_install(void);
+
 static void child_call(void *user, const sagerun_compare_call *c)
 {
     (void)user;
@@ -170,6 +172,7 @@ static void child_call(void *user, const sagerun_compare_call *c)
     snprintf(secs, sizeof secs, "%.9g", c->seconds);
     send_fields(8, "E", c->label, c->phase, round, secs, c->failure_phase ? c->failure_phase : "",
                 c->failure ? c->failure : "", calls);
+    child_signals_install(); /* a variant that ignored or took SIGINT/SIGTERM/SIGHUP: ours again */
     if (c->context_lost) {
         /* Nothing more can run in this process: say who, and let the parent start afresh. */
         send_fields(4, "L", c->label, c->failure_phase ? c->failure_phase : c->phase,
@@ -618,13 +621,17 @@ static bool watchdog(attempt *a, pid_t pid, double spawned, int *wait_ms)
 static int supervise(parent *p, attempt *a, pid_t pid, int fd, int *wstatus)
 {
     bool eof = false, forwarded = false, killed = false, reaped = false;
-    double forwarded_at = 0, spawned = now_s();
+    double forwarded_at = 0, resent_at = 0, spawned = now_s();
     while (!eof) {
         int sig = stop_signal_seen;
         if (sig > 0 && !forwarded) {
             kill(pid, sig);
             forwarded = true;
-            forwarded_at = now_s();
+            forwarded_at = resent_at = now_s();
+        } else if (forwarded && !killed && !reaped && sig > 0 && now_s() - resent_at > 1.0 &&
+                   now_s() - forwarded_at <= SR_STOP_GRACE_S) {
+            kill(pid, sig); /* again each second: one a variant's code ignored is lost */
+            resent_at = now_s();
         } else if (forwarded && !killed && !reaped && now_s() - forwarded_at > SR_STOP_GRACE_S) {
             /* stuck where the engine cannot see the stop (outside any call) */
             fprintf(stderr, "sagerun: compare: the measurement did not stop within %g s: "

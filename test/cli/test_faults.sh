@@ -302,6 +302,15 @@ assert not any("one round gives no interval" in w for w in r["warnings"]) or r["
 ' "$TMP/early.json"
 grep -q "INCOMPLETE: interrupted after [0-9]* rounds$" "$TMP/early.out" && echo "ok   ... the table: interrupted after N rounds (timed: of no set count)" \
     || fail "stopped early: the table's line" "$(cat "$TMP/early.out")"
+# a variant that set the stop signals to SIG_IGN: the stop still comes through (the handlers are
+# put back after each call, the parent sends it again each second)
+"$S" compare --backend host --shape 1,256,2,64 --quiet --baseline reference --variant reference-mt \
+    --plugin "$FAKES/fault_ignore_stop_run.so" --variant fault-ignore-stop-run --rounds 1000 --iterations 2 \
+    --warmup 1 --json "$TMP/ign.json" >"$TMP/ign.out" 2>&1 &
+pid=$!; sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }'); t0=$SECONDS; kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] && [ $((SECONDS - t0)) -lt $((10 * SLOW)) ] && [ -s "$TMP/ign.json" ] \
+    && echo "ok   a variant ignoring SIGINT: stopped anyway ($((SECONDS - t0)) s), the report written" \
+    || fail "a variant ignoring SIGINT (exit $rc, $((SECONDS - t0)) s)" "$(cat "$TMP/ign.out")"
 # interrupted, and the report cannot be written (its folder removed meanwhile): an error, not 143,
 # which says the report holds the rounds finished
 for mode in "" --in-process; do

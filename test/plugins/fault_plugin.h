@@ -46,6 +46,7 @@
 #define FAULT_WRITE_SAGE2 14  /* writes into the shared sage2 K (with FAULT_INPUT_KIND SAGE2) */
 #define FAULT_LOG 15          /* logs FAULT_REASON at error level through services->log (create) */
 #define FAULT_CLOSE_STDIO 16  /* closes stdout and stderr, then carries on */
+#define FAULT_IGNORE_STOP 17  /* sets SIGINT, SIGTERM and SIGHUP to SIG_IGN, then carries on */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -137,6 +138,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_EXIT: exit(0);
     case FAULT_QUICK_EXIT: _exit(0);
     case FAULT_CLOSE_STDIO: close(1); close(2); break;
+    case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
     case FAULT_WRITE_INPUTS: memset((void *)(uintptr_t)in->v, 0x11, 64); break;
     case FAULT_WRITE_SAGE2: memset((void *)(uintptr_t)in->sage2->k_int8, 0x11, 64); break;
     case FAULT_SIGINT: raise(SIGINT); break;
