@@ -21,6 +21,8 @@ static void run_usage(FILE *out)
             "                         - is stdout, and what run prints then goes to stderr)\n"
             "  --warmup N             untimed runs first (default 1)\n"
             "  --iterations N         timed runs (default 5)\n"
+            "  --timeout SECONDS      kill the run when it has not finished by then, saying\n"
+            "                         in which phase (default: no limit)\n"
             SR_CLI_ONE_VARIANT_HELP
             "The variant runs in a child process that sagerun watches: if it ends the process\n"
             "(exit(), _exit(), a crash), run says so, with the phase, and exits 1.\n\n"
@@ -38,6 +40,7 @@ typedef struct run_options {
     char **plugins; /* --plugin paths (argc entries) */
     int n_plugins;
     uint32_t device, warmup, iterations;
+    double timeout_s; /* 0: none */
     const char *variant, *backend, *save_inputs, *save_output;
     sr_cli_workload_options wo;
     sr_cli_plugin_policy policy;
@@ -54,6 +57,7 @@ static int parse_options(int argc, char **argv, run_options *o)
         SR_CLI_PLUGIN_POLICY_OPTIONS,
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
         {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
+        {"timeout", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -64,6 +68,10 @@ static int parse_options(int argc, char **argv, run_options *o)
         case 'Y': o->save_output = optarg; break;
         case 'w': if (!sr_cli_parse_u32("run", "--warmup", optarg, 0, &o->warmup)) return SR_EXIT_USAGE; break;
         case 'i': if (!sr_cli_parse_u32("run", "--iterations", optarg, 1, &o->iterations)) return SR_EXIT_USAGE; break;
+        case 'T':
+            if (!sr_cli_parse_decimal("run", "--timeout", optarg, 0, false, 1e6, &o->timeout_s))
+                return SR_EXIT_USAGE;
+            break;
         case 'p': o->plugins[o->n_plugins++] = optarg; break;
         case SR_OPT_ALLOW_UNSAFE:
         case SR_OPT_PLUGIN_PIN:
@@ -200,7 +208,7 @@ int sr_cmd_run(int argc, char **argv)
     }
     int rc = parse_options(argc, argv, &o);
     if (rc < 0)
-        rc = sr_cli_supervised("run", o.variant, open_and_run, &o);
+        rc = sr_cli_supervised("run", o.variant, o.timeout_s, open_and_run, &o);
     free(o.plugins);
     return rc;
 }

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -65,13 +67,30 @@ static void read_story(int fd, child_story *s)
     }
 }
 
-static int wait_child(pid_t pid)
+/* The child's wait status; with a timeout, *timed_out and the child (its process group too)
+ * killed when it runs past it. */
+static int wait_child(pid_t pid, double timeout_s, bool *timed_out)
 {
     int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR)
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pid_t r = waitpid(pid, &ws, timeout_s > 0 ? WNOHANG : 0);
+        if (r == pid)
+            return ws;
+        if (r < 0 && errno != EINTR)
             return -1;
-    return ws;
+        if (timeout_s <= 0)
+            continue;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > timeout_s &&
+            !*timed_out) {
+            *timed_out = true;
+            kill(pid, SIGKILL);
+        }
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
 }
 
 /* The parent's verdict on a child that ended with status ws after saying s. */
@@ -104,7 +123,8 @@ static int judge_end(const char *cmd, const char *variant, int ws, const child_s
     return SR_EXIT_ERROR;
 }
 
-int sr_cli_supervised(const char *cmd, const char *variant, int (*body)(void *arg), void *arg)
+int sr_cli_supervised(const char *cmd, const char *variant, double timeout_s,
+                      int (*body)(void *arg), void *arg)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -142,7 +162,8 @@ int sr_cli_supervised(const char *cmd, const char *variant, int (*body)(void *ar
         if (old[i].sa_handler != SIG_IGN)
             sigaction(stops[i], &sa, NULL);
     }
-    int ws = wait_child(pid);
+    bool timed_out = false;
+    int ws = wait_child(pid, timeout_s, &timed_out);
     for (int i = 0; i < 3; i++)
         sigaction(stops[i], &old[i], NULL);
     child_pid = 0;
@@ -151,6 +172,11 @@ int sr_cli_supervised(const char *cmd, const char *variant, int (*body)(void *ar
     close(fds[0]);
     if (ws < 0) {
         sr_cli_error("%s: lost the process that ran variant '%s': %s", cmd, variant, strerror(errno));
+        return SR_EXIT_ERROR;
+    }
+    if (timed_out && s.done < 0) {
+        sr_cli_error("%s: variant '%s' did not finish within %g s (phase: %s): killed (--timeout)",
+                     cmd, variant, timeout_s, s.phase);
         return SR_EXIT_ERROR;
     }
     return judge_end(cmd, variant, ws, &s);

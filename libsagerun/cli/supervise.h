@@ -9,7 +9,10 @@
  * parent prints "CMD: the process ended ... while PHASE of variant VARIANT" and returns
  * SR_EXIT_ERROR (a stop signal: SR_EXIT_SIGINT / SR_EXIT_SIGTERM, forwarded to the child).
  * Where fork fails, body runs in this process. */
-int sr_cli_supervised(const char *cmd, const char *variant, int (*body)(void *arg), void *arg);
+/* timeout_s > 0: the child is killed when it has not finished by then, and that is said (with
+ * the phase) and is SR_EXIT_ERROR. */
+int sr_cli_supervised(const char *cmd, const char *variant, double timeout_s,
+                      int (*body)(void *arg), void *arg);
 
 /* In the child: the phase that begins ("create", "prepare", ...); nothing outside one. */
 void sr_cli_supervise_phase(const char *phase);

@@ -215,6 +215,11 @@ run_end_case fault_exit_run fault-exit-run "ended with exit status 0"
 run_end_case fault_quick_exit_run fault-quick-exit-run "ended with exit status 0"
 run_end_case fault_abort_run fault-abort-run 'died of SIGABRT \(Aborted\)'
 [ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] || run_end_case fault_segv_run fault-segv-run 'died of SIGSEGV \(Segmentation fault\)'
+# run --timeout: a run that never returns is killed and named (run had no limit: it hung)
+out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 3 --timeout $((2 * SLOW)) \
+    --plugin "$FAKES/fault_hang_run.so" --variant fault-hang-run 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "run: variant 'fault-hang-run' did not finish within $((2 * SLOW)) s (phase: runs): killed (--timeout)" <<<"$out" \
+    && echo "ok   run --timeout: a hang killed and named" || fail "run --timeout (exit $rc)" "$out"
 # a crash at exit, after the results: they stand (exit 0), with a warning
 [ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] || {
 out=$(SAGERUN_TEST_EXIT_FAULT=1 "$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 \
