@@ -591,6 +591,18 @@ static long long get_uint(reader *rd, json_t *obj, const char *where, const char
     return (long long)json_integer_value(j);
 }
 
+/* get_uint for a 32-bit field: a value beyond it is an error naming the key (it wrapped). */
+static uint32_t get_u32(reader *rd, json_t *obj, const char *where, const char *key, bool required,
+                        bool null_ok, long long fallback)
+{
+    long long v = get_uint(rd, obj, where, key, required, null_ok, fallback);
+    if (v > (long long)UINT32_MAX) {
+        fail_at(rd, where, key, "%lld: at most %u", v, UINT32_MAX);
+        return 0;
+    }
+    return (uint32_t)v;
+}
+
 /* 1/0, or -1 for null or absent. */
 static int get_bool(reader *rd, json_t *obj, const char *where, const char *key, bool required,
                     bool null_ok)
@@ -621,13 +633,13 @@ static void read_timing(reader *rd, json_t *o, const char *where, sr_summary *s)
 static void read_scheduler(reader *rd, json_t *o, const char *where, sagerun_launch_geometry *g)
 {
     g->struct_size = sizeof(*g);
-    g->cta_q = (uint32_t)get_uint(rd, o, where, "cta_q", true, false, 0);
-    g->cta_k = (uint32_t)get_uint(rd, o, where, "cta_k", true, false, 0);
-    g->warp_q = (uint32_t)get_uint(rd, o, where, "warp_q", true, false, 0);
-    g->warp_k = (uint32_t)get_uint(rd, o, where, "warp_k", true, false, 0);
-    g->threads_per_cta = (uint32_t)get_uint(rd, o, where, "threads_per_cta", true, false, 0);
+    g->cta_q = get_u32(rd, o, where, "cta_q", true, false, 0);
+    g->cta_k = get_u32(rd, o, where, "cta_k", true, false, 0);
+    g->warp_q = get_u32(rd, o, where, "warp_q", true, false, 0);
+    g->warp_k = get_u32(rd, o, where, "warp_k", true, false, 0);
+    g->threads_per_cta = get_u32(rd, o, where, "threads_per_cta", true, false, 0);
     g->dynamic_shared_memory_bytes =
-        (uint32_t)get_uint(rd, o, where, "dynamic_shared_memory_bytes", true, false, 0);
+        get_u32(rd, o, where, "dynamic_shared_memory_bytes", true, false, 0);
     g->grid_ctas = (uint64_t)get_uint(rd, o, where, "grid_ctas", true, false, 0);
 }
 
@@ -720,8 +732,8 @@ static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_var
 {
     char sub[160];
     copy_word(t->timer, sizeof(t->timer), get_string(rd, o, where, "timer", false, true));
-    t->calls_per_sample = (uint32_t)get_uint(rd, o, where, "calls_per_sample", false, false, 1);
-    t->warmup_calls = (uint32_t)get_uint(rd, o, where, "warmup_calls", false, false, 0);
+    t->calls_per_sample = get_u32(rd, o, where, "calls_per_sample", false, false, 1);
+    t->warmup_calls = get_u32(rd, o, where, "warmup_calls", false, false, 0);
     t->first_call_s = get_number(rd, o, where, "first_call_s", false, true);
     t->warm_call_s = get_number(rd, o, where, "warm_call_s", false, true);
     t->clock_mhz = get_number(rd, o, where, "sm_clock_mhz", false, true);
@@ -732,7 +744,7 @@ static void read_variant_timing(reader *rd, json_t *o, const char *where, sr_var
         path_join(sub, sizeof(sub), where, "energy_saving_interval_percent");
         read_interval(rd, iv, sub, &t->energy_interval);
     }
-    t->hold_timeouts = (uint32_t)get_uint(rd, o, where, "hold_timeouts", false, false, 0);
+    t->hold_timeouts = get_u32(rd, o, where, "hold_timeouts", false, false, 0);
     t->host_call_s = get_number(rd, o, where, "host_call_s", false, true);
     t->launch_gap_s = get_number(rd, o, where, "launch_gap_s", false, true);
     t->present = true;
@@ -745,15 +757,15 @@ static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
     copy_word(m->order, sizeof(m->order), get_string(rd, o, w, "order", false, true));
     copy_word(m->cache, sizeof(m->cache), get_string(rd, o, w, "cache", false, true));
     copy_word(m->end, sizeof(m->end), get_string(rd, o, w, "ended_by", false, true));
-    m->min_rounds = (uint32_t)get_uint(rd, o, w, "min_rounds", false, false, 0);
-    m->max_rounds = (uint32_t)get_uint(rd, o, w, "max_rounds", false, false, 0);
+    m->min_rounds = get_u32(rd, o, w, "min_rounds", false, false, 0);
+    m->max_rounds = get_u32(rd, o, w, "max_rounds", false, false, 0);
     m->target_half_width = get_number(rd, o, w, "target_half_width_percent", false, true);
     m->max_time_s = get_number(rd, o, w, "max_time_s", false, true);
     m->elapsed_s = get_number(rd, o, w, "elapsed_s", false, true);
     m->half_width = get_number(rd, o, w, "half_width_percent", false, true);
-    m->redone = (uint32_t)get_uint(rd, o, w, "rounds_redone", false, false, 0);
-    m->redone_clock = (uint32_t)get_uint(rd, o, w, "rounds_redone_clock", false, false, 0);
-    m->redone_throttle = (uint32_t)get_uint(rd, o, w, "rounds_redone_throttle", false, false, 0);
+    m->redone = get_u32(rd, o, w, "rounds_redone", false, false, 0);
+    m->redone_clock = get_u32(rd, o, w, "rounds_redone_clock", false, false, 0);
+    m->redone_throttle = get_u32(rd, o, w, "rounds_redone_throttle", false, false, 0);
     m->launch_floor_s = get_number(rd, o, w, "launch_floor_s", false, true);
     m->flush_bytes = (uint64_t)get_uint(rd, o, w, "l2_flush_bytes", false, false, 0);
     copy_word(m->sample_clock, sizeof(m->sample_clock),

@@ -16,39 +16,50 @@ static bool duration_ok(double s)
     return isnan(s) || s >= 0; /* NaN: absent */
 }
 
-static bool summary_ok(const sr_summary *t)
+/* The key of t's first negative duration, or NULL. */
+static const char *negative_key(const sr_summary *t)
 {
+    static const char *const keys[] = {"mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s"};
     const double v[] = {t->mean, t->p50, t->p90, t->p95, t->p99, t->min, t->max};
     for (size_t i = 0; i < SR_ARRAY_LEN(v); i++)
         if (!duration_ok(v[i]))
-            return false;
-    return true;
+            return keys[i];
+    return NULL;
 }
 
-/* The first problem of one variant, or NULL. */
-static const char *variant_problem(const sr_report_variant *v)
+/* The first problem of one variant into why (its JSON path and what is wrong); false if none. */
+static bool variant_problem(const sr_report_variant *v, char *why, size_t len)
 {
+    const char *key;
     if (!is_sha256(v->output_sha256))
-        return "output_sha256 is not a SHA-256 (64 hex digits)";
-    if (!is_sha256(v->last_output_sha256))
-        return "determinism.last_output_sha256 is not a SHA-256 (64 hex digits)";
-    if (!is_sha256(v->plugin_sha256))
-        return "plugin_sha256 is not a SHA-256 (64 hex digits)";
-    if (!summary_ok(&v->timing))
-        return "timing: a negative duration";
-    if (v->timing.count > 0 && !(v->timing.p50 > 0) && !isnan(v->timing.p50))
-        return "timing.p50_s: 0 for a variant that ran (count > 0): no call takes no time";
-    for (size_t i = 0; i < v->round_count; i++)
-        if (!summary_ok(&v->rounds[i]))
-            return "rounds: a negative duration";
-    for (size_t i = 0; v->samples && i < v->sample_rounds * v->samples_per_round; i++)
-        if (!duration_ok(v->samples[i]))
-            return "samples_s: a negative duration";
-    if (!duration_ok(v->prepare_s))
-        return "prepare_s is negative";
-    if (v->interval.valid && !(v->interval.low <= v->interval.high))
-        return "speedup_interval_percent: low is above high";
-    return NULL;
+        snprintf(why, len, "output_sha256 is not a SHA-256 (64 hex digits)");
+    else if (!is_sha256(v->last_output_sha256))
+        snprintf(why, len, "determinism.last_output_sha256 is not a SHA-256 (64 hex digits)");
+    else if (!is_sha256(v->plugin_sha256))
+        snprintf(why, len, "plugin_sha256 is not a SHA-256 (64 hex digits)");
+    else if ((key = negative_key(&v->timing)))
+        snprintf(why, len, "timing.%s: a negative duration", key);
+    else if (v->timing.count > 0 && !(v->timing.p50 > 0) && !isnan(v->timing.p50))
+        snprintf(why, len, "timing.p50_s: 0 for a variant that ran (count > 0): no call takes no time");
+    else if (!isnan(v->prepare_s) && v->prepare_s < 0)
+        snprintf(why, len, "prepare_s is negative");
+    else if (v->interval.valid && !(v->interval.low <= v->interval.high))
+        snprintf(why, len, "speedup_interval_percent: low is above high");
+    else {
+        for (size_t i = 0; i < v->round_count; i++)
+            if ((key = negative_key(&v->rounds[i]))) {
+                snprintf(why, len, "rounds[%zu].%s: a negative duration", i, key);
+                return true;
+            }
+        size_t per = v->samples_per_round ? v->samples_per_round : 1;
+        for (size_t i = 0; v->samples && i < v->sample_rounds * v->samples_per_round; i++)
+            if (!duration_ok(v->samples[i])) {
+                snprintf(why, len, "samples_s[%zu][%zu]: a negative duration", i / per, i % per);
+                return true;
+            }
+        return false;
+    }
+    return true;
 }
 
 static const char *label_of(const sr_report_variant *v)
@@ -66,9 +77,10 @@ sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_err
                             "%s: expect_sha256 is not a SHA-256 (64 hex digits)", name);
     char shown[SAGERUN_ERROR_MESSAGE_SIZE]; /* a label in a message, on its line (report_text.c) */
     for (size_t i = 0; i < r->variant_count; i++) {
-        const char *why = variant_problem(&r->variants[i]);
+        char why[160];
+        bool bad = variant_problem(&r->variants[i], why, sizeof why);
         sr_text_copy(shown, sizeof shown, label_of(&r->variants[i]));
-        if (why)
+        if (bad)
             return sr_error_set(err, SAGERUN_FORMAT, "%s: variants[%zu] (%s): %s", name, i,
                                 shown, why);
         for (size_t k = 0; k < i; k++)

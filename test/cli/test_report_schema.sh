@@ -83,6 +83,21 @@ check "show: an interval without an estimate" 0 "$S" show "$TMP/noest.json"
 grep -q "nan" <<<"$out" && fail "an interval without an estimate shows nan" "$out" || echo "ok   ... no nan"
 check "show: p50 0 for a variant that ran" 1 "$S" show "$TMP/zero.json"
 contains "names it" "timing.p50_s: 0 for a variant that ran"
+# a value error names its place: the round, the sample, the key (it said "rounds: a negative
+# duration"); a 32-bit field past 2^32 is an error, not a wrapped number ("0 calls per sample")
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['variants'][1]['rounds'][1]['min_s'] = -1
+json.dump(r, open(sys.argv[2], 'w'))
+r = json.load(open(sys.argv[1])); r['variants'][1]['samples_s'][2][1] = -1
+json.dump(r, open(sys.argv[3], 'w'))
+r = json.load(open(sys.argv[1])); r['variants'][1]['measurement']['calls_per_sample'] = 2**40
+json.dump(r, open(sys.argv[4], 'w'))" "$TMP/host.json" "$TMP/negr.json" "$TMP/negs.json" "$TMP/wrap.json"
+check "show: a negative round duration" 1 "$S" show "$TMP/negr.json"
+contains "names the round and key" "variants[1] (reference-mt): rounds[1].min_s: a negative duration"
+check "show: a negative sample" 1 "$S" show "$TMP/negs.json"
+contains "names the sample" "variants[1] (reference-mt): samples_s[2][1]: a negative duration"
+check "show: calls_per_sample past 2^32" 1 "$S" show "$TMP/wrap.json"
+contains "names the key" "calls_per_sample: 1099511627776: at most 4294967295"
 # the seed's format has no baseline flag: the baseline is the entry with speedup 0 wherever it
 # stands (the first entry was taken, so a reversed file judged the baseline against the variant)
 python3 -c "import json, sys
