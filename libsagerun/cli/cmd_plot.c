@@ -227,8 +227,9 @@ int sr_cmd_plot(int argc, char **argv)
     summary = sr_sweep_summary_load(a.input, &err);
     if (summary && !spares_reports(a.input, summary, out_opts, outs))
         goto out;
-    if (err.status == SAGERUN_OK && a.x_axis && !summary) {
+    if (err.status == SAGERUN_OK && a.x_axis && !summary) { /* an option that does not apply */
         sr_cli_error("plot: --x: %s is a report, not a sweep summary", a.input);
+        rc = SR_EXIT_USAGE;
         goto out;
     }
     c = err.status != SAGERUN_OK ? NULL

@@ -226,7 +226,7 @@ check "plot it" 0 "$S" plot "$TMP/plain/summary.json" -o "$TMP/plain.png" --layo
 figure "sweep without axes: valid, clean" "$TMP/plain.png" "$TMP/plain.layout"
 check "--x that is not an axis" 1 "$S" plot "$TMP/sw/summary.json" --x M -o "$TMP/x.png"
 contains "names the axes" "--x 'M': not an axis of the sweep (N, work[block])"
-check "--x on a report" 1 "$S" plot "$TMP/r.json" --x N -o "$TMP/x.png"
+check "--x on a report (usage: the option does not apply)" 2 "$S" plot "$TMP/r.json" --x N -o "$TMP/x.png"
 contains "says it is a report" "is a report, not a sweep summary"
 check "--x on a missing file" 1 "$S" plot "$TMP/none.json" --x N -o "$TMP/x.png"
 contains "says it is missing" "$TMP/none.json: No such file or directory"
