@@ -287,6 +287,17 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         st = sagerun_registry_add_default_paths(reg, err);
     }
     sr_isolate_child_loading(NULL);
+    /* a file on the search path whose variant another file (--plugin, an earlier folder) already
+     * gave is left out: said, since it may be the one the user meant (list shows all rejections) */
+    for (size_t i = 0; st == SAGERUN_OK && !(policy && policy->show_rejected) &&
+                       i < sagerun_registry_rejection_count(reg);
+         i++) {
+        sagerun_rejection r = {.struct_size = sizeof r};
+        if (sagerun_registry_rejection(reg, i, &r, NULL) == SAGERUN_OK && r.reason &&
+            strncmp(r.reason, "duplicate variant name", 22) == 0)
+            fprintf(stderr, "sagerun: warning: %s left out: %s\n", sr_cli_text(r.path),
+                    sr_cli_text(r.reason));
+    }
     for (int i = 0; policy && i < policy->n_pins && st == SAGERUN_OK; i++) {
         char name[256];
         const char *eq = strchr(policy->pins[i], '=');

@@ -189,6 +189,12 @@ import json, sys
 v = {x["label"]: x for x in json.load(open(sys.argv[1]))["variants"]}
 assert v["fault-error-bad-utf8"]["failure"].endswith("fails \u00f6\\xc3"), v["fault-error-bad-utf8"]["failure"]
 assert v["reference-mt"]["timing"]["count"] > 0' "$TMP/utf8r.json"
+# a plugin file that replaces a same-named variant of the search path (here the shipped baseline)
+# is said where it is used, not only by list
+cp "$ROOT/plugins/reference.so" "$TMP/myref.so" && chmod go-w "$TMP/myref.so"
+check "run: --plugin replacing the shipped reference" 0 "$S" run --backend host --shape 1,32,1,32 \
+    --variant reference --plugin "$TMP/myref.so" --iterations 1 --warmup 0
+contains "says which file is left out" "reference.so left out: duplicate variant name \"reference\" (already loaded from $TMP/myref.so)"
 check "list: a rejected name and a refusal with controls" 0 "$S" list --backend host \
     --plugin "$FAKES/fake_hostile_reason.so" --plugin "$FAKES/fake_hostile_refusal.so"
 contains "the name shown escaped" 'invalid variant name "evil\x1b[2Jname"'
