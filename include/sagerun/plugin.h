@@ -79,6 +79,14 @@
  *    stream, the same work every call (no host-side branching on device results).
  *
  * 7. The output contract
+ *    What it computes: for batch b, query head h, query row i, O = softmax(s * Q K^T) V over the
+ *    keys j of KV head h / (Hq / Hkv) (grouped-query attention: consecutive query heads share one
+ *    KV head), with s = sagerun_problem_sm_scale(&inputs->problem) (problem.sm_scale 0 means
+ *    D^-0.5: a plugin MAY call that one function, or compute the same), and with causal, only
+ *    the keys j <= i. The rounding of the output dtype is the variant's own: byte-exactness with
+ *    the baseline is what the comparison judges, accuracy against exact attention beside it.
+ *    On the host backend every address (q, k, v, o, the sage2 tensors) is a CPU pointer cast to
+ *    uint64_t; on CUDA a device address.
  *    The output o (inputs->o) has the problem's dtype and layout, batch*seq_len*heads_q*head_dim
  *    elements, starts 256-byte aligned (on CUDA at a 2 MiB page of its own) and is owned by the
  *    host; q, k, v are 256-byte aligned too. Before each checked call (hashing, accuracy) the host
@@ -94,8 +102,13 @@
  *    Every call returning int returns 0 on success or a negative sagerun_status (sagerun.h);
  *    SAGERUN_UNSUPPORTED from geometry or create means "this variant does not do that problem".
  *    On failure it writes a NUL-terminated reason into err, truncating to errlen bytes; the host
- *    gives errlen >= SAGERUN_PLUGIN_MIN_ERRLEN. Plugins MUST NOT call exit(), abort() or
+ *    gives errlen >= SAGERUN_PLUGIN_MIN_ERRLEN. Texts (reasons, names, versions, descriptions,
+ *    log lines) SHOULD be UTF-8; the host shows a byte that is not, or a control character, as
+ *    \xNN, so a reason cut inside a character costs nothing. Plugins MUST NOT call exit(), abort() or
  *    longjmp out of a call, MUST NOT write to stdout, and SHOULD log through services->log.
+ *    Nor may they change what the whole process shares: signal dispositions, umask, resource
+ *    limits, the standard descriptors 0-2, or leave threads running after destroy (sagerun
+ *    compare repairs some of it between calls; a thread's crash is blamed on the call open then).
  *    A plugin that breaks these rules is reported, not trusted: `sagerun compare` runs variants
  *    in a child process, so a crash or a hang becomes an error naming the variant and the call.
  *
