@@ -67,7 +67,7 @@ static void read_story(int fd, child_story *s)
     }
 }
 
-/* The child's wait status; with a timeout, *timed_out and the child (its process group too)
+/* The child's wait status; with a timeout, *timed_out and the child (what it forked is not)
  * killed when it runs past it. */
 static int wait_child(pid_t pid, double timeout_s, bool *timed_out)
 {
