@@ -524,16 +524,17 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
     case SR_OPT_SHAPE: {
         o->shape = arg;
         sagerun_error perr = {0};
-        if (sr_cli_parse_shape(arg, &probe) && sagerun_problem_check(&probe, &perr) != SAGERUN_OK) {
-            sr_cli_error("%s: --shape '%s': %s", cmd, arg, perr.message); /* GQA: Hq % Hkv */
+        if (!sr_cli_parse_shape(arg, &probe)) {
+            sr_cli_error("%s: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D, every size from 1 to "
+                         "4294967295",
+                         cmd, arg);
             return -1;
         }
-        if (sr_cli_parse_shape(arg, &probe))
-            return 1;
-        sr_cli_error("%s: --shape '%s': expected B,N,H,D or B,N,Hq,Hkv,D, every size from 1 to "
-                     "4294967295",
-                     cmd, arg);
-        return -1;
+        if (sagerun_problem_check(&probe, &perr) != SAGERUN_OK) { /* GQA (Hq % Hkv), the size */
+            sr_cli_error("%s: --shape '%s': %s", cmd, arg, perr.message);
+            return -1;
+        }
+        return 1;
     }
     case SR_OPT_LAYOUT:
         o->layout = arg;
