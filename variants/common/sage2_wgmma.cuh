@@ -241,11 +241,11 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
             oc[i] = __fmaf_rn(alpha[i >> 1], oc[i], fadd_noftz(h[0][nb][i], h[1][nb][kSwapH1 ? i ^ 1 : i]));
     }
 }
-/* §2.5 for NSL slices: groups (sl, cg) in order, two in flight, each folded into O while the next
- * one computes. kBaseDesc: the groups' descriptors from the tile's (pv_issue_from), not each from
+/* §2.5 for NSL slices: groups (sl, cg) in order (kSliceInner: (cg, sl)), two in flight, each
+ * folded into O while the next one computes. kBaseDesc: the groups' descriptors from the tile's (pv_issue_from), not each from
  * its address. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
  * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
-template <int HD, int NSL, bool kSwapH1 = false, bool kBaseDesc = false>
+template <int HD, int NSL, bool kSwapH1 = false, bool kBaseDesc = false, bool kSliceInner = false>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
                                           const float (&alpha)[NSL][2], uint32_t vh) {
     constexpr int GROUPS = NSL * (HD / PV_N);
@@ -260,12 +260,16 @@ __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);
     fence();
+    /* group gi: slice and channel group (kSliceInner: the slices of one channel group in turn,
+     * so that a group's V descriptors serve every slice back to back) */
+    auto slice_of = [](int gi) { return kSliceInner ? gi % NSL : gi / (HD / PV_N); };
+    auto cgroup_of = [](int gi) { return kSliceInner ? gi / NSL : gi % (HD / PV_N); };
     issue(h[0], pf[0], 0);
 #pragma unroll
     for (int gi = 0; gi < GROUPS; ++gi) {
-        const int sl = gi / (HD / PV_N), cg = gi % (HD / PV_N);
+        const int sl = slice_of(gi), cg = cgroup_of(gi);
         if (gi + 1 < GROUPS) {
-            issue(h[(gi + 1) & 1], pf[(gi + 1) / (HD / PV_N)], (gi + 1) % (HD / PV_N));
+            issue(h[(gi + 1) & 1], pf[slice_of(gi + 1)], cgroup_of(gi + 1));
             wait<1>();
         } else {
             wait<0>();
