@@ -323,20 +323,31 @@ template <int HD, bool kTurns = false> struct Consumer {
         }
         wg::commit();
     }
-    /* EARLY_QK: slice 0's Q·Kᵀ of the next tile from P·V's hooks (pv_slices), its own wgmma group;
-     * what it needs by reference and value, not the consumer (whose arrays then went to memory) */
+    /* EARLY_QK: Q·Kᵀ of the next tile from P·V's hooks (pv_slices), its own wgmma group: slice 0's
+     * (1) or both (2); what they need by reference and value, not the consumer (whose arrays then
+     * went to memory) */
     struct NextScores {
-        int32_t (&s0)[KEY_BLOCKS][4];
-        uint64_t dq, dk; /* slice 0's Q, tile j+1's K (waited for before P·V(j): a wait inside it serialised) */
-        static constexpr int kCommits = 1;
-        __device__ __forceinline__ void before_last_wait() {
+        int32_t (&s)[NSL][KEY_BLOCKS][4];
+        uint64_t dq0, dq1, dk; /* the slices' Q, tile j+1's K (waited for before P·V(j): a wait inside
+                                  it serialised the wgmmas) */
+        static constexpr int kCommits = EARLY_QK == 1 ? 1 : 0;
+        __device__ __forceinline__ void issue(int sl0, int sl1) {
             wg::fence();
-            wg::wgmma_s8_m64n64k32<0>(s0, dq, dk);
 #pragma unroll
-            for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s0, dq + 2 * kk, dk + 2 * kk);
+            for (int sl = sl0; sl < sl1; ++sl) {
+                const uint64_t dq = sl == 0 ? dq0 : dq1;
+                wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
+#pragma unroll
+                for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
+            }
             wg::commit();
         }
-        __device__ __forceinline__ void before_last_fold() {}
+        __device__ __forceinline__ void before_last_wait() {
+            if constexpr (EARLY_QK == 1) issue(0, 1);
+        }
+        __device__ __forceinline__ void before_last_fold() {
+            if constexpr (EARLY_QK == 2) issue(0, 2);
+        }
     };
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
@@ -348,7 +359,7 @@ template <int HD, bool kTurns = false> struct Consumer {
      * groups slice-inner: one channel group's V descriptors serve both slices (-1.2%, run 41). */
     template <bool kNext = false> __device__ __forceinline__ void pv(int jj) {
         if constexpr (kNext)
-            wg::pv_slices<HD, NSL, SWAP_H1, true, true>(o, pf, alpha, vh_wait(jj), NextScores{s[0], dq_tile[0], wg::kmajor_desc<HD>(k_wait(jj + 1))});
+            wg::pv_slices<HD, NSL, SWAP_H1, true, true>(o, pf, alpha, vh_wait(jj), NextScores{s, dq_tile[0], dq_tile[NSL - 1], wg::kmajor_desc<HD>(k_wait(jj + 1))});
         else
             wg::pv_slices<HD, NSL, SWAP_H1, true, true>(o, pf, alpha, vh_wait(jj));
         vh_release(jj);
@@ -405,14 +416,14 @@ template <int HD, bool kTurns = false> struct Consumer {
 #if WS_TRACE
             const uint32_t t0 = clk();
 #endif
-            if constexpr (EARLY_QK) { /* slice 0's in flight (from walk, or P·V(j-1)'s hooks): waited for
+            if constexpr (EARLY_QK == 1) { /* slice 0's in flight (from walk, or P·V(j-1)'s hooks): waited for
                                          first; with a wait<1> after slice 1's issue ptxas lost track
                                          of the groups across the loop and serialised every wgmma (C7514) */
                 wg::wait<0>();
                 wg::hold(s[0]);
                 issue_scores(j, 1, 2);
-            } else {
-                issue_scores(j);
+            } else if constexpr (!EARLY_QK) {
+                issue_scores(j); /* (EARLY_QK 2: in flight, from walk or P·V(j-1)'s hooks) */
             }
             if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ; the
                                           warps take turns (warp 0 alone: 841 cycles per tile in this
@@ -424,7 +435,7 @@ template <int HD, bool kTurns = false> struct Consumer {
                 }
                 __syncwarp();
             }
-            if constexpr (EARLY_QK) { /* slice 0's softmax before slice 1's scores are waited for */
+            if constexpr (EARLY_QK == 1) { /* slice 0's softmax before slice 1's scores are waited for */
                 const float k_scale = k_scale_of(j);
                 softmax_of<kScaleX, kMask, kCausal>(j, 0, k_scale);
                 wg::wait<0>();
@@ -437,7 +448,7 @@ template <int HD, bool kTurns = false> struct Consumer {
 #if WS_TRACE
             const uint32_t t1 = clk();
 #endif
-            if constexpr (!EARLY_QK) softmax<kScaleX, kMask, kCausal>(j);
+            if constexpr (EARLY_QK != 1) softmax<kScaleX, kMask, kCausal>(j);
 #if WS_TRACE
 #pragma unroll
             for (int sl = 0; sl < NSL; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
@@ -605,7 +616,7 @@ template <int HD, bool kTurns = false> struct Consumer {
                     for (int i = 0; i < 4; ++i) s[sl][nb][i] = 0;
 #pragma unroll
             for (int sl = 0; sl < NSL; ++sl) wg::hold(s[sl]);
-            issue_scores(0, 0, 1);
+            issue_scores(0, 0, EARLY_QK == 1 ? 1 : NSL);
         }
         if (kTurns && cw == 1) turn_give(); /* warpgroup 0's first turn */
         walk_tiles<kCausal, false>(*this);
