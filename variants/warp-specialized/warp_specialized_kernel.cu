@@ -77,9 +77,11 @@ static_assert(PRODUCER || (V_F16 && (NSL == 1 || CONSUMER_WGS == 1 || PINGPONG))
 #endif
 constexpr int REFILL_LAG = WS_REFILL_LAG;
 static_assert(PRODUCER || !DEFERRED || STAGES >= REFILL_LAG + 2, "a ring too short for the refill lag");
-/* EARLY_QK (experiment, issue 17 run 42; two slices per warp, tile()): slice 0's Q·Kᵀ of tile j+1
- * issued during P·V(j), after the fold of its group before last (slice 1's at the tile's start):
- * slice 0's softmax then runs while slice 1's scores compute. */
+/* EARLY_QK (experiment, issue 17 runs 42-43; two slices per warp, tile()): Q·Kᵀ of tile j+1 issued
+ * during P·V(j). 1: slice 0's after the fold of P·V's group before last (its P is then dead), slice
+ * 1's at tile j+1's top, so that slice 0's softmax could run while slice 1's scores compute (+13.6%,
+ * run 42: two Q·Kᵀ round trips per tile); 2: both slices' after P·V's last wait, before its last
+ * fold; 3: slice 0's as in 1, slice 1's as in 2, one wait at the tile's top. */
 #ifndef WS_EARLY_QK
 #define WS_EARLY_QK 0
 #endif
@@ -330,7 +332,7 @@ template <int HD, bool kTurns = false> struct Consumer {
         int32_t (&s)[NSL][KEY_BLOCKS][4];
         uint64_t dq0, dq1, dk; /* the slices' Q, tile j+1's K (waited for before P·V(j): a wait inside
                                   it serialised the wgmmas) */
-        static constexpr int kCommits = EARLY_QK == 1 ? 1 : 0;
+        static constexpr int kCommits = EARLY_QK == 1 || EARLY_QK == 3 ? 1 : 0;
         __device__ __forceinline__ void issue(int sl0, int sl1) {
             wg::fence();
 #pragma unroll
@@ -343,10 +345,11 @@ template <int HD, bool kTurns = false> struct Consumer {
             wg::commit();
         }
         __device__ __forceinline__ void before_last_wait() {
-            if constexpr (EARLY_QK == 1) issue(0, 1);
+            if constexpr (EARLY_QK == 1 || EARLY_QK == 3) issue(0, 1);
         }
         __device__ __forceinline__ void before_last_fold() {
             if constexpr (EARLY_QK == 2) issue(0, 2);
+            if constexpr (EARLY_QK == 3) issue(1, 2);
         }
     };
     __device__ __forceinline__ void scores_done(int j) {
@@ -423,7 +426,7 @@ template <int HD, bool kTurns = false> struct Consumer {
                 wg::hold(s[0]);
                 issue_scores(j, 1, 2);
             } else if constexpr (!EARLY_QK) {
-                issue_scores(j); /* (EARLY_QK 2: in flight, from walk or P·V(j-1)'s hooks) */
+                issue_scores(j); /* (EARLY_QK 2, 3: in flight, from walk or P·V(j-1)'s hooks) */
             }
             if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ; the
                                           warps take turns (warp 0 alone: 841 cycles per tile in this
