@@ -10,8 +10,10 @@
 # Builds: build-config.sh build/exp43 ws-lf -DWS_EARLY_QK=2; build-config.sh build/exp43/goldlf
 # warp-specialized -DWS_EARLY_QK=2; the same for ws-e3 and golde3 with -DWS_EARLY_QK=3; strip --strip-debug the plugins, the library and the test binaries.
 # Carried (64 MiB: test_gpu_basics and gpu_fill.so left out): build/bin build/lib/libsagerun.so.0.1.0 build/test/gpu/test_sage2_golden
-# plugins .dev build/exp43.
+# plugins .dev/lib .dev/pack build/exp43.
 set -u
+# the golden files travel packed (.dev/pack/golden.tgz, tar czf of .dev/golden) where 64 MiB is tight
+[ -d .dev/golden ] || [ ! -f .dev/pack/golden.tgz ] || tar xzf .dev/pack/golden.tgz -C .dev
 export LD_LIBRARY_PATH=$PWD/build/lib:$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
 export SAGERUN_GOLDEN_DIR=$PWD/.dev/golden SAGERUN_GOLDEN15_DIR=$PWD/test/gpu/golden15 PATH=$PATH:/usr/local/cuda/bin
 S=$PWD/build/bin/sagerun E=$PWD/build/exp43 R=$OUT/run43; mkdir -p $R
