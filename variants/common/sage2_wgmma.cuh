@@ -245,20 +245,9 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
  * folded into O while the next one computes. kBaseDesc: the groups' descriptors from the tile's (pv_issue_from), not each from
  * its address. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
  * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
-/* What pv_slices does around its last group: nothing (PvNoHooks), or a caller's work that needs
- * the tensor pipe early, e.g. the next tile's Q·Kᵀ. before_last_wait: after the fold of the group
- * before last (slice 0's P is dead when the groups are slice-inner and NSL is 2); before_last_fold:
- * after the wait for the last group, whose fold follows. kCommits: wgmma groups before_last_wait
- * commits, left pending by the last wait. */
-struct PvNoHooks {
-    static constexpr int kCommits = 0;
-    __device__ __forceinline__ void before_last_wait() {}
-    __device__ __forceinline__ void before_last_fold() {}
-};
-template <int HD, int NSL, bool kSwapH1 = false, bool kBaseDesc = false, bool kSliceInner = false,
-          class Hooks = PvNoHooks>
+template <int HD, int NSL, bool kSwapH1 = false, bool kBaseDesc = false, bool kSliceInner = false>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
-                                          const float (&alpha)[NSL][2], uint32_t vh, Hooks hooks = Hooks{}) {
+                                          const float (&alpha)[NSL][2], uint32_t vh) {
     constexpr int GROUPS = NSL * (HD / PV_N);
     float h[2][2][PV_NB][4];
     const uint64_t dv0 = kBaseDesc ? kmajor_desc<VH_ROW_BYTES>(vh) : 0; /* the tile's (kBaseDesc) */
@@ -283,14 +272,12 @@ __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32
             issue(h[(gi + 1) & 1], pf[slice_of(gi + 1)], cgroup_of(gi + 1));
             wait<1>();
         } else {
-            wait<Hooks::kCommits>();
-            hooks.before_last_fold();
+            wait<0>();
         }
         hold(h[gi & 1][0]);
         hold(h[gi & 1][1]);
         pv_fold<HD / MMA_N, kSwapH1>(o[sl], h[gi & 1], cg, alpha[sl]);
         if (gi + 2 < GROUPS) fence(); /* the fold wrote registers near the next wgmma */
-        if (gi + 2 == GROUPS) hooks.before_last_wait();
     }
 #pragma unroll
     for (int sl = 0; sl < NSL; ++sl) hold(pf[sl][0]), hold(pf[sl][1]);

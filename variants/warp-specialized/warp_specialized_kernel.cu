@@ -77,15 +77,6 @@ static_assert(PRODUCER || (V_F16 && (NSL == 1 || CONSUMER_WGS == 1 || PINGPONG))
 #endif
 constexpr int REFILL_LAG = WS_REFILL_LAG;
 static_assert(PRODUCER || !DEFERRED || STAGES >= REFILL_LAG + 2, "a ring too short for the refill lag");
-/* EARLY_QK (experiment, issue 17 runs 42-43; two slices per warp, tile()): Q·Kᵀ of tile j+1 issued
- * during P·V(j). 1: slice 0's after the fold of P·V's group before last (its P is then dead), slice
- * 1's at tile j+1's top, so that slice 0's softmax could run while slice 1's scores compute (+13.6%,
- * run 42: two Q·Kᵀ round trips per tile); 2: both slices' after P·V's last wait, before its last
- * fold; 3: slice 0's as in 1, slice 1's as in 2, one wait at the tile's top. */
-#ifndef WS_EARLY_QK
-#define WS_EARLY_QK 0
-#endif
-constexpr int EARLY_QK = NSL == 2 && !DEFERRED && !PINGPONG && V_F16 ? WS_EARLY_QK : 0;
 
 /* Shared memory of one CTA for head dimension HD: every tile 1024-byte aligned (the 128-byte
  * swizzle of TMA and wgmma), the mbarriers last. */
@@ -312,12 +303,12 @@ template <int HD, bool kTurns = false> struct Consumer {
         init_rows(o, m, d);
     }
 
-    /* §2.1: S_int of the warpgroup's tiles [sl0, sl1) and KV tile j, one wgmma group (not waited for). */
-    __device__ __forceinline__ void issue_scores(int j, int sl0 = 0, int sl1 = NSL) {
+    /* §2.1: S_int of the warpgroup's tiles and KV tile j, one wgmma group (not waited for). */
+    __device__ __forceinline__ void issue_scores(int j) {
         const uint64_t dk = wg::kmajor_desc<HD>(k_wait(j));
         wg::fence();
 #pragma unroll
-        for (int sl = sl0; sl < sl1; ++sl) {
+        for (int sl = 0; sl < NSL; ++sl) {
             const uint64_t dq = dq_tile[sl];
             wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
 #pragma unroll
@@ -325,33 +316,6 @@ template <int HD, bool kTurns = false> struct Consumer {
         }
         wg::commit();
     }
-    /* EARLY_QK: Q·Kᵀ of the next tile from P·V's hooks (pv_slices), its own wgmma group: slice 0's
-     * (1) or both (2); what they need by reference and value, not the consumer (whose arrays then
-     * went to memory) */
-    struct NextScores {
-        int32_t (&s)[NSL][KEY_BLOCKS][4];
-        uint64_t dq0, dq1, dk; /* the slices' Q, tile j+1's K (waited for before P·V(j): a wait inside
-                                  it serialised the wgmmas) */
-        static constexpr int kCommits = EARLY_QK == 1 || EARLY_QK == 3 ? 1 : 0;
-        __device__ __forceinline__ void issue(int sl0, int sl1) {
-            wg::fence();
-#pragma unroll
-            for (int sl = sl0; sl < sl1; ++sl) {
-                const uint64_t dq = sl == 0 ? dq0 : dq1;
-                wg::wgmma_s8_m64n64k32<0>(s[sl], dq, dk);
-#pragma unroll
-                for (int kk = 1; kk < HD / MMA_K; ++kk) wg::wgmma_s8_m64n64k32<1>(s[sl], dq + 2 * kk, dk + 2 * kk);
-            }
-            wg::commit();
-        }
-        __device__ __forceinline__ void before_last_wait() {
-            if constexpr (EARLY_QK == 1 || EARLY_QK == 3) issue(0, 1);
-        }
-        __device__ __forceinline__ void before_last_fold() {
-            if constexpr (EARLY_QK == 2) issue(0, 2);
-            if constexpr (EARLY_QK == 3) issue(1, 2);
-        }
-    };
     __device__ __forceinline__ void scores_done(int j) {
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) wg::hold(s[sl]);
@@ -360,11 +324,8 @@ template <int HD, bool kTurns = false> struct Consumer {
 
     /* §2.5 for tile jj with the P and α kept from its softmax; returns with every wgmma done. The
      * groups slice-inner: one channel group's V descriptors serve both slices (-1.2%, run 41). */
-    template <bool kNext = false> __device__ __forceinline__ void pv(int jj) {
-        if constexpr (kNext)
-            wg::pv_slices<HD, NSL, SWAP_H1, true, true>(o, pf, alpha, vh_wait(jj), NextScores{s, dq_tile[0], dq_tile[NSL - 1], wg::kmajor_desc<HD>(k_wait(jj + 1))});
-        else
-            wg::pv_slices<HD, NSL, SWAP_H1, true, true>(o, pf, alpha, vh_wait(jj));
+    __device__ __forceinline__ void pv(int jj) {
+        wg::pv_slices<HD, NSL, SWAP_H1, true, true>(o, pf, alpha, vh_wait(jj));
         vh_release(jj);
     }
 
@@ -375,14 +336,13 @@ template <int HD, bool kTurns = false> struct Consumer {
             softmax_taking_turns<kScaleX, kMask>(j, k_scale);
         } else {
 #pragma unroll
-            for (int sl = 0; sl < NSL; ++sl) softmax_of<kScaleX, kMask, kCausal>(j, sl, k_scale);
+            for (int sl = 0; sl < NSL; ++sl) {
+                const float delta = dequant_delta(q_scale[sl], k_scale);
+                const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
+                wg::softmax_slice<kScaleX, kMask, kCausal, true>(s[sl], delta, tile_slope<kScaleX>(c0, delta),
+                                                                 cta.N - j * CTA_K, lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
+            }
         }
-    }
-    template <bool kScaleX, bool kMask, bool kCausal> __device__ __forceinline__ void softmax_of(int j, int sl, float k_scale) {
-        const float delta = dequant_delta(q_scale[sl], k_scale);
-        const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
-        wg::softmax_slice<kScaleX, kMask, kCausal, true>(s[sl], delta, tile_slope<kScaleX>(c0, delta), cta.N - j * CTA_K,
-                                                         lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
     }
     /* The same for the ping-pong (non-causal): the row maxima before the turn, the exponentials in it,
      * the packing after it */
@@ -419,15 +379,7 @@ template <int HD, bool kTurns = false> struct Consumer {
 #if WS_TRACE
             const uint32_t t0 = clk();
 #endif
-            if constexpr (EARLY_QK == 1) { /* slice 0's in flight (from walk, or P·V(j-1)'s hooks): waited for
-                                         first; with a wait<1> after slice 1's issue ptxas lost track
-                                         of the groups across the loop and serialised every wgmma (C7514) */
-                wg::wait<0>();
-                wg::hold(s[0]);
-                issue_scores(j, 1, 2);
-            } else if constexpr (!EARLY_QK) {
-                issue_scores(j); /* (EARLY_QK 2, 3: in flight, from walk or P·V(j-1)'s hooks) */
-            }
+            issue_scores(j);
             if constexpr (!PRODUCER) { /* tile j-1's stage, released by every warp before this Q·Kᵀ; the
                                           warps take turns (warp 0 alone: 841 cycles per tile in this
                                           phase against ~460 for the others, run 23; -2.3%, run 24) */
@@ -438,26 +390,18 @@ template <int HD, bool kTurns = false> struct Consumer {
                 }
                 __syncwarp();
             }
-            if constexpr (EARLY_QK == 1) { /* slice 0's softmax before slice 1's scores are waited for */
-                const float k_scale = k_scale_of(j);
-                softmax_of<kScaleX, kMask, kCausal>(j, 0, k_scale);
-                wg::wait<0>();
-                wg::hold(s[1]);
-                softmax_of<kScaleX, kMask, kCausal>(j, 1, k_scale);
-            } else {
-                wg::wait<0>();
-                scores_done(j);
-            }
+            wg::wait<0>();
+            scores_done(j);
 #if WS_TRACE
             const uint32_t t1 = clk();
 #endif
-            if constexpr (EARLY_QK != 1) softmax<kScaleX, kMask, kCausal>(j);
+            softmax<kScaleX, kMask, kCausal>(j);
 #if WS_TRACE
 #pragma unroll
             for (int sl = 0; sl < NSL; ++sl) wg::hold(pf[sl][0]), wg::hold(pf[sl][1]);
             const uint32_t t2 = clk();
 #endif
-            pv<EARLY_QK && !kMask>(j); /* the last tile has no next */
+            pv(j);
 #if WS_TRACE
             const uint32_t t3 = clk();
             tr_qk += t1 - t0, tr_sm += t2 - t1, tr_pv += t3 - t2, ++tr_n;
@@ -609,17 +553,6 @@ template <int HD, bool kTurns = false> struct Consumer {
                 for (int i = 0; i < 4; ++i) s[0][nb][i] = 0;
             wg::hold(h[0][0]), wg::hold(h[0][1]), wg::hold(h[1][0]), wg::hold(h[1][1]), wg::hold(s[0]);
             issue_scores(0); /* the tile programs find it in flight */
-        }
-        if constexpr (EARLY_QK) { /* as P·V's hooks issue it, the scores defined first (as h above) */
-#pragma unroll
-            for (int sl = 0; sl < NSL; ++sl)
-#pragma unroll
-                for (int nb = 0; nb < KEY_BLOCKS; ++nb)
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) s[sl][nb][i] = 0;
-#pragma unroll
-            for (int sl = 0; sl < NSL; ++sl) wg::hold(s[sl]);
-            issue_scores(0, 0, EARLY_QK == 1 ? 1 : NSL);
         }
         if (kTurns && cw == 1) turn_give(); /* warpgroup 0's first turn */
         walk_tiles<kCausal, false>(*this);

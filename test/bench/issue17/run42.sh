@@ -6,7 +6,8 @@
 # -0.5..-2% against main (slice 0's Q.K latency hidden behind P.V's last group; slice 1's still exposed).
 # Also: golden of main's build and of ws-e under the shipped name (golde), test_gpu_basics, the sanitizers
 # of golde, ncu of ws-e on the seed.
-# Builds: build-config.sh build/exp42 ws-e -DWS_EARLY_QK=1; build-config.sh build/exp42/golde
+# Builds (the switch is not on main: `git apply test/bench/issue17/run42-early-qk.patch` first, `git checkout --
+# variants/` after; run 42 itself was built at 924f37c, where mode 1 was the only one): build-config.sh build/exp42 ws-e -DWS_EARLY_QK=1; build-config.sh build/exp42/golde
 # warp-specialized -DWS_EARLY_QK=1; strip --strip-debug the plugins, the library and the test binaries.
 # Carried (64 MiB: test_gpu_basics and gpu_fill.so left out): build/bin build/lib/libsagerun.so.0.1.0 build/test/gpu/test_sage2_golden
 # plugins .dev build/exp42.

@@ -7,7 +7,8 @@
 # ~40-100 instructions, now inside the Q.K round trip). ws-e3, WS_EARLY_QK=3: slice 0's Q.K as in ws-e, slice 1's
 # as in ws-lf, one wait at the tile's top (893 loop instructions, 148-156 B of spills): -1..-3% against ws-lf
 # if slice 0's IGMMAs off the round trip outweigh the spills, else slower.
-# Builds: build-config.sh build/exp43 ws-lf -DWS_EARLY_QK=2; build-config.sh build/exp43/goldlf
+# Builds (the switch is not on main: `git apply test/bench/issue17/run42-early-qk.patch` first, `git checkout --
+# variants/` after): build-config.sh build/exp43 ws-lf -DWS_EARLY_QK=2; build-config.sh build/exp43/goldlf
 # warp-specialized -DWS_EARLY_QK=2; the same for ws-e3 and golde3 with -DWS_EARLY_QK=3; strip --strip-debug the plugins, the library and the test binaries.
 # Carried (64 MiB: test_gpu_basics and gpu_fill.so left out): build/bin build/lib/libsagerun.so.0.1.0 build/test/gpu/test_sage2_golden
 # plugins .dev/lib .dev/pack build/exp43.
