@@ -23,9 +23,14 @@ static void run_usage(FILE *out)
             "  --iterations N         timed runs (default 5)\n"
             "  --timeout SECONDS      kill the run when it has not finished by then, saying\n"
             "                         in which phase (default: no limit)\n"
+            "  --in-process           run the variant in this process, not in a watched child:\n"
+            "                         for debuggers (gdb follows the parent of a fork) and for\n"
+            "                         tools that should see one process; a variant that ends\n"
+            "                         the process is then not named (no --timeout)\n"
             SR_CLI_ONE_VARIANT_HELP
-            "The variant runs in a child process that sagerun watches: if it ends the process\n"
-            "(exit(), _exit(), a crash), run says so, with the phase, and exits 1.\n\n"
+            "The variant runs in a child process that sagerun watches (unless --in-process): if\n"
+            "it ends the process (exit(), _exit(), a crash), run says so, with the phase, and\n"
+            "exits 1.\n\n"
             "exit status: 0 success, 1 error, 2 usage, 130/143 interrupted (SIGINT/SIGTERM)\n");
 }
 
@@ -41,6 +46,7 @@ typedef struct run_options {
     int n_plugins;
     uint32_t device, warmup, iterations;
     double timeout_s; /* 0: none */
+    bool in_process;  /* --in-process: no watched child */
     const char *variant, *backend, *save_inputs, *save_output;
     sr_cli_workload_options wo;
     sr_cli_plugin_policy policy;
@@ -57,7 +63,7 @@ static int parse_options(int argc, char **argv, run_options *o)
         SR_CLI_PLUGIN_POLICY_OPTIONS,
         {"device", required_argument, 0, 'd'},  {"help", no_argument, 0, 'h'},
         {"save-inputs", required_argument, 0, 'X'}, {"save-output", required_argument, 0, 'Y'},
-        {"timeout", required_argument, 0, 'T'},
+        {"timeout", required_argument, 0, 'T'}, {"in-process", no_argument, 0, 'P'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -72,6 +78,7 @@ static int parse_options(int argc, char **argv, run_options *o)
             if (!sr_cli_parse_decimal("run", "--timeout", optarg, 0, false, 1e6, &o->timeout_s))
                 return SR_EXIT_USAGE;
             break;
+        case 'P': o->in_process = true; break;
         case 'p': o->plugins[o->n_plugins++] = optarg; break;
         case SR_OPT_ALLOW_UNSAFE:
         case SR_OPT_PLUGIN_PIN:
@@ -96,6 +103,10 @@ static int parse_options(int argc, char **argv, run_options *o)
     }
     if (!o->variant) {
         sr_cli_error("run: --variant NAME is required (see 'sagerun list')");
+        return SR_EXIT_USAGE;
+    }
+    if (o->in_process && o->timeout_s > 0) {
+        sr_cli_error("run: --timeout needs the watched child, which --in-process leaves out");
         return SR_EXIT_USAGE;
     }
     if (!sr_cli_workload_options_check("run", &o->wo))
@@ -208,7 +219,7 @@ int sr_cmd_run(int argc, char **argv)
     }
     int rc = parse_options(argc, argv, &o);
     if (rc < 0)
-        rc = sr_cli_supervised("run", o.variant, o.timeout_s, open_and_run, &o);
+        rc = o.in_process ? open_and_run(&o) : sr_cli_supervised("run", o.variant, o.timeout_s, open_and_run, &o);
     free(o.plugins);
     return rc;
 }

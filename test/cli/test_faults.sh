@@ -215,6 +215,24 @@ run_end_case fault_exit_run fault-exit-run "ended with exit status 0"
 run_end_case fault_quick_exit_run fault-quick-exit-run "ended with exit status 0"
 run_end_case fault_abort_run fault-abort-run 'died of SIGABRT \(Aborted\)'
 [ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] || run_end_case fault_segv_run fault-segv-run 'died of SIGSEGV \(Segmentation fault\)'
+# run --in-process: the variant in sagerun's own process (gdb follows the parent of a fork): the same
+# output as the watched child's; a variant's exit(0) is then the process's (documented), and --timeout,
+# which needs the child, is a usage error
+sha() { sed -n 's/^output_sha256 //p'; }
+a=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 --variant reference 2>/dev/null | sha)
+b=$("$S" run --in-process --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 --variant reference 2>/dev/null | sha)
+[ -n "$a" ] && [ "$a" = "$b" ] && echo "ok   run --in-process: the same output as the watched child" \
+    || fail "run --in-process output ($a / $b)"
+[ $ASAN -eq 1 ] || [ $TSAN -eq 1 ] || {
+out=$("$S" run --in-process --backend host --shape 1,64,2,64 --warmup 0 --iterations 3 \
+    --plugin "$FAKES/fault_exit_run.so" --variant fault-exit-run 2>&1); rc=$?
+[ $rc -eq 0 ] && ! grep -q "ended with exit status" <<<"$out" && ! grep -q "^output_sha256" <<<"$out" \
+    && echo "ok   run --in-process: no watching child (the variant's exit is the process's)" \
+    || fail "run --in-process with fault-exit-run (exit $rc)" "$out"
+}
+out=$("$S" run --in-process --timeout 5 --backend host --variant reference 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "run: --timeout needs the watched child, which --in-process leaves out" <<<"$out" \
+    && echo "ok   run --in-process --timeout: usage" || fail "run --in-process --timeout (exit $rc)" "$out"
 # run --timeout: a run that never returns is killed and named (run had no limit: it hung)
 out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 3 --timeout $((2 * SLOW)) \
     --plugin "$FAKES/fault_hang_run.so" --variant fault-hang-run 2>&1); rc=$?
