@@ -375,7 +375,7 @@ r = json.load(open(sys.argv[1]))
 v = {x["label"]: x for x in r["variants"]}
 assert list(v) == ["gpu-fill", "gpu-fill#2", "fault-gpu-illegal"], list(v)
 bad = v["fault-gpu-illegal"]
-assert bad["failure_phase"] == "run", bad
+assert bad["failure_phase"] == "run", bad  # its third call: the first timed one (warm-up, check, rounds)
 assert "CUDA_ERROR_ILLEGAL_ADDRESS" in bad["failure"] and "CUDA context unusable" in bad["failure"], bad["failure"]
 for g in ("gpu-fill", "gpu-fill#2"):
     assert v[g]["failure"] is None and v[g]["timing"]["count"] == 9 and v[g]["byte_exact"] is True
