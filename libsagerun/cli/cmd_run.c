@@ -219,7 +219,8 @@ int sr_cmd_run(int argc, char **argv)
     }
     int rc = parse_options(argc, argv, &o);
     if (rc < 0)
-        rc = o.in_process ? open_and_run(&o) : sr_cli_supervised("run", o.variant, o.timeout_s, open_and_run, &o);
+        rc = o.in_process ? open_and_run(&o)
+                          : sr_cli_supervised("run", o.variant, o.timeout_s, open_and_run, &o);
     free(o.plugins);
     return rc;
 }

@@ -242,9 +242,10 @@ __device__ __forceinline__ void pv_fold(float (&o)[CBLOCKS][4], const float (&h)
     }
 }
 /* §2.5 for NSL slices: groups (sl, cg) in order (kSliceInner: (cg, sl)), two in flight, each
- * folded into O while the next one computes. kBaseDesc: the groups' descriptors from the tile's (pv_issue_from), not each from
- * its address. The f16 V tile at vh must be complete and visible to the async proxy; wgmma
- * groups committed before (a Q·Kᵀ) complete by the first fold. Returns with every group done. */
+ * folded into O while the next one computes. kBaseDesc: the groups' descriptors from the tile's
+ * (pv_issue_from), not each from its address. The f16 V tile at vh must be complete and visible
+ * to the async proxy; wgmma groups committed before (a Q·Kᵀ) complete by the first fold. Returns
+ * with every group done. */
 template <int HD, int NSL, bool kSwapH1 = false, bool kBaseDesc = false, bool kSliceInner = false>
 __device__ __forceinline__ void pv_slices(float (&o)[NSL][HD / MMA_N][4], uint32_t (&pf)[NSL][PV_KHALVES][2][4],
                                           const float (&alpha)[NSL][2], uint32_t vh) {
