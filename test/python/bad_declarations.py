@@ -10,5 +10,6 @@
 # sagerun-variant: py-quote run=run backend=host description="never closed
 # sagerun-variant: py-twice run=run run=again backend=host
 # sagerun-variant: py-extension run=run backend=cuda extension=$SAGERUN_TEST_UNSET_EXTENSION
+# sagerun-variant: py-good run=run backend=cuda
 def run(call):
     call.o[...] = 0

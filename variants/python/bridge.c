@@ -16,19 +16,37 @@
 
 /* ---- the entry point ------------------------------------------------------------------------- */
 
-/* One declaration line: a variant of the answer, or a refusal naming the line. */
-static void declare_line(const char *real, int line, const char *text, sr_script_answer *a)
+/* The answer's variant named name, or -1. */
+static int declared_before(const sr_script_answer *a, const char *name)
+{
+    for (uint32_t i = 0; i < a->n_variants; i++)
+        if (strcmp(a->variants[i].desc->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* One declaration line: a variant of the answer, or a refusal naming the line (a name declared
+ * again in the same file names the first line too). lines: each variant's declaration line. */
+static void declare_line(const char *real, int line, const char *text, sr_script_answer *a,
+                         int *lines)
 {
     char why[SR_SCRIPT_REASON_MAX - 128];
     py_declared *d = malloc(sizeof *d);
     const py_declared *kept = NULL;
     const sagerun_variant_descriptor *desc = NULL;
-    if (!d)
+    if (!d) {
         snprintf(why, sizeof why, "out of memory");
-    else if (py_declare_parse(text, real, line, d, why, sizeof why) == 0)
-        desc = py_slot_intern(d, &kept, why, sizeof why);
+    } else if (py_declare_parse(text, real, line, d, why, sizeof why) == 0) {
+        int first = declared_before(a, d->name);
+        if (first >= 0)
+            snprintf(why, sizeof why, "variant \"%s\" is declared twice in this file (first on "
+                     "line %d)", d->name, lines[first]);
+        else
+            desc = py_slot_intern(d, &kept, why, sizeof why);
+    }
     free(d);
     if (desc && a->n_variants < SR_SCRIPT_MAX_VARIANTS) {
+        lines[a->n_variants] = line;
         a->variants[a->n_variants++] =
             (sr_script_variant){.desc = desc, .extension = kept->extension[0] ? kept->extension
                                                                                : NULL};
@@ -51,7 +69,7 @@ static int read_declarations(const char *real, sr_script_answer *a)
     char *line = NULL;
     size_t cap = 0, total = 0;
     ssize_t got;
-    int lineno = 0, declared = 0;
+    int lineno = 0, declared = 0, lines[SR_SCRIPT_MAX_VARIANTS];
     while ((got = getline(&line, &cap, f)) >= 0 && (total += (size_t)got) <= PY_SCRIPT_MAX_BYTES) {
         lineno++;
         if (got > 0 && line[got - 1] == '\n')
@@ -59,7 +77,7 @@ static int read_declarations(const char *real, sr_script_answer *a)
         const char *text = py_declaration_text(line);
         if (text) {
             declared++;
-            declare_line(real, lineno, text, a);
+            declare_line(real, lineno, text, a, lines);
         }
     }
     free(line);
