@@ -55,6 +55,37 @@ static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_d
                         sagerun_status_name(rc), shown);
 }
 
+/* O and its guard (internal.h) after it: on CUDA in whole 2 MiB pages, so that every instance's
+ * output starts on a page of its own and two instances of one variant (A/A) write to
+ * alike-aligned memory. */
+static sagerun_status output_alloc(sagerun_instance *inst, sagerun_error *err)
+{
+    uint64_t bytes = inst->o_bytes + SR_OUTPUT_GUARD_BYTES;
+    if (inst->ctx->backend == SAGERUN_BACKEND_CUDA)
+        bytes = (bytes + SR_OUTPUT_ALIGN - 1) / SR_OUTPUT_ALIGN * SR_OUTPUT_ALIGN;
+    sagerun_status st = sagerun_mem_alloc(inst->ctx, bytes, &inst->o, err);
+    if (st == SAGERUN_OK)
+        st = sagerun_mem_fill(inst->ctx, inst->o + inst->o_bytes, SR_OUTPUT_GUARD_BYTE,
+                              SR_OUTPUT_GUARD_BYTES, err);
+    return st;
+}
+
+sagerun_status sr_instance_guard_check(const sagerun_instance *inst, uint64_t *changed,
+                                       uint64_t *first, sagerun_error *err)
+{
+    *changed = *first = 0;
+    uint8_t *seen = malloc(SR_OUTPUT_GUARD_BYTES);
+    if (!seen)
+        return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory reading the output guard");
+    sagerun_status st = sagerun_mem_download(inst->ctx, seen, inst->o + inst->o_bytes,
+                                             SR_OUTPUT_GUARD_BYTES, err);
+    for (uint64_t i = 0; st == SAGERUN_OK && i < SR_OUTPUT_GUARD_BYTES; i++)
+        if (seen[i] != SR_OUTPUT_GUARD_BYTE && (*changed)++ == 0)
+            *first = i;
+    free(seen);
+    return st;
+}
+
 sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_index,
                                        sagerun_context *ctx, sagerun_inputs *in,
                                        sagerun_instance **out, sagerun_error *err)
@@ -97,12 +128,7 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     inst->desc = d;
     inst->geometry = g;
     inst->o_bytes = in->q_bytes;
-    /* Whole 2 MiB pages: every instance's output starts on a page of its own, so two instances
-     * of one variant (A/A) write to alike-aligned memory. */
-    uint64_t alloc = (inst->o_bytes + SR_OUTPUT_ALIGN - 1) / SR_OUTPUT_ALIGN * SR_OUTPUT_ALIGN;
-    sagerun_status st = sagerun_mem_alloc(ctx, ctx->backend == SAGERUN_BACKEND_CUDA ? alloc
-                                                                                    : inst->o_bytes,
-                                          &inst->o, err);
+    sagerun_status st = output_alloc(inst, err);
     if (st == SAGERUN_OK)
         st = sr_timer_init(&inst->timer, ctx, err);
     if (st != SAGERUN_OK) {

@@ -160,6 +160,16 @@ const sr_input_provider *sr_input_provider_for(int kind);
 /* One call of the variant's run on its stream (prepared first if needed), untimed: what the
  * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */
 int sr_instance_call(void *instance, sagerun_error *err);
+/* The output's guard: the SR_OUTPUT_GUARD_BYTES right after o, filled with SR_OUTPUT_GUARD_BYTE
+ * when the instance is made and never written by the host again, so that a variant's write past
+ * the end of o (rows past the sequence's end, a wrong stride) shows at the next checked call
+ * instead of landing silently in memory nobody reads, or in another buffer. */
+#define SR_OUTPUT_GUARD_BYTES (64u << 10)
+#define SR_OUTPUT_GUARD_BYTE 0x5A
+/* Where the guard starts; *changed, *first: how many of its bytes differ from the fill, and the
+ * first one's offset from the guard's start. Non-OK when it cannot be read. */
+sagerun_status sr_instance_guard_check(const sagerun_instance *inst, uint64_t *changed,
+                                       uint64_t *first, sagerun_error *err);
 
 /* ---- variant parameters (params.c) ---- */
 #define SR_STR_(x) #x

@@ -96,7 +96,9 @@
  *    tensors and k_mean a variant is given) MUST NOT be written: every variant of a comparison
  *    shares them. `sagerun compare` keeps a copy and checks them after every checked call: a
  *    variant that wrote into them fails ("wrote into the inputs the variants share") and the
- *    copy is put back for the others.
+ *    copy is put back for the others. Nothing past the end of o may be written either: the host
+ *    fills the 64 KiB after it once and checks them at every checked call ("wrote past the end
+ *    of its output").
  *
  * 8. Errors
  *    Every call returning int returns 0 on success or a negative sagerun_status (sagerun.h);
