@@ -5,7 +5,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -306,11 +305,7 @@ static int compare_child(const compare_cmd *c)
                            reasons);
     if (!measure(c, &opts, &res))
         goto out;
-    /* the report is for the parent, in a private folder: readable by it whatever umask a
-     * plugin left (0777 made it unreadable), and a size limit a plugin set does not kill the
-     * writer (SIGXFSZ; the write then fails and says so) */
-    umask(077);
-    signal(SIGXFSZ, SIG_IGN);
+    sr_isolate_child_before_report();
     if (sagerun_compare_result_write_json(res, c->child_report, NULL, &err) != SAGERUN_OK) {
         sr_cli_error("compare: %s", err.message);
     } else {

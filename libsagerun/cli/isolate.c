@@ -55,6 +55,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,11 +238,16 @@ void sr_isolate_child_loading(const char *what)
     send_fields(2, "O", what ? what : "");
 }
 
+/* The file size limit the child started with (before any plugin loaded). */
+static struct rlimit child_fsize;
+static bool child_fsize_known;
+
 void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
                             char **skips, size_t n, const char **labels, const char **phases,
                             const char **reasons)
 {
     child_fd = fd;
+    child_fsize_known = getrlimit(RLIMIT_FSIZE, &child_fsize) == 0;
     signal(SIGPIPE, SIG_DFL);
     child_signals_install();
 #ifdef SR_HAVE_SANITIZER_DEATH_CALLBACK
@@ -262,6 +269,23 @@ void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compa
     hooks->skip_reasons = reasons;
     hooks->skip_count = n;
     opts->hooks = hooks;
+}
+
+void sr_isolate_child_before_report(void)
+{
+    umask(077);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit now;
+    if (!child_fsize_known || getrlimit(RLIMIT_FSIZE, &now) != 0 ||
+        (now.rlim_cur == child_fsize.rlim_cur && now.rlim_max == child_fsize.rlim_max))
+        return;
+    if (setrlimit(RLIMIT_FSIZE, &child_fsize) == 0)
+        fprintf(stderr, "sagerun: compare: warning: a plugin changed the file size limit "
+                "(RLIMIT_FSIZE) during the comparison; set back to write the report (plugins "
+                "must not change resource limits, plugin.h section 8)\n");
+    else
+        fprintf(stderr, "sagerun: compare: a plugin lowered the file size limit (RLIMIT_FSIZE) "
+                "for good (%s): the report may not be written\n", strerror(errno));
 }
 
 /* ---- the parent ------------------------------------------------------------------------------ */

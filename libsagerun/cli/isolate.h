@@ -19,6 +19,11 @@
 void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
                             char **skips, size_t n, const char **labels, const char **phases,
                             const char **reasons);
+/* Readies the child to write its report whatever a plugin did to the process: a umask of 077 (the
+ * report is for the parent, in a private folder: 0777 made it unreadable), SIGXFSZ ignored, and
+ * the file size limit the child started with set back (a plugin that set it to 0 lost the whole
+ * comparison), with a warning when a plugin had changed it. */
+void sr_isolate_child_before_report(void);
 /* Tells the parent the report is written whole: whatever ends the process after this (a plugin's
  * destructor crashing at exit) costs no results. */
 void sr_isolate_child_report_written(void);

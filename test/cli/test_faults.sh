@@ -261,6 +261,20 @@ if [ $ASAN -eq 0 ] && [ $TSAN -eq 0 ]; then
         && echo "ok   a plugin closing stdout and stderr: the report kept, warned" || fail "closed stdio (exit $rc)" "$out"
 fi
 
+# ---- a plugin that sets the file size limit to 0: the report is still written, with a warning (with
+# stderr in a file, the comparison ended with exit 1 and not a word: the child could write neither
+# its report nor its error) ----
+"$S" compare "${HOST[@]}" --plugin "$FAKES/fault_fsize_run.so" --variant fault-fsize-run \
+    --json "$TMP/fsize.json" >"$TMP/fsize.out" 2>&1; rc=$?
+[ $rc -eq 3 ] && grep -q "^sagerun: compare: warning: a plugin changed the file size limit (RLIMIT_FSIZE)" "$TMP/fsize.out" \
+    && grep -q "^fault-fsize-run " "$TMP/fsize.out" \
+    && echo "ok   a plugin setting RLIMIT_FSIZE to 0: the report written, warned" || fail "RLIMIT_FSIZE 0 (exit $rc)" "$(cat "$TMP/fsize.out")"
+py "RLIMIT_FSIZE 0: the JSON report is whole" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is True and [v["label"] for v in r["variants"]] == ["reference", "reference-mt", "fault-fsize-run"]
+' "$TMP/fsize.json"
+
 # ---- a plugin's log line: named and escaped (it reached stderr raw, unnamed, forging a line) ----
 out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 1 \
     --plugin "$FAKES/fault_log_hostile.so" --variant fault-log-hostile 2>&1); rc=$?

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <sagerun/plugin.h>
@@ -47,6 +48,7 @@
 #define FAULT_LOG 15          /* logs FAULT_REASON at error level through services->log (create) */
 #define FAULT_CLOSE_STDIO 16  /* closes stdout and stderr, then carries on */
 #define FAULT_IGNORE_STOP 17  /* sets SIGINT, SIGTERM and SIGHUP to SIG_IGN, then carries on */
+#define FAULT_FSIZE 18        /* sets the soft file size limit (RLIMIT_FSIZE) to 0, then carries on */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -86,6 +88,15 @@ static void fault_overflow(const sagerun_plugin_inputs *in)
      * every build, sanitizer or not, sees the same report at the next checked call. */
     char *o = (char *)(uintptr_t)in->o;
     memset(o + fault_o_bytes(in) + 100, 0xAB, 16);
+}
+
+static void fault_fsize(void)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_FSIZE, &r) == 0) {
+        r.rlim_cur = 0;
+        setrlimit(RLIMIT_FSIZE, &r);
+    }
 }
 
 static void fault_fork(void)
@@ -130,6 +141,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_QUICK_EXIT: _exit(0);
     case FAULT_CLOSE_STDIO: close(1); close(2); break;
     case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
+    case FAULT_FSIZE: fault_fsize(); break;
     case FAULT_WRITE_INPUTS: memset((void *)(uintptr_t)in->v, 0x11, 64); break;
     case FAULT_WRITE_SAGE2: memset((void *)(uintptr_t)in->sage2->k_int8, 0x11, 64); break;
     case FAULT_SIGINT: raise(SIGINT); break;
