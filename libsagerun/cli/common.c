@@ -286,7 +286,7 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         sr_isolate_child_loading(where);
         st = sagerun_registry_add_default_paths(reg, err);
     }
-    sr_isolate_child_loading(NULL);
+    sr_isolate_child_loaded(reg);
     /* a file on the search path whose variant another file (--plugin, an earlier folder) already
      * gave is left out: said, since it may be the one the user meant (list shows all rejections) */
     for (size_t i = 0; st == SAGERUN_OK && !(policy && policy->show_rejected) &&

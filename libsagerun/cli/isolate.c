@@ -13,10 +13,12 @@
  *     one line per event to the pipe: "B" before and "E" after every call into a variant (label,
  *     phase, round, seconds), "P" progress, "L" when a variant's failure lost the CUDA context,
  *     "D" when a sanitizer is about to end the process, "O" before it loads plugins from a file
- *     or folder (and an empty "O" once they are loaded). At the end it writes the JSON report to
+ *     or folder (and an empty "O" once they are loaded), "X" when a fatal signal came from code
+ *     of a plugin other than the open call's (crash_site.c: a thread the plugin started). At the end it writes the JSON report to
  *     the temporary path and exits 0.
  *   - The parent reads the lines. When the child dies (signal, sanitizer, exit inside a call), the
- *     call that was open names the culprit; when an open call outlives the watchdog, the parent
+ *     call that was open names the culprit, unless an "X" line named the plugin whose code
+ *     crashed (then that variant, in phase "background"); when an open call outlives the watchdog, the parent
  *     kills the child and the open call is the culprit (a hang); an "L" line names the culprit of
  *     a lost context. The culprit is recorded failed (phase + reason) and the comparison starts
  *     again without it: the child passes it to sagerun_compare_run as an entry to leave out, so
@@ -62,6 +64,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "crash_site.h"
 #include "isolate.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -169,8 +172,10 @@ static void child_call(void *user, const sagerun_compare_call *c)
     snprintf(calls, sizeof calls, "%u", c->calls ? c->calls : 1);
     if (!c->end) {
         send_fields(5, "B", c->label, c->phase, round, calls);
+        sr_crash_site_call(c->label);
         return;
     }
+    sr_crash_site_call(NULL);
     snprintf(secs, sizeof secs, "%.9g", c->seconds);
     send_fields(8, "E", c->label, c->phase, round, secs, c->failure_phase ? c->failure_phase : "",
                 c->failure ? c->failure : "", calls);
@@ -235,7 +240,13 @@ void sr_isolate_child_report_written(void)
 
 void sr_isolate_child_loading(const char *what)
 {
-    send_fields(2, "O", what ? what : "");
+    send_fields(2, "O", what);
+}
+
+void sr_isolate_child_loaded(const sagerun_registry *reg)
+{
+    send_fields(2, "O", "");
+    sr_crash_site_map(reg, child_fd);
 }
 
 /* The file size limit the child started with (before any plugin loaded). */
@@ -338,6 +349,7 @@ typedef struct attempt {
     bool loaded;        /* the plugins were loaded (an empty "O") */
     int own_signal; /* a signal the child's code sent itself ("K") */
     char lost_label[SR_LINE_MAX], lost_phase[16], lost_reason[1024];
+    char crash_label[SR_LINE_MAX], crash_file[SR_LINE_MAX]; /* code that faulted ("X") */
     double timed_out_limit;
     char buf[2 * SR_LINE_MAX];
     size_t used;
@@ -450,6 +462,12 @@ static void handle_line(parent *p, attempt *a, char *line)
         break;
     case 'D':
         a->sanitizer = true;
+        break;
+    case 'X':
+        if (nf >= 3) {
+            snprintf(a->crash_label, sizeof a->crash_label, "%s", f[1]);
+            snprintf(a->crash_file, sizeof a->crash_file, "%s", f[2]);
+        }
         break;
     case 'R':
         a->report_written = true;
@@ -717,6 +735,25 @@ static void ending_words(const attempt *a, int ws, char *what, size_t len)
                  WEXITSTATUS(ws));
 }
 
+/* A crash in code of a plugin file other than the open call's (crash_site.c), before the report
+ * was written: that file's variant, outside its calls ("background"), not the variant whose call
+ * happened to be open. */
+static void blame_crash_site(const attempt *a, int ws, blame *b)
+{
+    char sig[96], when[SR_LINE_MAX + 64];
+    sr_cli_describe_signal(WTERMSIG(ws), sig, sizeof sig);
+    if (a->open)
+        snprintf(when, sizeof when, "while %s's %s was running", a->label, phase_words(a->phase));
+    else
+        snprintf(when, sizeof when, "between calls");
+    snprintf(b->label, sizeof b->label, "%s", a->crash_label);
+    snprintf(b->phase, sizeof b->phase, "background");
+    snprintf(b->why, sizeof b->why, "crashed: %s in its plugin's code (%s) outside its own "
+                                    "calls (in a thread it started?), %s; the others were "
+                                    "measured again without it",
+             sig, a->crash_file, when);
+}
+
 /* The variant an attempt that ended with wait status ws is to be blamed for, if any. */
 static void blame_attempt(const attempt *a, int ws, blame *b)
 {
@@ -727,6 +764,8 @@ static void blame_attempt(const attempt *a, int ws, blame *b)
         snprintf(b->why, sizeof b->why, "%s (this left the CUDA context unusable: the other "
                                         "variants were measured again in a new process)",
                  a->lost_reason);
+    } else if (a->crash_label[0] && WIFSIGNALED(ws) && !a->report_written) {
+        blame_crash_site(a, ws, b);
     } else if (a->timed_out && a->open) {
         snprintf(b->label, sizeof b->label, "%s", a->label);
         snprintf(b->phase, sizeof b->phase, "%s", a->phase);

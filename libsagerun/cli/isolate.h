@@ -28,8 +28,11 @@ void sr_isolate_child_before_report(void);
  * destructor crashing at exit) costs no results. */
 void sr_isolate_child_report_written(void);
 /* Tells the parent (in a child; nothing elsewhere) that plugins are loaded next from `what`, a file
- * or folder, or with NULL that loading is over: a hang before the first call is then named. */
+ * or folder: a hang before the first call is then named. */
 void sr_isolate_child_loading(const char *what);
+/* Tells the parent that loading is over, and notes where each plugin's code lies, so that a crash
+ * in a plugin's own thread is blamed on that plugin (crash_site.h). */
+void sr_isolate_child_loaded(const sagerun_registry *reg);
 
 /* ---- both ---- */
 /* SIGINT and SIGTERM set a flag instead of ending the process; returns the signal seen (0: none). */

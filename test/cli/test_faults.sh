@@ -60,6 +60,16 @@ fault_case fault_segv_run fault-segv-run run "^timed run: $SEGV"
 fault_case fault_abort_run fault-abort-run run '^timed run: crashed: SIGABRT \(Aborted\)'
 fault_case fault_error_run fault-error-run run '^timed run: variant fault-error-run: run failed .*the fault plugin fails on purpose'
 fault_case fault_hang_run fault-hang-run run '^timed run: timeout: no answer within 3 s'
+# A thread the plugin started crashes in the plugin's code while another variant's call is open
+# (or none): that plugin's variant is blamed, in phase "background" (the open call's variant was,
+# the baseline's failing the whole comparison). The sanitizers handle SIGSEGV themselves.
+if [ $ASAN -eq 0 ] && [ $TSAN -eq 0 ]; then
+    fault_case fault_thread_segv fault-thread-segv background \
+        "^crashed: SIGSEGV \(Segmentation fault\) in its plugin's code \([^)]*fault_thread_segv\.so\) outside its own calls \(in a thread it started\?\), (while reference(-mt)?'s [a-z ]+ was running|between calls); the others were measured again without it"
+else
+    echo "skip fault-thread-segv: a sanitizer build reports the crash itself (the code address is read only without one)"
+fi
+
 # A write just past O (in a timed call) lands in the guard the host keeps after it: the last
 # checked call reports it, with the numbers, in every build.
 fault_case fault_overflow_run fault-overflow-run check \

@@ -10,6 +10,7 @@
  * the entry point (only when the gate variable is set); FAULT_AT_EXIT in its destructor, as the
  * process exits. FAULT_FIRST_CALL_US: the first run call sleeps that long (first contact, as a
  * JIT or module load would be). */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,8 @@
 #define FAULT_CLOSE_STDIO 16  /* closes stdout and stderr, then carries on */
 #define FAULT_IGNORE_STOP 17  /* sets SIGINT, SIGTERM and SIGHUP to SIG_IGN, then carries on */
 #define FAULT_FSIZE 18        /* sets the soft file size limit (RLIMIT_FSIZE) to 0, then carries on */
+#define FAULT_THREAD_SEGV 19  /* starts a thread that crashes in the plugin's code while none of its
+                                 own runs is in progress (see fault_thread) */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -99,6 +102,29 @@ static void fault_fsize(void)
     }
 }
 
+/* The variant's run in progress (fault_run), and how many runs have begun. */
+static volatile int fault_running, fault_runs_begun;
+
+/* Once the variant's first timed call is over (its warm-up and checked calls come first), 1 ms
+ * later, a SIGSEGV in this plugin's code on a thread of its own: by then another variant's call
+ * is open (each takes a millisecond or more), or none. */
+static void *fault_thread(void *arg)
+{
+    (void)arg;
+    while (fault_runs_begun < 3 || fault_running)
+        usleep(100);
+    usleep(1000);
+    fault_segv();
+    return NULL;
+}
+
+static void fault_thread_start(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, fault_thread, NULL) == 0)
+        pthread_detach(t);
+}
+
 static void fault_fork(void)
 {
     pid_t pid = fork();
@@ -142,6 +168,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_CLOSE_STDIO: close(1); close(2); break;
     case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
     case FAULT_FSIZE: fault_fsize(); break;
+    case FAULT_THREAD_SEGV: fault_thread_start(); break;
     case FAULT_WRITE_INPUTS: memset((void *)(uintptr_t)in->v, 0x11, 64); break;
     case FAULT_WRITE_SAGE2: memset((void *)(uintptr_t)in->sage2->k_int8, 0x11, 64); break;
     case FAULT_SIGINT: raise(SIGINT); break;
@@ -211,6 +238,8 @@ static int fault_run(void *state, char *err, size_t errlen)
 {
     fault_state *s = state;
     ++s->runs;
+    fault_running = 1;
+    fault_runs_begun++;
 #ifdef FAULT_FIRST_CALL_US
     if (s->runs == 1)
         usleep(FAULT_FIRST_CALL_US);
@@ -228,6 +257,7 @@ static int fault_run(void *state, char *err, size_t errlen)
            bytes < vbytes ? bytes : vbytes);
     if (bytes > vbytes)
         memset((char *)(uintptr_t)in->o + vbytes, 0, bytes - vbytes);
+    fault_running = 0;
     return 0;
 }
 
