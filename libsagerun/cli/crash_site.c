@@ -6,8 +6,8 @@
  * when it lies in a plugin file other than the open call's (a thread the plugin started, crashing
  * while another variant is measured or between calls), it writes one prepared line naming that
  * file's variant to the parent, which blames it instead of the open call. Then the signal takes
- * its default action, as it would have without the handler. Everything the handler touches is
- * written before it can run, or is a single sig_atomic_t. */
+ * the action it had before (the default, or a plugin's handler), as it would have without ours.
+ * Everything the handler touches is written before it can run, or is a single sig_atomic_t. */
 #include <limits.h>
 #include <link.h>
 #include <signal.h>
@@ -101,6 +101,10 @@ static int note_object(struct dl_phdr_info *o, size_t size, void *user)
 }
 
 #if SR_CRASH_SITE_ON
+#define SR_CRASH_SIGNALS 4
+static const int crash_signals[SR_CRASH_SIGNALS] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+static struct sigaction before[SR_CRASH_SIGNALS];
+
 static uintptr_t fault_pc(const void *ucv)
 {
     const ucontext_t *uc = ucv;
@@ -122,7 +126,10 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
         write(site_fd, files[f].line, files[f].line_len) < 0) {
         /* nothing to do: the parent still sees the signal */
     }
-    signal(sig, SIG_DFL);
+    /* the action there was before ours (the default, or a handler a plugin installed) */
+    for (int i = 0; i < SR_CRASH_SIGNALS; i++)
+        if (crash_signals[i] == sig)
+            sigaction(sig, &before[i], NULL);
     if (si->si_code <= 0) /* sent, not raised by an instruction: returning would not repeat it */
         raise(sig);
 }
@@ -145,10 +152,8 @@ void sr_crash_site_map(const sagerun_registry *reg, int fd)
     sa.sa_sigaction = on_crash;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGILL, &sa, NULL);
-    sigaction(SIGFPE, &sa, NULL);
+    for (int i = 0; i < SR_CRASH_SIGNALS; i++)
+        sigaction(crash_signals[i], &sa, &before[i]);
 #endif
 }
 

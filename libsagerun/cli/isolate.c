@@ -441,6 +441,7 @@ static void handle_line(parent *p, attempt *a, char *line)
     case 'B':
         if (nf < 3)
             return;
+        a->crash_label[0] = 0; /* an "X" the process lived through (a plugin's handler) is void */
         a->open = a->called = true;
         snprintf(a->label, sizeof a->label, "%s", f[1]);
         snprintf(a->phase, sizeof a->phase, "%s", f[2]);
