@@ -190,6 +190,7 @@ void sr_crash_site_call(const char *label)
         n = append_text(cf->line, sizeof cf->line, n, cf->path);
         cf->line[n++] = '\n';
         cf->line_len = n;
+        __atomic_thread_fence(__ATOMIC_RELEASE); /* the line whole before a handler may read it */
         cf->labelled = 1;
     }
     open_file = f;
