@@ -14,12 +14,12 @@
  *     phase, round, seconds), "P" progress, "L" when a variant's failure lost the CUDA context,
  *     "D" when a sanitizer is about to end the process, "O" before it loads plugins from a file
  *     or folder (and an empty "O" once they are loaded), "X" when a fatal signal came from code
- *     of a plugin other than the open call's (crash_site.c: a thread the plugin started). At the end it writes the JSON report to
- *     the temporary path and exits 0.
+ *     of a plugin other than the open call's (crash_site.c: a thread the plugin started). At
+ *     the end it writes the JSON report to the temporary path and exits 0.
  *   - The parent reads the lines. When the child dies (signal, sanitizer, exit inside a call), the
  *     call that was open names the culprit, unless an "X" line named the plugin whose code
- *     crashed (then that variant, in phase "background"); when an open call outlives the watchdog, the parent
- *     kills the child and the open call is the culprit (a hang); an "L" line names the culprit of
+ *     crashed (then that variant, in phase "background"); when an open call outlives the
+ *     watchdog, the parent kills the child and the open call is the culprit (a hang); an "L" line names the culprit of
  *     a lost context. The culprit is recorded failed (phase + reason) and the comparison starts
  *     again without it: the child passes it to sagerun_compare_run as an entry to leave out, so
  *     it stays in the report, failed, in its place. This repeats until a child finishes.
