@@ -19,8 +19,8 @@
  *   - The parent reads the lines. When the child dies (signal, sanitizer, exit inside a call), the
  *     call that was open names the culprit, unless an "X" line named the plugin whose code
  *     crashed (then that variant, in phase "background"); when an open call outlives the
- *     watchdog, the parent kills the child and the open call is the culprit (a hang); an "L" line names the culprit of
- *     a lost context. The culprit is recorded failed (phase + reason) and the comparison starts
+ *     watchdog, the parent kills the child and the open call is the culprit (a hang); an "L"
+ *     line names the culprit of a lost context. The culprit is recorded failed (phase + reason) and the comparison starts
  *     again without it: the child passes it to sagerun_compare_run as an entry to leave out, so
  *     it stays in the report, failed, in its place. This repeats until a child finishes.
  *   - Watchdog per call: --timeout, else 120 s for calls with nothing to go by (create, prepare,
