@@ -22,7 +22,8 @@
  *     watchdog, the parent kills the child and the open call is the culprit (a hang); an "L"
  *     line names the culprit of a lost context. The culprit is recorded failed (phase + reason)
  *     and the comparison starts again without it: the child passes it to sagerun_compare_run as
- *     an entry to leave out, so it stays in the report, failed, in its place. This repeats until a child finishes.
+ *     an entry to leave out, so it stays in the report, failed, in its place. This repeats until
+ *     a child finishes.
  *   - Watchdog per call: --timeout, else 120 s for calls with nothing to go by (create, prepare,
  *     the warm-up calls until one after the first has returned), and for later warm-up, checked
  *     and timed calls max(10 s, 20 x K x the slowest call of that variant so far), where K is the
