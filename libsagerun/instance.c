@@ -70,19 +70,26 @@ static sagerun_status output_alloc(sagerun_instance *inst, sagerun_error *err)
     return st;
 }
 
-sagerun_status sr_instance_guard_check(const sagerun_instance *inst, uint64_t *changed,
-                                       uint64_t *first, sagerun_error *err)
+sagerun_status sagerun_instance_check_output_end(const sagerun_instance *inst, sagerun_error *err)
 {
-    *changed = *first = 0;
+    if (!inst)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "instance_check_output_end: NULL instance");
     uint8_t *seen = malloc(SR_OUTPUT_GUARD_BYTES);
     if (!seen)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory reading the output guard");
     sagerun_status st = sagerun_mem_download(inst->ctx, seen, inst->o + inst->o_bytes,
                                              SR_OUTPUT_GUARD_BYTES, err);
+    uint64_t changed = 0, first = 0;
     for (uint64_t i = 0; st == SAGERUN_OK && i < SR_OUTPUT_GUARD_BYTES; i++)
-        if (seen[i] != SR_OUTPUT_GUARD_BYTE && (*changed)++ == 0)
-            *first = i;
+        if (seen[i] != SR_OUTPUT_GUARD_BYTE && changed++ == 0)
+            first = i;
     free(seen);
+    if (st == SAGERUN_OK && changed)
+        st = sr_error_set(err, SAGERUN_VARIANT,
+                          "%llu of the %u bytes after o changed, the first at byte %llu past its "
+                          "end (o is %llu bytes; plugin.h section 7)",
+                          (unsigned long long)changed, SR_OUTPUT_GUARD_BYTES,
+                          (unsigned long long)first, (unsigned long long)inst->o_bytes);
     return st;
 }
 

@@ -166,10 +166,7 @@ int sr_instance_call(void *instance, sagerun_error *err);
  * instead of landing silently in memory nobody reads, or in another buffer. */
 #define SR_OUTPUT_GUARD_BYTES (64u << 10)
 #define SR_OUTPUT_GUARD_BYTE 0x5A
-/* *changed, *first: how many of the guard's bytes differ from the fill, and the first one's
- * offset from the guard's start (the end of o). Non-OK when it cannot be read. */
-sagerun_status sr_instance_guard_check(const sagerun_instance *inst, uint64_t *changed,
-                                       uint64_t *first, sagerun_error *err);
+/* sagerun_instance_check_output_end (sagerun.h) reads it back. */
 
 /* ---- variant parameters (params.c) ---- */
 #define SR_STR_(x) #x

@@ -400,20 +400,12 @@ static sagerun_status inputs_kept(sagerun_context *ctx, sr_input_guard *g, sr_en
  * read. */
 static void tail_kept(sr_entry *e)
 {
-    uint64_t changed, first, bytes;
-    sagerun_instance_output(e->inst, &bytes);
     sagerun_error e_err = {0};
-    if (sr_instance_guard_check(e->inst, &changed, &first, &e_err) != SAGERUN_OK) {
-        sr_entry_fail(e, &e_err, "reading the guard after its output", "check");
-    } else if (changed) {
-        e_err.status = SAGERUN_VARIANT;
-        snprintf(e_err.message, sizeof(e_err.message),
-                 "%llu of the %u bytes after o changed, the first at byte %llu past its end (o "
-                 "is %llu bytes; plugin.h section 7)",
-                 (unsigned long long)changed, SR_OUTPUT_GUARD_BYTES, (unsigned long long)first,
-                 (unsigned long long)bytes);
+    sagerun_status st = sagerun_instance_check_output_end(e->inst, &e_err);
+    if (st == SAGERUN_VARIANT)
         sr_entry_fail(e, &e_err, "wrote past the end of its output", "check");
-    }
+    else if (st != SAGERUN_OK)
+        sr_entry_fail(e, &e_err, "reading the guard after its output", "check");
 }
 
 /* Keeps a device copy of the first checked output (hashed after the rounds); without room for

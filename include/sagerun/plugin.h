@@ -98,7 +98,7 @@
  *    variant that wrote into them fails ("wrote into the inputs the variants share") and the
  *    copy is put back for the others. Nothing past the end of o may be written either: the host
  *    fills the 64 KiB after it once and checks them at every checked call ("wrote past the end
- *    of its output").
+ *    of its output"; sagerun_instance_check_output_end, which `run` and `profile` call too).
  *
  * 8. Errors
  *    Every call returning int returns 0 on success or a negative sagerun_status (sagerun.h);

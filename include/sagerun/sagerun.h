@@ -352,6 +352,13 @@ SAGERUN_API uint64_t sagerun_instance_output(const sagerun_instance *inst, uint6
  * returned there is no output: this and sagerun_instance_write_output are then an error. */
 SAGERUN_API sagerun_status sagerun_instance_output_sha256(sagerun_instance *inst, char hex[65],
                                                           sagerun_error *err);
+/* Whether every run so far left the memory after O alone: the 64 KiB after it are filled with
+ * a known byte when the instance is made and not written by libsagerun again (plugin.h section
+ * 7). SAGERUN_OK when they still hold it; SAGERUN_VARIANT, saying how many bytes changed and
+ * where the first is, when the variant wrote past the end of its output; another status when
+ * they could not be read. The compare engine checks it after every checked call. */
+SAGERUN_API sagerun_status sagerun_instance_check_output_end(const sagerun_instance *inst,
+                                                             sagerun_error *err);
 /* Writes the output O as the tensor "o" of a safetensors file (shape and __metadata__ as
  * sagerun_inputs_write_safetensors writes q), as sagerun_file_write writes. */
 SAGERUN_API sagerun_status sagerun_instance_write_output(sagerun_instance *inst, const char *path,

@@ -116,7 +116,9 @@ static sagerun_status poisoned_call(const sr_cli_one_variant *v, const char *ran
 static sagerun_status hash_output(const sr_cli_one_variant *v, char hex[65], sagerun_error *err)
 {
     sagerun_range_push("hashing", 0);
-    sagerun_status st = sagerun_instance_output_sha256(v->inst, hex, err);
+    sagerun_status st = sr_cli_one_variant_output_end(v, err);
+    if (st == SAGERUN_OK)
+        st = sagerun_instance_output_sha256(v->inst, hex, err);
     sagerun_range_pop();
     return st;
 }

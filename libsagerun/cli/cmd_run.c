@@ -157,6 +157,10 @@ static int run_variant(const run_options *o, sr_cli_one_variant *v)
     sr_cli_supervise_phase("runs");
     ok = ok && time_runs(inst, o->warmup, o->iterations, times); /* says its own error */
     sr_cli_supervise_phase("output");
+    if (ok && sr_cli_one_variant_output_end(v, &err) != SAGERUN_OK) {
+        sr_cli_error("run: %s", err.message);
+        ok = false;
+    }
     if (ok && sagerun_instance_output_sha256(inst, hex, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         ok = false;

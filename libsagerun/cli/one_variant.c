@@ -99,3 +99,17 @@ void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, 
     else
         fprintf(out, " from %s\n", sagerun_workload_input_path(v->w));
 }
+
+sagerun_status sr_cli_one_variant_output_end(const sr_cli_one_variant *v, sagerun_error *err)
+{
+    sagerun_status st = sagerun_instance_check_output_end(v->inst, err);
+    if (st != SAGERUN_OK) {
+        char why[sizeof err->message];
+        memcpy(why, err->message, sizeof why);
+        snprintf(err->message, sizeof err->message, "variant %s %s: %s", v->info.name,
+                 st == SAGERUN_VARIANT ? "wrote past the end of its output"
+                                       : "left the memory after its output unreadable",
+                 why);
+    }
+    return st;
+}

@@ -43,6 +43,10 @@ typedef struct sr_cli_one_variant {
 bool sr_cli_one_variant_open(const sr_cli_one_variant_options *o, sr_cli_one_variant *v);
 void sr_cli_one_variant_close(sr_cli_one_variant *v);
 
+/* Whether every run so far left the memory after the output alone (sagerun_instance_check_
+ * output_end); when not, err's message names the variant and what it did. */
+sagerun_status sr_cli_one_variant_output_end(const sr_cli_one_variant *v, sagerun_error *err);
+
 /* The "variant" and "workload" lines that run and profile print first, on out. */
 void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, FILE *out);
 

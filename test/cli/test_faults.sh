@@ -75,6 +75,17 @@ fi
 fault_case fault_overflow_run fault-overflow-run check \
     '^wrote past the end of its output: 16 of the 65536 bytes after o changed, the first at byte 100 past its end \(o is 16384 bytes'
 
+# run and profile check the guard too (they printed the output's hash and exit 0): the fault is in
+# the third run call, run's last timed one and profile's profiled one (after one warm-up and the
+# checked call)
+for cmd in "run --warmup 0 --iterations 3" "profile --warmup 1"; do
+    out=$("$S" $cmd --backend host --shape 1,64,2,64 --plugin "$FAKES/fault_overflow_run.so" \
+        --variant fault-overflow-run 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qE '^sagerun: (run: )?variant fault-overflow-run wrote past the end of its output: 16 of the 65536 bytes after o changed, the first at byte 100' <<<"$out" \
+        && ! grep -q "^output_sha256" <<<"$out" \
+        && echo "ok   ${cmd%% *}: the write past O named (exit 1)" || fail "${cmd%% *}: write past O (exit $rc)" "$out"
+done
+
 # ---- the default watchdog times a sample by its K calls, not by one call ----
 # Every entry's sample is K calls, K chosen for the fastest (fake-good, ~0.05 us: K up to 10000),
 # so the baseline's samples last K x ~30 us. The watchdog judged them by one call (20 x 30 us,

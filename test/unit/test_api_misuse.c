@@ -179,6 +179,22 @@ static void no_output_before_a_run(void **state)
     assert_int_equal(strlen(hex), 64);
 }
 
+/* A write past the end of the output is named by the library to any caller (run and profile
+ * printed the hash and exit 0 after one, only compare's engine checked). */
+static void output_end_names_a_write_past_o(void **state)
+{
+    fixture *f = *state;
+    sagerun_error e = {0};
+    expect_error(sagerun_instance_check_output_end(NULL, &e), &e, "NULL instance");
+    assert_int_equal(sagerun_instance_check_output_end(f->inst, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_instance_run(f->inst, NULL, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_instance_check_output_end(f->inst, &e), SAGERUN_OK);
+    uint64_t bytes, o = sagerun_instance_output(f->inst, &bytes);
+    assert_int_equal(sagerun_mem_fill(f->ctx, o + bytes + 7, 0, 3, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_instance_check_output_end(f->inst, &e), SAGERUN_VARIANT);
+    assert_non_null(strstr(e.message, "3 of the 65536 bytes after o changed, the first at byte 7 "));
+}
+
 /* A name that is not UTF-8 was taken, and the workload could then not be written as JSON. */
 static void workload_names_are_utf8(void **state)
 {
@@ -216,6 +232,7 @@ int main(void)
         cmocka_unit_test(geometry_writes_what_struct_size_covers),
         cmocka_unit_test(quantize_refuses_a_short_struct),
         cmocka_unit_test(no_output_before_a_run),
+        cmocka_unit_test(output_end_names_a_write_past_o),
         cmocka_unit_test(workload_names_are_utf8),
         cmocka_unit_test(registry_accessors_name_a_null_out),
     };
