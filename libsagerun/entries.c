@@ -265,7 +265,7 @@ sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
         if (es[i].failed && i == 0) {
             if (err)
                 *err = e_err;
-            return sr_error_prefix(err, "baseline %s", es[i].label);
+            return sr_error_prefix(e_err.status, err, "baseline %s", es[i].label);
         }
     }
     return SAGERUN_OK;

@@ -51,10 +51,10 @@ sagerun_status sr_error_set(sagerun_error *err, sagerun_status status, const cha
     return status;
 }
 
-sagerun_status sr_error_prefix(sagerun_error *err, const char *fmt, ...)
+sagerun_status sr_error_prefix(sagerun_status status, sagerun_error *err, const char *fmt, ...)
 {
     if (!err)
-        return SAGERUN_INTERNAL;
+        return status;
     char prefix[SAGERUN_ERROR_MESSAGE_SIZE];
     char old[SAGERUN_ERROR_MESSAGE_SIZE];
     va_list ap;
@@ -63,7 +63,8 @@ sagerun_status sr_error_prefix(sagerun_error *err, const char *fmt, ...)
     va_end(ap);
     memcpy(old, err->message, sizeof old);
     snprintf(err->message, sizeof err->message, "%s: %s", prefix, old);
-    return err->status;
+    err->status = status;
+    return status;
 }
 
 int sr_errbuf_set(char *buf, size_t len, int status, const char *fmt, ...)

@@ -60,7 +60,7 @@ sagerun_status sr_input_guard_take(sagerun_context *ctx, const sagerun_inputs *i
         st = sagerun_context_synchronize(ctx, err);
     if (st != SAGERUN_OK) {
         sr_input_guard_release(ctx, g);
-        return sr_error_prefix(err, "keeping a copy of the inputs");
+        return sr_error_prefix(st, err, "keeping a copy of the inputs");
     }
     return SAGERUN_OK;
 }
@@ -86,7 +86,7 @@ sagerun_status sr_input_guard_check(sagerun_context *ctx, sr_input_guard *g, con
         bool same = true;
         sagerun_status st = unchanged(ctx, t, &same, err);
         if (st != SAGERUN_OK)
-            return sr_error_prefix(err, "checking the inputs (%s)", t->name);
+            return sr_error_prefix(st, err, "checking the inputs (%s)", t->name);
         if (same)
             continue;
         if (!*changed)
@@ -98,7 +98,7 @@ sagerun_status sr_input_guard_check(sagerun_context *ctx, sr_input_guard *g, con
                                 t->name);
         if ((st = sr_mem_copy(ctx, t->addr, t->copy, t->bytes, err)) != SAGERUN_OK ||
             (st = sagerun_context_synchronize(ctx, err)) != SAGERUN_OK)
-            return sr_error_prefix(err, "putting the inputs back (%s)", t->name);
+            return sr_error_prefix(st, err, "putting the inputs back (%s)", t->name);
     }
     return SAGERUN_OK;
 }

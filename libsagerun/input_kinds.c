@@ -33,7 +33,7 @@ static sagerun_status sage2_provide(sr_provided_inputs *p, sagerun_context *ctx,
     sagerun_status st = sr_sage2_quantize(ctx, &in->problem, in->q, in->k, in->v, &d->quant,
                                           in->k_mean, &p->sage2, &zero_v, err);
     if (st != SAGERUN_OK)
-        return sr_error_prefix(err, "variant %s: quantizing the inputs", d->name);
+        return sr_error_prefix(st, err, "variant %s: quantizing the inputs", d->name);
     sr_sage2_warn_zero_v(in, zero_v);
     if (!in->has_sage2) {
         in->sage2 = p->sage2;

@@ -26,7 +26,7 @@ sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *prob
     if ((st = sagerun_mem_alloc(ctx, in->q_bytes, &in->q, err)) != SAGERUN_OK ||
         (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->k, err)) != SAGERUN_OK ||
         (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->v, err)) != SAGERUN_OK) {
-        sr_error_prefix(err, "allocating Q/K/V for shape [%u, %u, %u, %u]", problem->batch,
+        sr_error_prefix(st, err, "allocating Q/K/V for shape [%u, %u, %u, %u]", problem->batch,
                         problem->seq_len, problem->heads_q, problem->head_dim);
         sagerun_inputs_destroy(in);
         return st;

@@ -206,7 +206,7 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
             return variant_failed(err, d, "prepare", rc, why);
     }
     if ((st = sagerun_context_synchronize(inst->ctx, err)) != SAGERUN_OK)
-        return sr_error_prefix(err, "variant %s: prepare", d->name);
+        return sr_error_prefix(st, err, "variant %s: prepare", d->name);
     inst->prepared = true;
     if (seconds)
         *seconds = sr_monotonic_seconds() - t0;
@@ -254,7 +254,7 @@ sagerun_status sagerun_instance_run(sagerun_instance *inst, double *seconds, sag
     double s = 0;
     st = sr_timer_stop(&inst->timer, &s, err);
     if (st != SAGERUN_OK)
-        return sr_error_prefix(err, "variant %s: run", inst->desc->name);
+        return sr_error_prefix(st, err, "variant %s: run", inst->desc->name);
     if (seconds)
         *seconds = s;
     return SAGERUN_OK;

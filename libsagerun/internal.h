@@ -30,9 +30,10 @@ sagerun_status sr_error_set(sagerun_error *err, sagerun_status status, const cha
 /* Same with a va_list. */
 sagerun_status sr_error_setv(sagerun_error *err, sagerun_status status, const char *fmt,
                              va_list ap);
-/* Prefixes err->message with "prefix: " (e.g. a file name); returns err->status. */
-sagerun_status sr_error_prefix(sagerun_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Prefixes err->message (where err is given) with "prefix: " (e.g. a file name); returns status,
+ * the failure's, with or without err (err->status was returned, and SAGERUN_INTERNAL without it). */
+sagerun_status sr_error_prefix(sagerun_status status, sagerun_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* snprintf into a plugin-style (buf, len) error buffer; returns status. */
 int sr_errbuf_set(char *buf, size_t len, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -117,7 +117,7 @@ sagerun_status sr_sage2_tensors_alloc(sagerun_context *ctx, const sagerun_proble
     for (size_t i = 0; i < SR_ARRAY_LEN(want); i++) {
         if ((st = sagerun_mem_alloc(ctx, want[i].bytes, want[i].addr, err)) != SAGERUN_OK) {
             sr_sage2_tensors_free(ctx, out);
-            return sr_error_prefix(err, "sage2 quantizer: allocating outputs");
+            return sr_error_prefix(st, err, "sage2 quantizer: allocating outputs");
         }
     }
     return SAGERUN_OK;
@@ -134,13 +134,13 @@ sagerun_status sr_sage2_workspace_alloc(sagerun_context *ctx, const sagerun_prob
     if (st == SAGERUN_OK)
         st = sr_torch_kmean_plan(problem, &dev, &ws->kmean_plan, err);
     if (st != SAGERUN_OK)
-        return sr_error_prefix(err, "sage2 quantizer");
+        return sr_error_prefix(st, err, "sage2 quantizer");
     uint64_t kmean_floats = sr_torch_kmean_scratch_floats(problem, &ws->kmean_plan);
     if ((st = sagerun_mem_alloc(ctx, kmean_floats * sizeof(float), &ws->kmean_scratch, err)) ||
         (st = sagerun_mem_alloc(ctx, columns * slices * sizeof(float), &ws->partial_max, err)) ||
         (st = sagerun_mem_alloc(ctx, columns * sizeof(float), &ws->v_inv, err))) {
         sr_sage2_workspace_free(ctx, ws);
-        return sr_error_prefix(err, "sage2 quantizer: allocating scratch");
+        return sr_error_prefix(st, err, "sage2 quantizer: allocating scratch");
     }
     return SAGERUN_OK;
 }
@@ -256,7 +256,7 @@ static sagerun_status host_k_mean(sagerun_context *ctx, const sagerun_problem *p
         st = sr_torch_kmean_plan(p, &dev, &plan, err);
     if (st == SAGERUN_OK)
         st = sr_torch_kmean_host(p, &plan, k, k_mean, err);
-    return st == SAGERUN_OK ? st : sr_error_prefix(err, "sage2 quantizer");
+    return st == SAGERUN_OK ? st : sr_error_prefix(st, err, "sage2 quantizer");
 }
 
 /* INT8 by row groups of one tensor (Q: mean NULL; K: mean [B, Hkv, D]). */
@@ -412,7 +412,7 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
     if ((stages & SR_SAGE2_STAGE_COLUMNS) && !given_k_mean &&
         (st = sr_torch_kmean_cuda(ctx, p, &ws->kmean_plan, k, ws->kmean_scratch, out->k_mean,
                                   err)))
-        return sr_error_prefix(err, "sage2 quantizer");
+        return sr_error_prefix(st, err, "sage2 quantizer");
     if ((stages & SR_SAGE2_STAGE_COLUMNS) &&
         (st = launch(ctx, "sr_quant_colreduce_kernel", ceil_div(col_chunks, SR_QUANT_COL_THREADS),
                      s->mean_slices, p->batch, SR_QUANT_COL_THREADS, &cr, err)))

@@ -250,7 +250,7 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
 {
     sagerun_status st = same_workload(o, n, err);
     if (st != SAGERUN_OK)
-        return point ? sr_error_prefix(err, "%s", point) : st;
+        return point ? sr_error_prefix(st, err, "%s", point) : st;
     char note[256];
     if (o->reference_sha256 && n->reference_sha256 &&
         strcmp(o->reference_sha256, n->reference_sha256) != 0) {

@@ -363,7 +363,7 @@ sagerun_status sr_safetensors_read_range(const sr_safetensors *f, const sr_st_te
                             (unsigned long long)t->bytes);
     sagerun_status st = read_exact(f->fd, f->path, t->offset + offset, dst, bytes, err);
     if (st != SAGERUN_OK)
-        return sr_error_prefix(err, "tensor '%s'", t->name);
+        return sr_error_prefix(st, err, "tensor '%s'", t->name);
     return st;
 }
 
@@ -533,7 +533,7 @@ sagerun_status sr_safetensors_write(const char *path, const sr_st_write_tensor *
         goto done;
     for (size_t i = 0; i < count; i++)
         if ((st = write_tensor_data(o.fd, path, &tensors[i], sizes[i], err))) {
-            sr_error_prefix(err, "tensor '%s'", tensors[i].name);
+            sr_error_prefix(st, err, "tensor '%s'", tensors[i].name);
             goto done;
         }
     st = sr_output_commit(&o, path, err);

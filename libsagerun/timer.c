@@ -209,7 +209,7 @@ sagerun_status sr_timer_graph_capture(sr_sample_timer *t, sr_timed_call_fn run, 
         st = sr_cuda_fail(err, (int)r, "cuGraphInstantiateWithFlags");
     if (st != SAGERUN_OK) {
         sr_timer_graph_destroy(g);
-        return sr_error_prefix(err, "capturing %u calls into a CUDA graph", calls);
+        return sr_error_prefix(st, err, "capturing %u calls into a CUDA graph", calls);
     }
     *out = g;
     return SAGERUN_OK;

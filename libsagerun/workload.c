@@ -178,7 +178,7 @@ static sagerun_status parse_input(const char *origin, const char *base_dir, json
         (st = get_u32(origin, "input.outlier_channels", j, 0, &s->outlier_channels, err)))
         return st;
     if ((st = sr_synthetic_check(s, &w->problem, err)))
-        return sr_error_prefix(err, "%s: key 'input'", origin);
+        return sr_error_prefix(st, err, "%s: key 'input'", origin);
     return SAGERUN_OK;
 }
 
@@ -308,7 +308,7 @@ static sagerun_status layout_from_file(const char *origin, sr_workload *w, sager
     w->problem.layout = (uint32_t)layout;
     sr_safetensors_close(f);
     if (st != SAGERUN_OK)
-        sr_error_prefix(err, "%s: its input (or give \"layout\" in the workload)", origin);
+        sr_error_prefix(st, err, "%s: its input (or give \"layout\" in the workload)", origin);
     return st;
 }
 
@@ -324,7 +324,7 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
         (st = parse_causal_scale(root, origin, &w->problem, err)))
         return st;
     if ((st = sagerun_problem_check(&w->problem, err)))
-        return sr_error_prefix(err, "%s", origin);
+        return sr_error_prefix(st, err, "%s", origin);
     json_t *j;
     if ((j = json_object_get(root, "input")) && (st = parse_input(origin, base_dir, j, w, err)))
         return st;
@@ -446,7 +446,7 @@ sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, s
         w->problem.sm_scale = (float)v;
     }
     if ((st = sagerun_problem_check(&w->problem, err))) {
-        sr_error_prefix(err, "%s", path);
+        sr_error_prefix(st, err, "%s", path);
         goto done;
     }
     w->source = SR_WORKLOAD_SAFETENSORS;

@@ -84,6 +84,8 @@ static sagerun_status load_safetensors(sr_workload *w, const void *arg, sagerun_
 sagerun_status sagerun_workload_from_safetensors(const char *path, int layout,
                                                  sagerun_workload **out, sagerun_error *err)
 {
+    if (out)
+        *out = NULL;
     if (!path)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_from_safetensors: NULL path");
     if (layout != -1 && layout != SAGERUN_LAYOUT_NHD && layout != SAGERUN_LAYOUT_HND)

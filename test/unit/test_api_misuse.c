@@ -109,6 +109,28 @@ static void creates_take_null_and_clear_out(void **state)
     sagerun_workload *w = (sagerun_workload *)(uintptr_t)1;
     assert_int_not_equal(sagerun_workload_synthetic(NULL, 1, "n", &w, &e), SAGERUN_OK);
     assert_null(w);
+    /* it kept the caller's value on a bad layout or a NULL path (a caller destroying any non-NULL
+     * handle freed it twice) */
+    w = (sagerun_workload *)(uintptr_t)1;
+    expect_error(sagerun_workload_from_safetensors(path_of("qkv.safetensors"), 7, &w, &e), &e, "layout 7");
+    assert_null(w);
+    w = (sagerun_workload *)(uintptr_t)1;
+    expect_error(sagerun_workload_from_safetensors(NULL, -1, &w, &e), &e, "NULL path");
+    assert_null(w);
+}
+
+/* Without an error buffer a failure returns the status it returns with one (a prefixed error,
+ * the file or key named before the cause, came back as SAGERUN_INTERNAL). */
+static void status_is_the_same_without_err(void **state)
+{
+    (void)state;
+    const char *j = "{\"shape\": [1, 16, 2, 8], \"input\": {\"outlier_channels\": 99}}";
+    sagerun_workload *w = NULL;
+    sagerun_error e = {0};
+    assert_int_equal(sagerun_workload_parse(j, "w.json", NULL, &w, &e), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "w.json: key 'input'"));
+    assert_int_equal(sagerun_workload_parse(j, "w.json", NULL, &w, NULL), SAGERUN_INVALID_ARGUMENT);
+    assert_null(w);
 }
 
 static void file_functions_refuse_null(void **state)
@@ -228,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(report_diff_checks_its_threshold),
         cmocka_unit_test(creates_take_null_and_clear_out),
+        cmocka_unit_test(status_is_the_same_without_err),
         cmocka_unit_test(file_functions_refuse_null),
         cmocka_unit_test(geometry_writes_what_struct_size_covers),
         cmocka_unit_test(quantize_refuses_a_short_struct),

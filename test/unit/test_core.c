@@ -74,10 +74,12 @@ static void error_prefix_keeps_status(void **state)
     (void)state;
     sagerun_error e;
     sr_error_set(&e, SAGERUN_FORMAT, "bad key %s", "x");
-    assert_int_equal(sr_error_prefix(&e, "file.json"), SAGERUN_FORMAT);
+    assert_int_equal(sr_error_prefix(SAGERUN_FORMAT, &e, "file.json"), SAGERUN_FORMAT);
     assert_string_equal(e.message, "file.json: bad key x");
-    /* A NULL error buffer is allowed everywhere. */
+    /* A NULL error buffer is allowed everywhere, and changes no status (a prefixed one was
+     * SAGERUN_INTERNAL without it). */
     assert_int_equal(sr_error_set(NULL, SAGERUN_IO, "ignored"), SAGERUN_IO);
+    assert_int_equal(sr_error_prefix(SAGERUN_IO, NULL, "ignored"), SAGERUN_IO);
 }
 
 static void problem_checks_name_the_problem(void **state)
