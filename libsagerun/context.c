@@ -485,6 +485,10 @@ sagerun_status sagerun_mem_upload(sagerun_context *ctx, uint64_t dst, const void
 {
     if (!ctx || (!src && bytes))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_upload: NULL argument");
+    if (!bytes)
+        return SAGERUN_OK;
+    if (!dst) /* never an allocation's (sagerun_mem_alloc): it crashed the host backend */
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_upload: address 0");
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
         memcpy((void *)(uintptr_t)dst, src, (size_t)bytes);
         return SAGERUN_OK;
@@ -502,6 +506,10 @@ sagerun_status sagerun_mem_download(sagerun_context *ctx, void *dst, uint64_t sr
 {
     if (!ctx || (!dst && bytes))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_download: NULL argument");
+    if (!bytes)
+        return SAGERUN_OK;
+    if (!src)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_download: address 0");
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
         memcpy(dst, (const void *)(uintptr_t)src, (size_t)bytes);
         return SAGERUN_OK;
@@ -519,6 +527,10 @@ sagerun_status sagerun_mem_fill(sagerun_context *ctx, uint64_t dst, uint8_t byte
 {
     if (!ctx)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_fill: NULL context");
+    if (!bytes)
+        return SAGERUN_OK;
+    if (!dst)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_fill: address 0");
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
         memset((void *)(uintptr_t)dst, byte, (size_t)bytes);
         return SAGERUN_OK;

@@ -148,6 +148,10 @@ typedef struct sagerun_context sagerun_context;
  * libcuda.so.1 cannot be loaded, SAGERUN_NO_DEVICE when there is no such device. */
 SAGERUN_API sagerun_status sagerun_context_create(int backend, int device, sagerun_context **out,
                                                   sagerun_error *err);
+/* Handles are not reference-counted: destroy what was made with a context (instances, inputs,
+ * memory, a registry created with it) before the context, and an instance before its inputs.
+ * Using a handle after what it was made from is gone is undefined (a freed context's memory is
+ * freed again). Compare results and reports own their strings and outlive everything. */
 SAGERUN_API void sagerun_context_destroy(sagerun_context *ctx);
 SAGERUN_API int sagerun_context_backend(const sagerun_context *ctx);
 
@@ -166,7 +170,8 @@ SAGERUN_API sagerun_status sagerun_context_device_info(sagerun_context *ctx,
                                                        sagerun_error *err);
 
 /* Memory of the context: device memory for CUDA, malloc'd host memory for the host backend.
- * Addresses are uint64_t in both cases (a host pointer cast through uintptr_t). */
+ * Addresses are uint64_t in both cases (a host pointer cast through uintptr_t); 0 is never one
+ * (upload, download and fill of address 0 are SAGERUN_INVALID_ARGUMENT; of 0 bytes, nothing). */
 SAGERUN_API sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes,
                                              uint64_t *addr, sagerun_error *err);
 SAGERUN_API void sagerun_mem_free(sagerun_context *ctx, uint64_t addr);

@@ -217,6 +217,18 @@ static void output_end_names_a_write_past_o(void **state)
     assert_non_null(strstr(e.message, "3 of the 65536 bytes after o changed, the first at byte 7 "));
 }
 
+/* Address 0 is never memory of a context: the host backend's memcpy/memset crashed on it. */
+static void memory_at_address_0_is_refused(void **state)
+{
+    fixture *f = *state;
+    sagerun_error e = {0};
+    char buf[16] = {0};
+    expect_error(sagerun_mem_fill(f->ctx, 0, 0xff, 16, &e), &e, "mem_fill: address 0");
+    expect_error(sagerun_mem_upload(f->ctx, 0, buf, 16, &e), &e, "mem_upload: address 0");
+    expect_error(sagerun_mem_download(f->ctx, buf, 0, 16, &e), &e, "mem_download: address 0");
+    assert_int_equal(sagerun_mem_fill(f->ctx, 0, 0xff, 0, &e), SAGERUN_OK); /* no bytes: nothing */
+}
+
 /* A name that is not UTF-8 was taken, and the workload could then not be written as JSON. */
 static void workload_names_are_utf8(void **state)
 {
@@ -256,6 +268,7 @@ int main(void)
         cmocka_unit_test(quantize_refuses_a_short_struct),
         cmocka_unit_test(no_output_before_a_run),
         cmocka_unit_test(output_end_names_a_write_past_o),
+        cmocka_unit_test(memory_at_address_0_is_refused),
         cmocka_unit_test(workload_names_are_utf8),
         cmocka_unit_test(registry_accessors_name_a_null_out),
     };
