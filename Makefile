@@ -267,7 +267,7 @@ $(B)/test/%: test/unit/%.c $(LIB_INTERNAL)
 # test_api_*: the public API as a program that uses it sees it: public headers, libsagerun.so.
 API_TEST_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) -Iinclude -MMD -MP \
                    -Wno-unused-parameter -DSAGERUN_TEST_PLUGINS='"$(CURDIR)/$(PLUGIN_OUT)"' \
-                   -DSAGERUN_SOURCE_DIR='"$(CURDIR)"'
+                   -DSAGERUN_TEST_FAKES='"$(CURDIR)/$(B)/test-plugins"' -DSAGERUN_SOURCE_DIR='"$(CURDIR)"'
 $(B)/test/test_api_%: test/unit/test_api_%.c $(B)/lib/libsagerun.so
 	@mkdir -p $(@D)
 	$(CC) $(API_TEST_CFLAGS) -o $@ $< -L$(B)/lib -lsagerun -lcmocka -lm \

@@ -172,8 +172,8 @@ int sagerun_compare_result_all_ran(const sagerun_compare_result *res)
 void sagerun_compare_result_apply_tolerance(sagerun_compare_result *res,
                                             const sagerun_tolerance *t)
 {
-    if (res && t)
-        sr_tolerance_apply(&res->report, sr_tolerance_limits(t));
+    if (res)
+        sr_tolerance_apply(&res->report, t ? sr_tolerance_limits(t) : NULL);
 }
 
 int sagerun_compare_result_all_accepted(const sagerun_compare_result *res)

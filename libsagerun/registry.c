@@ -505,10 +505,14 @@ sagerun_status sagerun_registry_pin(sagerun_registry *reg, const char *name, con
 {
     if (!reg || !name || !hex)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "registry_pin: NULL argument");
-    if (!*name || strlen(name) > 63 || strlen(hex) != 64 ||
-        strspn(hex, "0123456789abcdefABCDEF") != 64)
+    if (!*name || strlen(name) > 63) /* a variant name's limits (plugin.h) */
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "pinned plugin %s: '%s' is not a SHA-256 (64 hex digits)", name, hex);
+                            "pinned plugin '%.80s%s': not a variant name (1 to 63 characters)",
+                            name, strlen(name) > 80 ? "..." : "");
+    if (strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "pinned plugin %s: '%.80s%s' is not a SHA-256 (64 hex digits)", name,
+                            hex, strlen(hex) > 80 ? "..." : "");
     const sr_pin *old = pin_of(reg, name);
     if (old && strcasecmp(old->sha256, hex) == 0)
         return SAGERUN_OK;

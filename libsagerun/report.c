@@ -69,6 +69,9 @@ bool sr_report_add_warning(sr_report *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    for (size_t i = 0; i < r->warning_count; i++)
+        if (!strcmp(r->warnings[i], buf)) /* said already (a tolerance or derive applied again) */
+            return true;
     char **w = realloc(r->warnings, (r->warning_count + 1) * sizeof(*w));
     if (!w)
         return false;

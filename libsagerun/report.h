@@ -149,7 +149,7 @@ sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_err
 /* Frees what r owns and zeroes it. */
 void sr_report_clear(sr_report *r);
 void sr_report_variant_clear(sr_report_variant *v);
-/* Appends a formatted warning; false on allocation failure. */
+/* Appends a formatted warning unless r has it already; false on allocation failure. */
 bool sr_report_add_warning(sr_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* strdup that accepts NULL. */
 char *sr_strdup_or_null(const char *s);

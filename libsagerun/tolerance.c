@@ -149,8 +149,9 @@ static void warn_unmatched(sr_report *r, const sr_tolerance_set *t)
 
 void sr_tolerance_apply(sr_report *r, const sr_tolerance_set *t)
 {
-    if (sr_tolerance_empty(t))
-        return;
+    static const sr_tolerance_set none;
+    if (!t) /* no limits: every variant's judgement cleared (an earlier one stayed) */
+        t = &none;
     warn_unmatched(r, t);
     for (size_t i = 0; i < r->variant_count; i++) {
         sr_report_variant *v = &r->variants[i];

@@ -36,8 +36,8 @@ const char *sr_tolerance_option(int metric);
 /* Adds "[LABEL=]VALUE" for metric; false with the reason in err (names the option). */
 bool sr_tolerance_add(sr_tolerance_set *t, int metric, const char *spec, char *err, size_t len);
 bool sr_tolerance_empty(const sr_tolerance_set *t);
-/* Judges every variant of r that is not byte-exact; limits naming no variant of r become
- * warnings of r. */
+/* Judges every variant of r that is not byte-exact by t, replacing any earlier judgement (t NULL
+ * or empty: none); limits naming no variant of r become warnings of r. */
 void sr_tolerance_apply(sr_report *r, const sr_tolerance_set *t);
 /* The limits of the public handle (compare.h's sagerun_tolerance). */
 const sr_tolerance_set *sr_tolerance_limits(const sagerun_tolerance *t);

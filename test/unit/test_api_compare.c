@@ -57,7 +57,16 @@ static void option_words_both_ways(void **state)
 }
 
 /* reference against reference-mt on a small workload with metadata, fixed schedule. */
+static sagerun_compare_result *compare_host_variant(uint32_t seq_len, const char *metadata,
+                                                    const char *variant);
 static sagerun_compare_result *compare_host(uint32_t seq_len, const char *metadata)
+{
+    return compare_host_variant(seq_len, metadata, "reference-mt");
+}
+
+/* reference against variant (a fake plugin's too) on a small synthetic workload */
+static sagerun_compare_result *compare_host_variant(uint32_t seq_len, const char *metadata,
+                                                    const char *variant)
 {
     sagerun_context *ctx = NULL;
     sagerun_registry *reg = NULL;
@@ -67,12 +76,13 @@ static sagerun_compare_result *compare_host(uint32_t seq_len, const char *metada
     assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &e), SAGERUN_OK);
     assert_int_equal(sagerun_registry_create(ctx, &reg, &e), SAGERUN_OK);
     assert_int_equal(sagerun_registry_add_path(reg, SAGERUN_TEST_PLUGINS, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_registry_add_path(reg, SAGERUN_TEST_FAKES "/fake_good.so", &e), SAGERUN_OK);
     sagerun_problem p = sagerun_problem_make(1, seq_len, 2, 2, 64);
     assert_int_equal(sagerun_workload_synthetic(&p, 11, "small", &w, &e), SAGERUN_OK);
     assert_int_equal(sagerun_workload_set_metadata(w, metadata, &e), SAGERUN_OK);
     sagerun_compare_options o;
     sagerun_compare_options_init(&o);
-    const char *variants[] = {"reference-mt"};
+    const char *variants[] = {variant};
     o.baseline = "reference";
     o.variants = variants;
     o.variant_count = 1;
@@ -229,6 +239,9 @@ static void a_seed_report_gets_its_judgement_derived(void **state)
     assert_true(isfinite(v.tops));
     assert_true(sagerun_compare_result_warning_count(r) > warnings);
     assert_non_null(strstr(sagerun_compare_result_warning(r, warnings), "derived"));
+    warnings = sagerun_compare_result_warning_count(r);
+    sagerun_compare_result_derive(r); /* again: its warning once (it was added at every call) */
+    assert_int_equal(sagerun_compare_result_warning_count(r), warnings);
     sagerun_compare_result_destroy(r);
     /* a report of ours is left as it is */
     sagerun_compare_result *ours = compare_host(32, NULL);
@@ -335,6 +348,25 @@ static void tolerance_limits(void **state)
     assert_int_equal(sagerun_compare_result_variant(res, 1, &v, &e), SAGERUN_OK);
     assert_true(v.byte_exact && v.accepted);
     sagerun_compare_result_destroy(res);
+    /* applied again, the same warnings (each call added its own again); applied without limits,
+     * no judgement left (an earlier acceptance stayed) */
+    res = compare_host_variant(32, NULL, "fake-good"); /* not byte-exact */
+    sagerun_tolerance *loose = NULL;
+    assert_int_equal(sagerun_tolerance_create(&loose, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_tolerance_add(loose, SAGERUN_TOLERANCE_MIN_COS, "-1", &e), SAGERUN_OK);
+    assert_int_equal(sagerun_tolerance_add(loose, SAGERUN_TOLERANCE_MAX_ULP, "nosuch=3", &e), SAGERUN_OK);
+    assert_false(sagerun_compare_result_all_accepted(res));
+    sagerun_compare_result_apply_tolerance(res, loose);
+    assert_true(sagerun_compare_result_all_accepted(res));
+    warnings = sagerun_compare_result_warning_count(res);
+    sagerun_compare_result_apply_tolerance(res, loose);
+    assert_int_equal(sagerun_compare_result_warning_count(res), warnings);
+    sagerun_compare_result_apply_tolerance(res, NULL);
+    assert_false(sagerun_compare_result_all_accepted(res));
+    assert_int_equal(sagerun_compare_result_variant(res, 1, &v, &e), SAGERUN_OK);
+    assert_false(v.accepted);
+    sagerun_compare_result_destroy(res);
+    sagerun_tolerance_destroy(loose);
     sagerun_tolerance_destroy(t);
 }
 

@@ -180,6 +180,11 @@ static void a_pin_refuses_another_file_before_it_loads(void **state)
     assert_non_null(strstr(e.message, "pinned already"));
     assert_int_equal(sagerun_registry_pin(reg, "reference-mt", "12ab", &e),
                      SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "'12ab' is not a SHA-256"));
+    /* a bad name is named as such (the message blamed the valid hash) */
+    assert_int_equal(sagerun_registry_pin(reg, "", hex, &e), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "not a variant name"));
+    assert_null(strstr(e.message, "SHA-256"));
     assert_int_equal(sagerun_registry_add_path(reg, plugin, &e), SAGERUN_OK);
     assert_int_equal(sagerun_registry_find(reg, "reference"), -1);
     assert_int_equal(sagerun_registry_rejection_count(reg), 1);
