@@ -56,7 +56,7 @@ sagerun_status sagerun_compare_result_variant(const sagerun_compare_result *res,
     full.struct_size = out->struct_size;
     full.round_count = (uint32_t)v->round_count;
     full.name = v->name;
-    full.label = v->label;
+    full.label = sr_report_variant_label(v); /* a seed-format report has names only */
     full.path = v->path;
     full.failure = v->failure;
     full.is_baseline = v->is_baseline;

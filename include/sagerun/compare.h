@@ -181,7 +181,8 @@ typedef struct sagerun_compare_variant {
     uint32_t struct_size;
     uint32_t round_count;
     const char *name;         /* the variant name */
-    const char *label;        /* unique in the report: name, or name#2.. for repeats (A/A) */
+    const char *label;        /* unique in the report: name, or name#2.. for repeats (A/A); in a
+                                 report of the seed's format, which has none, the name */
     const char *path;         /* its plugin file */
     const char *failure;      /* NULL when it ran; else why not */
     int is_baseline;
@@ -227,7 +228,8 @@ SAGERUN_API sagerun_status sagerun_compare_result_round(const sagerun_compare_re
 SAGERUN_API sagerun_status sagerun_compare_result_samples(const sagerun_compare_result *result,
                                                           size_t index, const double **seconds,
                                                           size_t *count, sagerun_error *err);
-/* The reference output hash (64 hex digits): the pinned one, or the baseline's. */
+/* The reference output hash (64 hex digits): the pinned one, or the baseline's; NULL when there is
+ * none (a comparison interrupted before the baseline's checked call). */
 SAGERUN_API const char *sagerun_compare_result_reference_sha256(
     const sagerun_compare_result *result);
 /* Warnings (throttling, skipped variants, accuracy not computed...), one line each. */

@@ -229,6 +229,8 @@ static void a_seed_report_gets_its_judgement_derived(void **state)
     assert_false(info.has_problem);
     sagerun_compare_variant v = {.struct_size = sizeof v};
     assert_int_equal(sagerun_compare_result_variant(r, 1, &v, &e), SAGERUN_OK);
+    assert_non_null(v.label); /* the name (it was NULL: the seed's format has no labels) */
+    assert_string_equal(v.label, v.name);
     assert_true(isnan(v.speedup_low_percent));
     assert_int_equal(v.verdict, SAGERUN_VERDICT_NONE);
     size_t warnings = sagerun_compare_result_warning_count(r);
