@@ -80,6 +80,26 @@ static void error_prefix_keeps_status(void **state)
      * SAGERUN_INTERNAL without it). */
     assert_int_equal(sr_error_set(NULL, SAGERUN_IO, "ignored"), SAGERUN_IO);
     assert_int_equal(sr_error_prefix(SAGERUN_IO, NULL, "ignored"), SAGERUN_IO);
+    /* too long for the buffer: its start and its end kept, the cause after a long path too
+     * (truncating the end left the path alone), cut between characters */
+    char path[1201]; /* 600 two-byte characters: any cut between bytes would split one */
+    for (int i = 0; i < 600; i++)
+        memcpy(path + 2 * i, "\xc3\xa9", 2);
+    path[1200] = '\0';
+    sr_error_set(&e, SAGERUN_NOT_FOUND, "%s: No such file or directory", path);
+    assert_true(strlen(e.message) >= sizeof e.message - 8);
+    for (size_t i = 0; e.message[i]; i++)
+        if ((unsigned char)e.message[i] == 0xa9 && (i == 0 || (unsigned char)e.message[i - 1] != 0xc3))
+            fail_msg("a character cut at byte %zu", i);
+        else if ((unsigned char)e.message[i] == 0xc3 && (unsigned char)e.message[i + 1] != 0xa9)
+            fail_msg("a character cut at byte %zu", i);
+    assert_non_null(strstr(e.message, " ... "));
+    assert_int_equal(strncmp(e.message, "\xc3\xa9", 2), 0);
+    const char *end = ": No such file or directory";
+    assert_string_equal(e.message + strlen(e.message) - strlen(end), end);
+    sr_error_set(&e, SAGERUN_IO, "disk full");
+    assert_int_equal(sr_error_prefix(SAGERUN_IO, &e, "writing %s", path), SAGERUN_IO);
+    assert_string_equal(e.message + strlen(e.message) - strlen(": disk full"), ": disk full");
 }
 
 static void problem_checks_name_the_problem(void **state)
