@@ -522,6 +522,10 @@ int sr_cmd_merge(int argc, char **argv)
         default: return sr_cli_bad_option("merge", c, argv, opts);
         }
     }
+    if (out_dir && !*out_dir) {
+        sr_cli_error("merge: --out-dir: an empty path");
+        return SR_EXIT_USAGE;
+    }
     if (optind >= argc) {
         sr_cli_error("merge: expected sweep output folders or summary files (see 'sagerun merge "
                      "--help')");

@@ -621,6 +621,10 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
         return SR_EXIT_USAGE;
     }
+    if (run->out_dir && !*run->out_dir) {
+        sr_cli_error("sweep: --out-dir: an empty path");
+        return SR_EXIT_USAGE;
+    }
     if (!sr_cli_compare_settings_finish("sweep", set))
         return SR_EXIT_USAGE;
     const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {argv[optind]};

@@ -61,10 +61,17 @@ static bool variant_axis(const char *name, char variant[64], char key[SAGERUN_PL
     return true;
 }
 
-/* Two values of an axis that are one point: equal JSON, or equal numbers (jansson holds 2 and 2.0
- * as different values, which ran one binding twice under two names). */
-static bool same_value(const json_t *a, const json_t *b)
+/* Two values of axis `name` that are one point: equal JSON, equal numbers (jansson holds 2 and 2.0
+ * as different values, which ran one binding twice under two names), two spellings of one dtype
+ * ("fp16", "f16", "half"), or two sm_scale values of one float. */
+static bool same_value(const char *name, const json_t *a, const json_t *b)
 {
+    if (!strcmp(name, "dtype") && json_is_string(a) && json_is_string(b)) {
+        int da = sagerun_dtype_parse(json_string_value(a));
+        return da >= 0 && da == sagerun_dtype_parse(json_string_value(b));
+    }
+    if (!strcmp(name, "sm_scale") && json_is_number(a) && json_is_number(b))
+        return (float)json_number_value(a) == (float)json_number_value(b);
     if (json_is_number(a) && json_is_number(b))
         return json_number_value(a) == json_number_value(b);
     return json_equal(a, b);
@@ -77,15 +84,19 @@ static sagerun_status check_values(const char *file, const char *name, const jso
     snprintf(key, sizeof key, "axes.%s", name);
     if (!json_is_array(values) || json_array_size(values) == 0)
         return sr_sweep_bad_key(file, key, "a non-empty array of values", values, err);
+    if (json_array_size(values) > SR_SWEEP_MAX_POINTS) /* before the repeats' pairwise scan */
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %s: %zu values, more than %d combinations",
+                                file, key, json_array_size(values), SR_SWEEP_MAX_POINTS);
     for (size_t i = 0; i < json_array_size(values); i++) {
         const json_t *v = json_array_get(values, i);
+        char at[200]; /* the value named (the array was: "found an array") */
+        snprintf(at, sizeof at, "%s[%zu]", key, i);
         if (shape_axis(name) >= 0 && (!json_is_integer(v) || json_integer_value(v) < 1))
-            return sr_sweep_bad_key(file, key, "an array of sizes >= 1", values, err);
+            return sr_sweep_bad_key(file, at, "a size >= 1 (an integer)", v, err);
         if (variant_axis(name, NULL, NULL) && !json_is_number(v) && !json_is_boolean(v))
-            return sr_sweep_bad_key(file, key, "an array of parameter values (numbers, true, false)",
-                                    values, err);
+            return sr_sweep_bad_key(file, at, "a parameter value (a number, true or false)", v, err);
         for (size_t k = 0; k < i; k++)
-            if (same_value(v, json_array_get(values, k)))
+            if (same_value(name, v, json_array_get(values, k)))
                 return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %s: value %zu repeats value %zu",
                                     file, key, i, k);
     }

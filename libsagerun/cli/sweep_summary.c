@@ -134,6 +134,8 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
 
 sagerun_status sr_sweep_mkdirs(const char *dir, sagerun_error *err)
 {
+    if (!*dir) /* the walk below starts at its second byte */
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "an empty folder name");
     char *p = strdup(dir);
     if (!p)
         return sr_cli_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");

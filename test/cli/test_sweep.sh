@@ -16,6 +16,9 @@ H=(--backend host --quiet)
 check "shard 0/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 0/2 --out-dir "$TMP/a" \
     && contains "table" "reference-mt"
 check "shard 1/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --out-dir "$TMP/b"
+# an empty --out-dir: a usage error (the folder walk read and wrote past the empty name's end: ASan)
+check "merge --out-dir ''" 2 "$S" merge "$TMP/a" "$TMP/b" --out-dir "" && contains "merge --out-dir ''" "--out-dir: an empty path"
+check "sweep --out-dir ''" 2 "$S" sweep "$SWEEP" "${H[@]}" --out-dir "" && contains "sweep --out-dir ''" "--out-dir: an empty path"
 py "shards: every N-th workload from I, a report each" '
 import json, os, sys
 a = json.load(open(sys.argv[1] + "/summary.json")); b = json.load(open(sys.argv[2] + "/summary.json"))

@@ -56,6 +56,16 @@ bad "an unknown axis" '{"M": [1]}' "axes: unknown axis 'M' (B, N, Hq, D, heads_k
 bad "a shape axis of strings" '{"N": ["big"]}' "axes.N"
 bad "an empty axis" '{"dtype": []}' "axes.dtype"
 bad "2 and 2.0 on one axis" '{"sm_scale": [2, 2.0]}' "axes.sm_scale: value 1 repeats value 0"
+# the same point under two names (they ran twice); the bad value named, not the array
+bad "two spellings of one dtype" '{"dtype": ["fp16", "bf16", "half"]}' "axes.dtype: value 2 repeats value 0"
+bad "two sm_scale values of one float" '{"sm_scale": [0.1, 0.2, 0.1000000001]}' "axes.sm_scale: value 2 repeats value 0"
+bad "a real on a size axis" '{"N": [16, 32.0]}' "key 'axes.N[1]': expected a size >= 1 (an integer), found a number"
+# an axis too long for any sweep: refused at once (its repeats' pairwise scan took minutes first)
+python3 -c "import json,sys;json.dump({'workloads':[{'shape':[1,16,1,32]}],'axes':{'N':list(range(1,200001))}},open(sys.argv[1],'w'))" "$TMP/long.json"
+t0=$(date +%s)
+check "an axis of 200000 values" 1 "$S" sweep "$TMP/long.json" --backend host --quiet --out-dir "$TMP/long" \
+    && contains "an axis of 200000 values" "axes.N: 200000 values, more than 4096 combinations"
+[ $(( $(date +%s) - t0 )) -lt 20 ] && echo "ok   an axis of 200000 values: refused in seconds" || fail "an axis of 200000 values: $(( $(date +%s) - t0 )) s"
 bad "a bad dtype on an axis" '{"dtype": ["fp8"]}' "unsupported dtype 'fp8'"
 printf '{"axes": {"N": [32]}, "workloads": ["%s"]}' "$ROOT/test/data/sweep-host-n96.json" > "$TMP/file.json"
 check "axes on a workload file" 1 "$S" sweep "$TMP/file.json" --backend host --quiet --out-dir "$TMP/f"
