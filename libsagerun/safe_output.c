@@ -91,12 +91,19 @@ sagerun_status sagerun_output_check(const char *path, sagerun_error *err)
     return st;
 }
 
-/* A new file beside target, created with mode 0666 so that the umask applies. */
+/* A new file beside target, created with mode 0666 so that the umask applies. Its name is the
+ * target's, cut to 200 bytes, and ".tmp.PID.N": a target's name near NAME_MAX (255) made one too
+ * long, and the report of a whole measurement was lost at the write. */
 static int create_temporary(const char *target, char **tmp)
 {
     static unsigned counter;
+    const char *slash = strrchr(target, '/');
+    int dir_len = slash ? (int)(slash - target + 1) : 0;
+    size_t base_len = strlen(target + dir_len);
+    int keep = base_len > 200 ? 200 : (int)base_len;
     for (int tries = 0; tries < 100; tries++) {
-        if (asprintf(tmp, "%s.tmp.%ld.%u", target, (long)getpid(), counter++) < 0) {
+        if (asprintf(tmp, "%.*s%.*s.tmp.%ld.%u", dir_len, target, keep, target + dir_len,
+                     (long)getpid(), counter++) < 0) {
             *tmp = NULL;
             return -1;
         }

@@ -116,6 +116,13 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
         json_decref(root);
         return NULL;
     }
+    if (json_array_size(json_object_get(root, "workloads")) > SR_SWEEP_MAX_POINTS) {
+        /* no sweep has more; diff's matching of rows by name is quadratic (40000 rows: 6 min) */
+        sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %zu workloads, more than a sweep has (%d)", path,
+                         json_array_size(json_object_get(root, "workloads")), SR_SWEEP_MAX_POINTS);
+        json_decref(root);
+        return NULL;
+    }
     size_t i;
     const json_t *row;
     json_array_foreach(json_object_get(root, "workloads"), i, row) {

@@ -51,6 +51,12 @@ check "--json new file" 0 bash -c "umask 077; \"$S\" compare ${H[*]} --json new.
 echo x > kept.json && chmod 640 kept.json
 check "--json existing file" 0 "${T[@]}" "$S" compare "${H[@]}" --json kept.json
 [ "$(stat -c %a kept.json)" = 640 ] || fail "existing mode 640 became $(stat -c %a kept.json)"
+# a name of 255 bytes (NAME_MAX): written (its temporary file's name, the target's + ".tmp.PID.N",
+# was too long, and the report was lost after the whole measurement)
+long=$(printf 'a%.0s' $(seq 1 250)).json
+check "--json a name of 255 bytes" 0 "${T[@]}" "$S" compare "${H[@]}" --json "$long"
+grep -q schema_version "$long" || fail "--json a name of 255 bytes: not written"
+ls -a | grep -q '\.tmp\.' && fail "--json a name of 255 bytes: a temporary file left" "$(ls -a)"
 
 # ---- "-" is stdout; outputs checked before measuring; never an input ----
 check "--json - writes stdout" 0 "${T[@]}" "$S" compare "${H[@]}" --json - && contains "JSON on stdout" '"schema_version"'
