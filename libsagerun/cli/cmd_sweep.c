@@ -425,7 +425,7 @@ static json_t *compare_args_json(const arg_list *shared)
     for (size_t i = 2; a && i < shared->n; i++)
         if (!strcmp(shared->v[i], "--device") || !strcmp(shared->v[i], "--timeout"))
             i++; /* and its value */
-        else if (json_array_append_new(a, json_string(shared->v[i])) != 0) {
+        else if (json_array_append_new(a, sr_cli_json_text(shared->v[i])) != 0) {
             json_decref(a);
             return NULL;
         }
@@ -449,10 +449,10 @@ static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
                            : opts->schedule == SAGERUN_SCHEDULE_SEED ? "seed"
                                                                      : "timed";
     return json_pack(
-        "{s:i, s:{s:s, s:s, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b, "
+        "{s:i, s:{s:o, s:o, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b, "
         "s:o}, s:o, s:{s:s, s:s, s:s}, s:[]}",
-        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", s->name, "file",
-        sweep_path, "sha256", s->sha256, "workload_count", (json_int_t)s->count, "workloads",
+        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", sr_cli_json_text(s->name),
+        "file", sr_cli_json_text(sweep_path), "sha256", s->sha256, "workload_count", (json_int_t)s->count, "workloads",
         names, "options", "baseline", opts->baseline, "variants", variants, "schedule", schedule,
         "warmup", (json_int_t)opts->warmup, "rounds", (json_int_t)opts->rounds, "iterations",
         (json_int_t)opts->iterations, "noise_threshold_percent", opts->noise_threshold_percent,

@@ -16,6 +16,17 @@ H=(--backend host --quiet)
 check "shard 0/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 0/2 --out-dir "$TMP/a" \
     && contains "table" "reference-mt"
 check "shard 1/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --out-dir "$TMP/b"
+# paths that are not UTF-8: written escaped (a sweep file's gave "out of memory"; merge dropped a
+# shard's from merged_from, exit 0)
+mkdir -p "$TMP/u8" && cp "$SWEEP" "$TMP/u8/"$'\xff'.json && cp "$ROOT/test/data/sweep-host-n96.json" "$TMP/u8/"
+check "a sweep file named by other bytes" 0 bash -c "cd '$TMP/u8' && '$S' sweep \$'\\xff.json' --backend host --quiet --out-dir o"
+py "its summary names it escaped" 'import json, sys; assert json.load(open(sys.argv[1]))["sweep"]["file"] == "\\xff.json"' "$TMP/u8/o/summary.json"
+cp -r "$TMP/a" "$TMP/u8/s"$'\xff'
+check "merge of a shard folder named by other bytes" 0 "$S" merge "$TMP/u8/s"$'\xff' "$TMP/b" --out-dir "$TMP/u8/m" --quiet
+py "merged_from holds both" '
+import json, sys
+f = [m["summary"] for m in json.load(open(sys.argv[1]))["merged_from"]]
+assert len(f) == 2 and f[0].endswith("/s\\xff/summary.json"), f' "$TMP/u8/m/summary.json"
 # a summary with more rows than a sweep can have: refused when read (diff matched rows pairwise:
 # 40000 rows took 6 minutes)
 python3 - "$TMP/a/summary.json" "$TMP/big-summary.json" <<'PY'
