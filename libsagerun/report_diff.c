@@ -136,6 +136,8 @@ static void diff_variant(sr_diff_row *row, const sr_report_variant *ov,
     bool is_base = bl && (ov == bl->old_base || nv == bl->new_base);
     if (!nv->timing.count && ov->timing.count)
         add_finding(row, SAGERUN_DIFF_REGRESSION, "DID NOT RUN");
+    else if (nv->failure && !ov->failure) /* failed after its timing: not judged "same" */
+        add_finding(row, SAGERUN_DIFF_REGRESSION, "FAILED");
     else if (nv->timing.count && !isfinite(nv->timing.p50))
         add_finding(row, SAGERUN_DIFF_REGRESSION, "NULL P50 in new"); /* ran, nothing to compare */
     else if (ov->timing.count && !isfinite(ov->timing.p50))

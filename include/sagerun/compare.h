@@ -326,7 +326,8 @@ typedef struct sagerun_report_diff_options {
 
 SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *opts);
 
-#define SAGERUN_DIFF_REGRESSION 0x1u      /* some p50 slower beyond the threshold */
+#define SAGERUN_DIFF_REGRESSION 0x1u      /* some p50 slower beyond the threshold, or a variant
+                                             that ran in old and failed or did not run in new */
 #define SAGERUN_DIFF_LOST_BYTE_EXACT 0x2u /* some variant byte-exact in old, not in new */
 #define SAGERUN_DIFF_MISSING 0x4u         /* a variant of old is absent from new */
 #define SAGERUN_DIFF_LOST_ACCEPTANCE 0x8u /* some variant accepted in old (byte-exact, or within

@@ -141,8 +141,10 @@ static sagerun_status name_point(sagerun_workload *w, const json_t *point, sager
 static sagerun_status load_variants(const char *path, json_t *j, sr_sweep_file *s,
                                     sagerun_error *err)
 {
-    if (!json_is_array(j))
-        return sr_sweep_bad_key(path, "variants", "an array of variant names", j, err);
+    if (!json_is_array(j) || json_array_size(j) == 0) /* [] compared every variant found */
+        return sr_sweep_bad_key(path, "variants",
+                                "a non-empty array of variant names (without the key: every "
+                                "variant found)", j, err);
     s->variant_count = json_array_size(j);
     s->has_variants = true;
     if (!(s->variants = calloc(s->variant_count + 1, sizeof(*s->variants))))
@@ -240,8 +242,15 @@ static sagerun_status load_workloads(const char *path, json_t *root, sr_sweep_fi
     if (!json_is_array(list) || json_array_size(list) == 0)
         return sr_sweep_bad_key(path, "workloads", "a non-empty array of workloads", list, err);
     bool inline_any = false;
-    for (size_t i = 0; i < json_array_size(list); i++)
-        inline_any = inline_any || json_is_object(json_array_get(list, i));
+    for (size_t i = 0; i < json_array_size(list); i++) { /* each entry's kind before 'defaults' */
+        json_t *w = json_array_get(list, i);
+        if (!json_is_object(w) && !json_is_string(w)) {
+            char k[40];
+            snprintf(k, sizeof k, "workloads[%zu]", i);
+            return sr_sweep_bad_key(path, k, "a workload object or a workload file path", w, err);
+        }
+        inline_any = inline_any || json_is_object(w);
+    }
     if (defaults && json_object_size(defaults) && !inline_any) /* else never checked, nor used */
         return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: key 'defaults': its keys are added to "
                                 "inline workload objects, and this sweep has none (only workload "

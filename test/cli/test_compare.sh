@@ -222,6 +222,13 @@ check "diff 10% slower: exit 4" 4 "$S" diff "$SEED" "$TMP/slower.json" && contai
 check "diff 10% slower, threshold 20: exit 0" 0 "$S" diff --threshold 20 "$SEED" "$TMP/slower.json"
 check "diff lost byte-exactness: exit 4" 4 "$S" diff "$SEED" "$TMP/inexact.json" \
     && contains "says lost" "LOST BYTE-EXACTNESS"
+# a variant that failed in new but kept its timing (a failure after the rounds) was "same", exit 0
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); r["variants"][1]["failure"] = "crashed after its rounds"
+json.dump(r, open(sys.argv[2], "w"))' "$TMP/aa.json" "$TMP/failed-new.json"
+check "diff a variant failed in new: exit 4" 4 "$S" diff "$TMP/aa.json" "$TMP/failed-new.json" \
+    && contains "says failed" "FAILED"
 check "diff other workload: exit 1" 1 "$S" diff "$SEED" "$TMP/aa.json" && contains "workload named" "not the same workload" \
     && contains "both files named" "$SEED against $TMP/aa.json: not the same workload"
 check "diff ours with ours: exit 0" 0 "$S" diff --threshold 50 "$TMP/aa.json" "$TMP/aa.json"

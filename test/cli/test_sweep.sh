@@ -216,10 +216,14 @@ bad "no workloads" '{"name": "x"}' "bad.json: key 'workloads' is missing"
 bad "empty workloads" '{"workloads": []}' "bad.json: key 'workloads': expected a non-empty array"
 bad "workload shape" '{"workloads": [{"shape": [1, 32, 2, 64]}, {"shape": [1, 32]}]}' "bad.json: workloads[1]: key 'shape'"
 bad "workload key" '{"workloads": [{"shape": [1, 32, 2, 64], "heads": 2}]}' "bad.json: workloads[0]: unknown key 'heads'"
-bad "workload type" '{"workloads": [{"shape": [1, 32, 2, 64]}, 3]}' "bad.json: workloads[1]: expected a workload object or a workload file path"
+bad "workload type" '{"workloads": [{"shape": [1, 32, 2, 64]}, 3]}' "bad.json: key 'workloads[1]': expected a workload object or a workload file path"
 bad "workload file" '{"workloads": ["nope.json"]}' "bad.json: workloads[0]: "
 bad "same names" '{"workloads": [{"name": "a", "shape": [1, 32, 2, 64]}, {"name": "a", "shape": [1, 64, 2, 64]}]}' "workloads[1]: name 'a' gives the same report file"
-bad "variants type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "variants": "reference-mt"}' "bad.json: key 'variants': expected an array"
+bad "variants type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "variants": "reference-mt"}' "bad.json: key 'variants': expected a non-empty array"
+# [] compared every variant found, and the summary said []
+bad "no variants" '{"workloads": [{"shape": [1, 32, 2, 64]}], "variants": []}' "bad.json: key 'variants': expected a non-empty array of variant names (without the key: every variant found), found an array"
+# no entry an object: the entry named (the message blamed 'defaults')
+bad "no workload an object" '{"defaults": {"heads_kv": 1}, "workloads": [0]}' "bad.json: key 'workloads[0]': expected a workload object or a workload file path, found an integer"
 bad "not JSON" '{"workloads": [' "bad.json:2:0: not valid JSON"
 [ -e "$TMP/bad-out" ] && { echo "FAIL a bad sweep file created its output folder"; fails=$((fails+1)); }
 check "missing sweep file" 1 "$S" sweep "$TMP/none.json" "${H[@]}" && contains "names it" "$TMP/none.json"
