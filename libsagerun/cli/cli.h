@@ -142,8 +142,8 @@ bool sr_cli_escaping_close(FILE *f, FILE *out);
 /* A plugin's or a file's string as one line can show it (sagerun_text_escape): valid until
  * eight more calls; "?" when memory runs out (escape.c). */
 const char *sr_cli_text(const char *s);
-/* s as a JSON string: itself where it is UTF-8 (json_string), else with each byte that is not
- * part of a UTF-8 character written as \xNN (a file path of other bytes was lost, or taken for
+/* s as a JSON string: itself where it is UTF-8 (json_string), else as sagerun_text_escape writes
+ * it (a byte of no UTF-8 character as \xNN: a file path of other bytes was lost, or taken for
  * "out of memory"); NULL for NULL or when memory runs out (escape.c). */
 json_t *sr_cli_json_text(const char *s);
 

@@ -46,46 +46,13 @@ const char *sr_cli_text(const char *s)
     return *slot ? *slot : "?";
 }
 
-/* Bytes of the UTF-8 character at s (a well-formed one: no overlong form, surrogate or code point
- * past U+10FFFF), 0 when there is none. */
-static size_t utf8_at(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
-             : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F))) ||
-        (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))))
-        return 0;
-    return n;
-}
-
 json_t *sr_cli_json_text(const char *s)
 {
     json_t *j = json_string(s);
     if (j || !s)
         return j;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (!f)
-        return NULL;
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = utf8_at(p);
-        if (n)
-            fwrite(p, 1, n, f);
-        else
-            fprintf(f, "\\x%02x", *p);
-        p += n ? n : 1;
-    }
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    j = json_string(text);
+    char *text = sagerun_text_escape(s, 0); /* a byte of no UTF-8 character as \xNN */
+    j = text ? json_string(text) : NULL;
     free(text);
     return j;
 }
