@@ -263,7 +263,7 @@ s["sweep"]["workloads"] = [x["name"] for x in s["workloads"]]; s["sweep"]["workl
 json.dump(s, open(sys.argv[1], "w"))
 PY
 check "a summary of 4100 x values" 1 "$S" plot "$TMP/swwide/summary.json" -o "$TMP/swwide.svg" \
-    && contains "says the limit" "more than 4096 values on the x axis"
+    && contains "says the limit" "4100 workloads, more than a sweep has (4096)"
 
 # ---- long names from a summary or a report: drawn, cut to fit, in time ----
 # A summary's axis keys have no length limit: a variant axis of 1000 characters wrote past a
