@@ -51,6 +51,11 @@ static sagerun_status variant_failed(sagerun_error *err, const sagerun_variant_d
     sagerun_status st = rc == SAGERUN_UNSUPPORTED ? SAGERUN_UNSUPPORTED : SAGERUN_VARIANT;
     char shown[sizeof err->message]; /* the plugin's own text: shown, not obeyed */
     sr_text_copy(shown, sizeof shown, why[0] ? why : "no reason given");
+    if (!strcmp(sagerun_status_name(rc), "SAGERUN_UNKNOWN_STATUS")) /* 1, a C habit, or another */
+        return sr_error_set(err, st,
+                            "variant %s: %s returned %d, which is not a sagerun_status (0, or a "
+                            "negative SAGERUN_* on failure: plugin.h section 8): %s",
+                            d->name, call, rc, shown);
     return sr_error_set(err, st, "variant %s: %s failed (%s): %s", d->name, call,
                         sagerun_status_name(rc), shown);
 }

@@ -198,6 +198,13 @@ out=$("$S" compare "${HOST[@]}" --plugin "$FAKES/fault_error_hostile.so" --varia
     && echo "ok   compare: a hostile failure reason escaped" || fail "compare: hostile reason (exit $rc)" "$(cat -v <<<"$out")"
 [[ "$out" == *$'\x1b'* ]] && fail "compare: a control character reached the terminal" "$(cat -v <<<"$out")"
 
+# ---- a call returning 1 (not a sagerun_status): said as such ("run failed (SAGERUN_UNKNOWN_STATUS):
+# no reason given" left the plugin's author guessing) ----
+out=$("$S" run --backend host --shape 1,64,2,64 --warmup 0 --iterations 3 --plugin "$FAKES/fault_positive_run.so" \
+    --variant fault-positive-run 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qF "variant fault-positive-run: run returned 1, which is not a sagerun_status (0, or a negative SAGERUN_* on failure: plugin.h section 8)" <<<"$out" \
+    && echo "ok   run returning 1: named as not a status" || fail "run returning 1 (exit $rc)" "$out"
+
 # ---- a variant that writes into the inputs the variants share (read-only, plugin.h): it changed
 # what every variant after it computed, the baseline too, and passed as byte-exact (exit 0) ----
 for case in "fault_write_v_run fault-write-v-run v" "fault_write_sage2_run fault-write-sage2-run sage2 k_int8"; do

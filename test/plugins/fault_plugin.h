@@ -52,6 +52,7 @@
 #define FAULT_FSIZE 18        /* sets the soft file size limit (RLIMIT_FSIZE) to 0, then carries on */
 #define FAULT_THREAD_SEGV 19  /* starts a thread that crashes in the plugin's code while none of its
                                  own runs is in progress (see fault_thread) */
+#define FAULT_POSITIVE 20     /* returns 1 (a C habit for failure, not a sagerun_status) */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -159,6 +160,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_ERROR:
         snprintf(err, errlen, "%s", FAULT_REASON);
         return SAGERUN_VARIANT;
+    case FAULT_POSITIVE: return 1;
     case FAULT_HANG:
         for (;;)
             pause();
