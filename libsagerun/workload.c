@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "safe_io.h"
 #include "safetensors.h"
@@ -230,9 +231,9 @@ static sagerun_status parse_layout_dtype(json_t *root, const char *origin, sager
         const char *s = json_string_value(j);
         if (!s)
             return wrong_type(origin, "layout", "a string (\"NHD\" or \"HND\")", err);
-        if (strcmp(s, "NHD") == 0)
+        if (strcasecmp(s, "NHD") == 0) /* any case, as the CLI's --layout and dtypes */
             p->layout = SAGERUN_LAYOUT_NHD;
-        else if (strcmp(s, "HND") == 0)
+        else if (strcasecmp(s, "HND") == 0)
             p->layout = SAGERUN_LAYOUT_HND;
         else
             return sr_error_set(err, SAGERUN_FORMAT,

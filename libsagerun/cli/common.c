@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -538,7 +539,7 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
     }
     case SR_OPT_LAYOUT:
         o->layout = arg;
-        if (strcmp(arg, "nhd") == 0 || strcmp(arg, "hnd") == 0)
+        if (strcasecmp(arg, "nhd") == 0 || strcasecmp(arg, "hnd") == 0) /* NHD, as reports show it */
             return 1;
         sr_cli_error("%s: --layout '%s': expected nhd or hnd", cmd, arg);
         return -1;
@@ -555,7 +556,7 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
 /* What the workload options say together: errors name the options. */
 static sagerun_status check_workload_options(const sr_cli_workload_options *o, sagerun_error *err)
 {
-    if (o->layout && strcmp(o->layout, "hnd") != 0 && strcmp(o->layout, "nhd") != 0)
+    if (o->layout && strcasecmp(o->layout, "hnd") != 0 && strcasecmp(o->layout, "nhd") != 0)
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "--layout '%s': expected nhd or hnd", o->layout);
     if (o->dtype && sagerun_dtype_parse(o->dtype) < 0)
@@ -609,7 +610,7 @@ static sagerun_status synthetic_workload(const sr_cli_workload_options *o, sager
     if (st != SAGERUN_OK)
         return st;
     p = *sagerun_workload_problem(*out);
-    p.layout = o->layout && strcmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
+    p.layout = o->layout && strcasecmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND : SAGERUN_LAYOUT_NHD;
     if (o->dtype)
         p.dtype = (uint32_t)sagerun_dtype_parse(o->dtype);
     p.causal = o->causal;
@@ -640,7 +641,7 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sagerun_workloa
         return sagerun_workload_load(o->workload_file, out, err);
     if (o->inputs_file) {
         int layout = !o->layout ? -1
-                     : strcmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND
+                     : strcasecmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND
                                                      : SAGERUN_LAYOUT_NHD;
         return sagerun_workload_from_safetensors(o->inputs_file, layout, out, err);
     }

@@ -2,6 +2,7 @@
  * specs of each point (sweep_axes.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sweep_axes.h"
 
@@ -63,13 +64,15 @@ static bool variant_axis(const char *name, char variant[64], char key[SAGERUN_PL
 
 /* Two values of axis `name` that are one point: equal JSON, equal numbers (jansson holds 2 and 2.0
  * as different values, which ran one binding twice under two names), two spellings of one dtype
- * ("fp16", "f16", "half"), or two sm_scale values of one float. */
+ * ("fp16", "f16", "half") or layout ("NHD", "nhd"), or two sm_scale values of one float. */
 static bool same_value(const char *name, const json_t *a, const json_t *b)
 {
     if (!strcmp(name, "dtype") && json_is_string(a) && json_is_string(b)) {
         int da = sagerun_dtype_parse(json_string_value(a));
         return da >= 0 && da == sagerun_dtype_parse(json_string_value(b));
     }
+    if (!strcmp(name, "layout") && json_is_string(a) && json_is_string(b))
+        return !strcasecmp(json_string_value(a), json_string_value(b));
     if (!strcmp(name, "sm_scale") && json_is_number(a) && json_is_number(b))
         return (float)json_number_value(a) == (float)json_number_value(b);
     if (json_is_number(a) && json_is_number(b))

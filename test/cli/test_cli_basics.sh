@@ -86,6 +86,9 @@ check "inputs read as NHD" 0 "$S" run --variant reference --inputs "$TINY" --ite
     && contains "NHD shape" "[1, 16, 2, 8] Hkv 2 NHD"
 check "inputs read as HND" 0 "$S" run --variant reference --inputs "$TINY" --layout hnd --iterations 1 --warmup 0 \
     && contains "HND shape" "[1, 2, 16, 8] Hkv 16 HND"
+# as reports write it (only "hnd" was taken)
+check "--layout HND" 0 "$S" run --variant reference --inputs "$TINY" --layout HND --iterations 1 --warmup 0 \
+    && contains "--layout HND: read as HND" "[1, 2, 16, 8] Hkv 16 HND"
 # An HND file with fewer k/v heads than q heads (GQA), no layout in its metadata: --layout hnd
 # says how to read it (before, the shapes were checked as NHD and the file refused).
 python3 - "$TMP/gqa_hnd.safetensors" <<'PY'

@@ -72,6 +72,12 @@ static void test_full_file(void **state)
     assert_int_equal(w.problem.layout, SAGERUN_LAYOUT_HND);
     assert_int_equal(w.problem.dtype, SAGERUN_DTYPE_BF16);
     assert_true(w.problem.sm_scale == 0.1f);
+    /* a layout in any case, as the CLI's --layout hnd and dtypes (only "HND" was taken) */
+    sr_workload lower;
+    assert_int_equal(sr_workload_parse("{\"shape\": [1, 10, 2, 64], \"layout\": \"hnd\"}", "l.json",
+                                       NULL, &lower, &err), SAGERUN_OK);
+    assert_int_equal(lower.problem.layout, SAGERUN_LAYOUT_HND);
+    sr_workload_free(&lower);
     assert_int_equal(w.synthetic.seed, 7);
     assert_true(w.synthetic.k_bias == 0.0 && w.synthetic.q_std == 2.0);
     assert_int_equal(w.synthetic.outlier_channels, 4);
