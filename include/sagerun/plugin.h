@@ -291,7 +291,8 @@ typedef struct sagerun_param_decl {
  * The inputs of one instance. Which fields are set depends on the descriptor's input_kind; all
  * addresses are in the context's memory and owned by the host. */
 typedef enum sagerun_input_kind {
-    SAGERUN_INPUT_FP16 = 0,  /* q, k, v in the problem's dtype and layout */
+    SAGERUN_INPUT_FP16 = 0,  /* q, k, v in the problem's dtype (fp16 or bf16, whatever the
+                                name) and layout */
     SAGERUN_INPUT_SAGE2 = 1  /* sage2 (quantized by the host with the descriptor's quant params) */
 } sagerun_input_kind;
 
@@ -341,7 +342,9 @@ typedef struct sagerun_variant_descriptor {
     /* [loader or instance-thread, no instance] Says whether the variant can run `problem` and
      * fills its geometry (the report's "scheduler"; dynamic_shared_memory_bytes MUST be what the
      * launch really uses). Returns SAGERUN_UNSUPPORTED with a reason ("head_dim 96 not supported,
-     * only 64 and 128") when not. MUST NOT call services. Required (a 1.1 variant with
+     * only 64 and 128") when not. The host zeroes *geometry and sets its struct_size before the
+     * call: a host-backend variant may leave it so (its reports show no scheduler). MUST NOT call
+     * services. Required (a 1.1 variant with
      * geometry_with may point geometry at a device-less fallback). */
     int (*geometry)(const sagerun_problem *problem, sagerun_launch_geometry *geometry, char *err,
                     size_t errlen);

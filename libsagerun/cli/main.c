@@ -19,7 +19,7 @@ static const struct command {
     {"workload", sr_cmd_workload, "show the default workload or check a workload file"},
     {"show", sr_cmd_show, "render a report (ours or the seed's) as a table"},
     {"diff", sr_cmd_diff, "compare two reports; non-zero exit on a regression"},
-    {"plot", sr_cmd_plot, "draw a report as SVG: calls by round, distribution, speedup"},
+    {"plot", sr_cmd_plot, "draw a report (SVG, PNG or PDF): calls by round, distribution, speedup"},
     {"sweep", sr_cmd_sweep, "compare on every workload of a sweep file (--shard I/N)"},
     {"merge", sr_cmd_merge, "combine the summaries of sweep shards into one"},
     {"profile", sr_cmd_profile, "one warmed call in an NVTX range, for ncu or nsys"},
