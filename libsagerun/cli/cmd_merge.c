@@ -452,12 +452,14 @@ static json_t *merged_rows(const merge *m, const char *out_dir)
 static json_t *merged_summary(const merge *m, const char *out_dir, json_t *missing)
 {
     json_t *rows = merged_rows(m, out_dir), *from = rows ? json_array() : NULL;
-    for (size_t i = 0; from && i < m->n; i++) /* every input, or none (one was dropped silently) */
-        if (json_array_append_new(from, json_pack("{s:o, s:O}", "summary", sr_cli_json_text(m->in[i].path),
-                                                  "shard", json_object_get(m->in[i].root, "shard")))) {
+    for (size_t i = 0; from && i < m->n; i++) { /* every input, or none (one was dropped silently) */
+        json_t *one = json_pack("{s:o, s:O}", "summary", sr_cli_json_text(m->in[i].path), "shard",
+                                json_object_get(m->in[i].root, "shard"));
+        if (json_array_append_new(from, one) != 0) {
             json_decref(from);
             from = NULL;
         }
+    }
     if (rows && !from)
         sr_cli_error("merge: out of memory");
     if (!rows || !from) {

@@ -451,9 +451,10 @@ static json_t *summary_new(const sr_sweep_file *s, const char *sweep_path,
     return json_pack(
         "{s:i, s:{s:o, s:o, s:s, s:I, s:o}, s:{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:I, s:b, s:b, "
         "s:o}, s:o, s:{s:s, s:s, s:s}, s:[]}",
-        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name", sr_cli_json_text(s->name),
-        "file", sr_cli_json_text(sweep_path), "sha256", s->sha256, "workload_count", (json_int_t)s->count, "workloads",
-        names, "options", "baseline", opts->baseline, "variants", variants, "schedule", schedule,
+        "sagerun_sweep_summary", SR_SWEEP_SUMMARY_VERSION, "sweep", "name",
+        sr_cli_json_text(s->name), "file", sr_cli_json_text(sweep_path), "sha256", s->sha256,
+        "workload_count", (json_int_t)s->count, "workloads", names, "options", "baseline",
+        opts->baseline, "variants", variants, "schedule", schedule,
         "warmup", (json_int_t)opts->warmup, "rounds", (json_int_t)opts->rounds, "iterations",
         (json_int_t)opts->iterations, "noise_threshold_percent", opts->noise_threshold_percent,
         "accuracy_rows", (json_int_t)opts->accuracy_rows, "accuracy",
