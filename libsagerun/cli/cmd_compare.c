@@ -145,7 +145,8 @@ typedef struct compare_cmd {
     bool quiet;
     bool in_process;
     /* the isolated child's side (isolate.h): the pipe, the report, the entries to leave out */
-    int child_fd;
+    int child_fd;              /* -1 unless --isolated-child passed the checks */
+    const char *child_fd_text; /* --isolated-child as given */
     const char *child_report;
     char **skips;
     size_t n_skips;
@@ -285,10 +286,6 @@ static int compare_parent(const compare_cmd *c, int argc, char **argv)
  * the pipe, and writes the report where the parent reads it. */
 static int compare_child(const compare_cmd *c)
 {
-    if (!c->child_report) {
-        sr_cli_error("compare: --%s needs --%s", SR_ISOLATE_OPT_CHILD, SR_ISOLATE_OPT_REPORT);
-        return SR_EXIT_USAGE;
-    }
     size_t n = c->n_skips ? c->n_skips : 1;
     const char **labels = calloc(n, sizeof(*labels)), **phases = calloc(n, sizeof(*phases)),
                **reasons = calloc(n, sizeof(*reasons));
@@ -379,7 +376,7 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
         case O_CSV: c->csv_path = optarg; break;
         case O_QUIET: c->quiet = true; break;
         case O_IN_PROCESS: c->in_process = true; break;
-        case O_ISO_CHILD: c->child_fd = atoi(optarg); break;
+        case O_ISO_CHILD: c->child_fd_text = optarg; break;
         case O_ISO_REPORT: c->child_report = optarg; break;
         case O_ISO_SKIP: c->skips[c->n_skips++] = optarg; break;
         case 'h': compare_usage(stdout); return SR_EXIT_OK;
@@ -406,6 +403,9 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
 static int check_options(compare_cmd *c)
 {
     const char *hex = c->set.opts.expect_sha256;
+    if ((c->child_fd_text || c->child_report || c->n_skips) &&
+        !sr_isolate_child_args_ok(c->child_fd_text, c->child_report, &c->child_fd))
+        return SR_EXIT_USAGE;
     if (!sr_cli_compare_settings_finish("compare", &c->set))
         return SR_EXIT_USAGE;
     if (!sr_cli_workload_options_check("compare", &c->wo))

@@ -254,6 +254,37 @@ void sr_isolate_child_loaded(const sagerun_registry *reg)
 static struct rlimit child_fsize;
 static bool child_fsize_known;
 
+bool sr_isolate_child_args_ok(const char *fd_text, const char *report, int *fd)
+{
+    static const char *const why = "compare: --" SR_ISOLATE_OPT_CHILD " and --" SR_ISOLATE_OPT_REPORT
+                                   " are sagerun's own, for the child process it starts";
+    char *end = NULL;
+    errno = 0;
+    long v = fd_text ? strtol(fd_text, &end, 10) : -1;
+    struct stat st;
+    if (!fd_text || end == fd_text || *end || errno || v <= STDERR_FILENO || v > INT_MAX ||
+        fstat((int)v, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+        sr_cli_error("%s: '%s' is not a pipe from a parent", why, fd_text ? fd_text : "");
+        return false;
+    }
+    char dir[SR_PATH_MAX];
+    const char *slash = report ? strrchr(report, '/') : NULL;
+    if (!slash || slash == report || (size_t)(slash - report) >= sizeof dir) {
+        sr_cli_error("%s: the report path '%s' is not in a folder of the parent's", why,
+                     report ? report : "");
+        return false;
+    }
+    memcpy(dir, report, (size_t)(slash - report));
+    dir[slash - report] = 0;
+    if (lstat(report, &st) == 0 || errno != ENOENT || lstat(dir, &st) != 0 ||
+        !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+        sr_cli_error("%s: '%s' is not a new file in a private folder of this user's", why, report);
+        return false;
+    }
+    *fd = (int)v;
+    return true;
+}
+
 void sr_isolate_child_setup(int fd, sagerun_compare_options *opts, sagerun_compare_hooks *hooks,
                             char **skips, size_t n, const char **labels, const char **phases,
                             const char **reasons)

@@ -13,6 +13,12 @@
 #define SR_ISOLATE_OPT_SKIP "isolated-skip"     /* LABEL\tPHASE\tREASON: an entry not to run */
 
 /* ---- the child side ---- */
+/* Whether the hidden options name what the parent gives its child, else a usage error printed:
+ * fd_text a pipe's descriptor above 2, report a file not there yet in a folder of this user's that
+ * nobody else may enter (the parent's mkdtemp folder). So the options, which skip the output checks,
+ * cannot write a report over any file (as root, --isolated-report /etc/passwd did). *fd: the pipe. */
+bool sr_isolate_child_args_ok(const char *fd_text, const char *report, int *fd);
+
 /* Routes opts' progress and hooks' calls to the parent through fd, and makes hooks->interrupted
  * report SIGINT/SIGTERM (sr_stop_signals_install). skips: "LABEL\tPHASE\tREASON" strings, split
  * in place, n of them. */

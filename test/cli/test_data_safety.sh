@@ -217,4 +217,19 @@ check "diff: a null p50 in new is reported" 4 "$S" diff "$SEED" rep-nullp50.json
 check "compare: an incomplete report" 0 "$S" compare "${H[@]}" --json inc.json
 python3 -c "import json; p='inc.json'; r=json.load(open(p)); r['complete']=False; r['rounds_completed']=1; json.dump(r, open(p,'w'))"
 check "diff: an incomplete report is noted" 0 "$S" diff inc.json inc.json && contains "note" "report is incomplete"
+
+# ---- the child's hidden options write over nothing (as root, --isolated-report /etc/passwd replaced
+# the file with a report: they skipped every output check) ----
+echo precious > victim.txt
+check "--isolated-child with a non-pipe refused" 2 "${T[@]}" "$S" compare "${H[@]}" --isolated-child x \
+    --isolated-report "$TMP/victim.txt" && contains "says whose" "sagerun's own"
+exec 7< <(sleep 30)
+check "--isolated-report over an existing file refused" 2 "${T[@]}" "$S" compare "${H[@]}" \
+    --isolated-child 7 --isolated-report "$TMP/victim.txt" && contains "says why" "not a new file in a private folder"
+check "--isolated-report in a shared folder refused" 2 "${T[@]}" "$S" compare "${H[@]}" \
+    --isolated-child 7 --isolated-report /tmp/sagerun-test-$$.json
+exec 7<&-
+[ "$(cat victim.txt)" = precious ] || fail "--isolated-report replaced a file" "$(head -c 200 victim.txt)"
+[ -e /tmp/sagerun-test-$$.json ] && fail "--isolated-report wrote into /tmp"
+check "--isolated-skip alone refused" 2 "${T[@]}" "$S" compare "${H[@]}" --isolated-skip $'a\tb\tc'
 finish
