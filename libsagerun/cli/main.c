@@ -1,8 +1,10 @@
 /* sagerun: the command-line front end. Each command lives in cmd_<name>.c. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,13 +72,17 @@ static void usage(FILE *out)
  * pipe reader, /dev/full) shows only when it is flushed, and must not pass for success. */
 static int close_stdout(int rc)
 {
+    /* a closed stdout (>&-) that nothing was written to is no error (EBADF with nothing pending,
+     * as gnulib's close_stream): a command that printed nothing keeps its own exit code */
+    bool pending = __fpending(stdout) > 0, failed = ferror(stdout) != 0;
     errno = 0;
-    bool failed = ferror(stdout) != 0;
-    failed = fflush(stdout) != 0 || failed;
-    failed = fclose(stdout) != 0 || failed;
+    failed = (pending && fflush(stdout) != 0) || failed;
+    int why = errno, closed = fclose(stdout);
+    why = why ? why : errno;
+    failed = failed || (closed != 0 && (pending || errno != EBADF));
     if (failed) {
         sr_cli_error("error writing to standard output: %s",
-                     errno ? strerror(errno) : "write failed");
+                     why ? strerror(why) : "a write failed (its reader gone, or a full disk?)");
         return SR_EXIT_ERROR;
     }
     return rc;
@@ -98,6 +104,11 @@ static bool scan_timeout_ok(void)
 
 int main(int argc, char **argv)
 {
+    /* A reader gone from stdout (`| head`) and a file size limit (ulimit -f) are write errors,
+     * said and exit 1 after the report files are written, not signals that end the process before
+     * them (SIGPIPE lost a whole measurement, SIGXFSZ left plot's temporary file behind). */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return SR_EXIT_USAGE;

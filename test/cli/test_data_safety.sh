@@ -134,6 +134,31 @@ for cmd in "show $SEED" "diff $SEED $SEED" "list --backend host" "workload show"
         && contains "says stdout" "standard output"
 done
 
+# a reader gone from stdout (`| head`) is a write error after the files are written: SIGPIPE ended
+# compare, diff, run and sweep before their report files, and a whole measurement was lost
+rm -f gone-*.json gone.st
+gone() { # gone COMMAND...: runs it with stdout a pipe whose reader has gone (no race: closed first)
+    python3 -c 'import os, subprocess, sys
+r, w = os.pipe(); os.close(r)
+rc = subprocess.call(sys.argv[1:], stdout=w)
+sys.exit(rc if rc >= 0 else 128 - rc)' "$@"
+}
+check "compare, reader gone: the report is written" 1 gone "$S" compare "${H[@]}" --json gone-c.json
+contains "says stdout" "standard output" && [ -s gone-c.json ] || fail "compare, reader gone: no report file"
+check "diff, reader gone: the report is written" 1 gone "$S" diff "$SEED" "$SEED" --json gone-d.json
+[ -s gone-d.json ] || fail "diff, reader gone: no report file"
+check "run, reader gone: the output is saved" 1 gone "$S" run --variant reference --backend host \
+    --shape 1,256,2,64 --iterations 1 --warmup 0 --save-output gone.st
+[ -s gone.st ] || fail "run, reader gone: no output file"
+grep -q SIGPIPE <<<"$out" && fail "run, reader gone: SIGPIPE blamed on the variant" "$out"
+# a closed stdout that nothing is written to keeps the command's own exit code
+check "plot -o FILE with stdout closed" 0 bash -c "\"$S\" plot $SEED -o closed.svg >&-"
+[ -s closed.svg ] || fail "plot with stdout closed: no figure"
+check "a usage error with stdout closed is still 2" 2 bash -c "\"$S\" compare --bogus >&-"
+# a file size limit is a write error, not SIGXFSZ (plot was killed, its temporary file left)
+check "plot under ulimit -f 4: an error" 1 bash -c "ulimit -f 4; \"$S\" plot $SEED -o big.svg"
+ls -a | grep -q 'big.svg.tmp' && fail "plot under ulimit -f: a temporary file left" "$(ls -a)"
+
 # ---- 3. a FIFO (or a folder, or a device) as an input is refused at once ----
 for cmd in "compare --backend host --quiet --inputs fifo" "workload show fifo" "show fifo" \
            "diff fifo $SEED" "plot fifo" "show /dev/zero" "show adir" \
