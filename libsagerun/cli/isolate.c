@@ -103,9 +103,14 @@ void sr_stop_signals_install(void)
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns at once */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop as for SIGTERM, clean up */
+    /* SIGHUP: a closed terminal, stop as for SIGTERM and clean up. A signal the caller set to be
+     * ignored (nohup, a shell's background job's SIGINT) stays ignored, as run's supervisor does. */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 int sr_stop_signal(void)

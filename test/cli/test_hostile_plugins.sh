@@ -154,6 +154,18 @@ import json, sys
 assert json.load(open(sys.argv[1]))["complete"] is False
 ' "$TMP/hup.json"
 
+# ---- a stop signal the caller ignores stays ignored (nohup): compare's handler took SIGHUP over,
+# and a comparison started under nohup stopped when its terminal closed ----
+(trap '' HUP; exec "$S" compare --backend host --shape 1,256,2,128 --quiet --rounds 40 \
+    --iterations 5 --baseline reference --variant reference-mt --json "$TMP/nohup.json" >/dev/null 2>&1) &
+cpid=$!
+sleep 1; kill -HUP $cpid; wait $cpid; rc=$?
+[ $rc -eq 0 ] || fail "SIGHUP ignored by the caller (nohup): exit $rc, expected 0"
+py "nohup: the report is complete" '
+import json, sys
+assert json.load(open(sys.argv[1]))["complete"] is True
+' "$TMP/nohup.json"
+
 # ---- a plugin's texts (description, version, parameters, refusals, rejected names) are shown,
 # not obeyed: list printed them raw, so a plugin could clear the screen, retitle the terminal or
 # forge the lines after its own ----
