@@ -95,7 +95,14 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
                                                               : o->max_rounds;
     if (mi->min_rounds > mi->max_rounds)
         mi->min_rounds = mi->max_rounds;
-    if (timed && m->sched.max_rounds && m->sched.max_rounds != o->max_rounds)
+    /* said where the user gave --max-rounds (the default 2000 is no promise of theirs) */
+    size_t period = sr_order_period((int)o->order, m->sched.entries);
+    if (timed && o->max_rounds < period)
+        sr_report_add_warning(rep, "--max-rounds %u is less than one period of the %s order (%zu "
+                                   "rounds): the order is not balanced over them",
+                              o->max_rounds, mi->order, period);
+    else if (timed && m->sched.max_rounds && m->sched.max_rounds != o->max_rounds &&
+             o->max_rounds != SR_SCHEDULE_MAX_ROUNDS)
         sr_report_add_warning(rep, "--max-rounds %u is not a whole number of periods of the %s "
                                    "order: at most %zu rounds",
                               o->max_rounds, mi->order, m->sched.max_rounds);
@@ -233,39 +240,54 @@ static void energy_intervals(sr_report *rep, const sr_schedule_result *sc)
 
 /* ---- warnings --------------------------------------------------------------------------------- */
 
-/* Samples beyond 10 robust standard deviations (1.4826 MAD) of the median, and the robust
- * coefficient of variation. */
-static void spread_of(const double *v, size_t n, size_t *outliers, double *robust_cv)
+static size_t samples_of(const sr_report_variant *v)
 {
-    double med = median_finite(v, n);
-    double *dev = malloc((n ? n : 1) * sizeof(double));
-    *outliers = 0;
-    *robust_cv = NAN;
-    if (!dev || !(med > 0)) {
-        free(dev);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        dev[i] = fabs(v[i] - med);
-    double sd = 1.4826 * median_finite(dev, n);
-    for (size_t i = 0; i < n; i++)
-        *outliers += sd > 0 && dev[i] > 10 * sd;
-    *robust_cv = sd / med;
-    free(dev);
+    return v->sample_rounds * v->samples_per_round;
 }
 
-static void variant_warnings(sr_report *rep, const sr_report_variant *v, double floor_s)
+/* Whether variant i's outliers are its own (judge.h: sr_judge_slow_mode) against the baseline, or
+ * for the baseline against some variant judged against it. */
+static bool slow_mode_of(const sr_report *rep, size_t i)
 {
+    const sr_report_variant *v = &rep->variants[i];
+    for (size_t k = 0; k < rep->variant_count; k++) {
+        const sr_report_variant *o = &rep->variants[k];
+        if (k != i && (i == 0 || k == 0) && o->how.present &&
+            sr_judge_slow_mode(v->samples, samples_of(v), o->samples, samples_of(o)))
+            return true;
+    }
+    return false;
+}
+
+static void outlier_warning(sr_report *rep, size_t i, size_t outliers)
+{
+    const sr_report_variant *v = &rep->variants[i];
     const char *l = v->label ? v->label : v->name;
-    const sr_variant_timing *t = &v->how;
-    size_t outliers, n = v->sample_rounds * v->samples_per_round;
-    double cv;
-    spread_of(v->samples, n, &outliers, &cv);
-    if (outliers)
+    if (!slow_mode_of(rep, i)) {
         sr_report_add_warning(rep, "%s: %zu of %zu samples are outliers (beyond 10 robust "
                                    "standard deviations): other load on the machine? The "
                                    "trimmed interval discounts them",
-                              l, outliers, n);
+                              l, outliers, samples_of(v));
+        return;
+    }
+    sr_report_add_warning(rep, "%s: %zu of %zu samples are outliers (beyond 10 robust standard "
+                               "deviations), far more than the %s taken between them: a slow mode "
+                               "of its own, not load on the machine (mean %.3g ms, %.2fx its "
+                               "median). The medians leave it out: a verdict the means do not "
+                               "tell too reads ambiguous",
+                          l, outliers, samples_of(v), i == 0 ? "variants'" : "baseline's",
+                          v->timing.mean * 1e3, v->timing.mean / v->timing.p50);
+}
+
+static void variant_warnings(sr_report *rep, size_t index, double floor_s)
+{
+    const sr_report_variant *v = &rep->variants[index];
+    const char *l = v->label ? v->label : v->name;
+    const sr_variant_timing *t = &v->how;
+    double cv;
+    size_t outliers = sr_outliers(v->samples, samples_of(v), &cv);
+    if (outliers)
+        outlier_warning(rep, index, outliers);
     if (cv > 0.05)
         sr_report_add_warning(rep, "%s is noisy: its samples spread by %.1f%% (robust sd / "
                                    "median)",
@@ -334,6 +356,23 @@ static void run_warnings(sr_report *rep, const sr_measurement *m)
                                    "half-width %.3f points, target %.3f (--max-time, "
                                    "--target-precision)",
                               mi->max_time_s, mi->half_width, mi->target_half_width);
+    bool timed = isfinite(mi->max_time_s);
+    if (timed && m->sched.end == SR_SCHEDULE_ROUNDS && mi->target_half_width > 0 &&
+        !(mi->half_width <= mi->target_half_width))
+        sr_report_add_warning(rep, "the rounds reached --max-rounds (%u) before the target "
+                                   "precision: half-width %.3f points, target %.3f",
+                              mi->max_rounds, mi->half_width, mi->target_half_width);
+    if (m->sched.end == SR_SCHEDULE_BUDGET && rep->rounds_completed < mi->min_rounds)
+        sr_report_add_warning(rep, "the budget (%.3g s) ended the rounds at %zu, below "
+                                   "--min-rounds %u: the interval rests on few rounds "
+                                   "(--max-time)",
+                              mi->max_time_s, rep->rounds_completed, mi->min_rounds);
+    if (timed && mi->max_time_s > 0 && mi->elapsed_s > 1.25 * mi->max_time_s)
+        sr_report_add_warning(rep, "the rounds took %.3g s, over the budget of %.3g s: the "
+                                   "schedule ends only after a whole period of the order (%zu "
+                                   "rounds of every variant's sample), and these were long",
+                              mi->elapsed_s, mi->max_time_s,
+                              sr_order_period(sr_order_parse(mi->order), m->sched.entries));
     if (rep->rounds_completed == 1 && rep->variant_count > 1)
         sr_report_add_warning(rep, "one round gives no interval: use 2 rounds or more for a "
                                    "verdict");
@@ -398,7 +437,7 @@ static void judge_all(sr_report *rep, const sr_measurement *m, double threshold)
     energy_intervals(rep, &m->sched);
     for (size_t i = 0; i < rep->variant_count; i++)
         if (rep->variants[i].how.present)
-            variant_warnings(rep, &rep->variants[i], m->launch_floor_s);
+            variant_warnings(rep, i, m->launch_floor_s);
     run_warnings(rep, m);
 }
 

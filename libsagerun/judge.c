@@ -19,6 +19,14 @@ int sr_judge_verdict(const sr_interval *iv, double threshold)
     return SR_VERDICT_AMBIGUOUS;
 }
 
+bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs, size_t n_theirs)
+{
+    if (!mine || !theirs || !n_mine || !n_theirs)
+        return false;
+    size_t out = sr_slow_outliers(mine, n_mine);
+    return out >= 3 && out * 20 >= n_mine && out > 3 * sr_slow_outliers(theirs, n_theirs);
+}
+
 double sr_judge_half_width(const sr_interval *iv)
 {
     return iv->valid ? (iv->high - iv->low) / 2.0 : INFINITY;
@@ -64,6 +72,20 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
     }
     sr_judgement j = sr_judge_pair(b, x, R, base->timing.p50, v->timing.p50, threshold);
     free(b);
+    size_t nb = base->sample_rounds * base->samples_per_round, nx = v->sample_rounds * v->samples_per_round;
+    /* a slow mode on either side: the verdict stands only where the means, which count the slow
+     * calls, tell the same (reference-mt's thread-scheduling tail leaves it 2x faster) */
+    if (sr_judge_slow_mode(v->samples, nx, base->samples, nb) ||
+        sr_judge_slow_mode(base->samples, nb, v->samples, nx)) {
+        double by_means = sr_speedup_percent(base->timing.mean, v->timing.mean);
+        int told = !isfinite(by_means)       ? SR_VERDICT_AMBIGUOUS
+                   : by_means > threshold    ? SR_VERDICT_FASTER
+                   : by_means < -threshold   ? SR_VERDICT_SLOWER
+                                             : SR_VERDICT_SAME;
+        int said = j.verdict == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : j.verdict;
+        if (said != told)
+            j.verdict = SR_VERDICT_AMBIGUOUS;
+    }
     return j;
 }
 

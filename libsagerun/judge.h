@@ -33,12 +33,21 @@ sr_judgement sr_judge_pair(const double *baseline_round_p50, const double *varia
  * not (a real difference, smaller than the threshold); ambiguous otherwise. */
 int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
 
+/* Whether one side of a pair has a slow mode of its own: at least 3 of its samples, and 1 in 20,
+ * are slow outliers (sr_slow_outliers), more than three times as many as the other side's, whose samples
+ * were taken between them. Interleaved samples share the machine's load, so such outliers are that
+ * variant's behaviour (every fifth call 10x slower, say), which the rounds' medians and the
+ * trimmed interval leave out: a verdict of same would hide a mean 2.8x the baseline's. */
+bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs, size_t n_theirs);
+
 /* Half the width of the interval in percent points; +Inf when invalid. */
 double sr_judge_half_width(const sr_interval *interval);
 
 /* Judges every variant of a report against its baseline (the entry flagged is_baseline, else the
  * first) from its per-round p50s: the seed's
- * speedup, the interval, the verdict, TOPS (where the workload is known). only_missing: leaves
+ * speedup, the interval, the verdict, TOPS (where the workload is known). Where either side has a
+ * slow mode (sr_judge_slow_mode, from the samples where the report has them), a verdict that the
+ * ratio of the means (which count the slow calls) does not tell too is ambiguous instead. only_missing: leaves
  * variants that already carry an interval as they are (a report read back). Returns how many
  * variants' seed speedup lies outside their interval. */
 struct sr_report;

@@ -140,6 +140,10 @@ static bool stable(const double *last3)
 static bool warmup_done(const sagerun_compare_options *o, uint32_t calls, double elapsed,
                         const double *last3)
 {
+    /* one call at least, even for --warmup 0 or --warmup-time 0: its time plans the timer (with
+     * none, calls of 1 us were timed one per sample, and the first timed sample was the cold one) */
+    if (calls == 0)
+        return false;
     if (o->schedule != SAGERUN_SCHEDULE_TIMED)
         return calls >= o->warmup;
     if (calls >= SR_WARMUP_MAX_CALLS || elapsed >= 20 * o->warmup_s)
@@ -208,13 +212,20 @@ static void plan_launch_gap(measurer *ms, sr_entry *e)
 
 /* Every entry gets the same mode and K, resolved for the fastest call: each sample then lasts at
  * least the batch's minimum, and no entry's per-call time carries a different share of the
- * sample's fixed cost (an A/A with K = 77 against K = 76 differed by 0.01%). */
+ * sample's fixed cost (an A/A with K = 77 against K = 76 differed by 0.01%). Except an entry whose
+ * sample would last more than SR_SAMPLE_SPREAD times the fastest's: its K is cut to that (a 5 ms
+ * variant beside a 1 us baseline took K = 908, 4.5 s per sample, and overran --max-time 9x); a
+ * fixed cost's share is nothing beside a 10x difference. --batch K is kept as given. */
+#define SR_SAMPLE_SPREAD 10.0
 static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
 {
     const sagerun_compare_options *o = &ms->eo->o;
     sr_entry_timing *t = &e->timing;
     sr_timer_resolve((int)o->timer, (int)o->cache, fastest_call_s, &t->mode,
                      &t->calls_per_sample);
+    double longest = SR_SAMPLE_SPREAD * fastest_call_s * t->calls_per_sample;
+    if (t->calls_per_sample > 1 && t->warm_call_s * t->calls_per_sample > longest)
+        t->calls_per_sample = (uint32_t)fmax(1.0, ceil(longest / t->warm_call_s));
     if (o->batch && (t->mode == SR_TIMER_BATCH || t->mode == SR_TIMER_GRAPH))
         t->calls_per_sample = o->batch;
     if (o->schedule == SAGERUN_SCHEDULE_SEED)

@@ -50,6 +50,8 @@ void sagerun_param_format(int type, double v, char *buf, size_t len)
         snprintf(buf, len, "%s", v != 0 ? "true" : "false");
     else if (type == SAGERUN_PARAM_INT)
         snprintf(buf, len, "%.0f", v);
+    else if (v == floor(v) && fabs(v) < 1e15) /* a whole number as such: 2000, not 2e+03 */
+        snprintf(buf, len, "%.0f", v);
     else /* the shortest text that reads back as v: two values never share a label */
         for (int digits = 1; digits <= 17; digits++) {
             snprintf(buf, len, "%.*g", digits, v);

@@ -68,6 +68,52 @@ bool sr_summarize(const double *values, size_t n, double *scratch, sr_summary *o
     return true;
 }
 
+static double median_of_finite(const double *v, size_t n, double *tmp)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            tmp[k++] = v[i];
+    qsort(tmp, k, sizeof(double), compare_doubles);
+    return sr_percentile_sorted(tmp, k, 50);
+}
+
+/* Values beyond 10 robust standard deviations of the median, and beyond min_rel of it; slow_only:
+ * above it only. */
+static size_t outliers_beyond(const double *values, size_t n, double min_rel, bool slow_only,
+                              double *robust_cv)
+{
+    size_t count = 0;
+    double *dev = malloc((n ? n : 1) * 2 * sizeof(double)), *tmp = dev ? dev + (n ? n : 1) : NULL;
+    if (robust_cv)
+        *robust_cv = NAN;
+    double med = dev ? median_of_finite(values, n, tmp) : NAN;
+    if (!(med > 0)) {
+        free(dev);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        dev[i] = isfinite(values[i]) ? fabs(values[i] - med) : NAN;
+    double sd = 1.4826 * median_of_finite(dev, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        count += sd > 0 && dev[i] > 10 * sd && dev[i] > min_rel * med &&
+                 (!slow_only || values[i] > med);
+    if (robust_cv)
+        *robust_cv = sd / med;
+    free(dev);
+    return count;
+}
+
+size_t sr_outliers(const double *values, size_t n, double *robust_cv)
+{
+    return outliers_beyond(values, n, 0, false, robust_cv);
+}
+
+size_t sr_slow_outliers(const double *values, size_t n)
+{
+    return outliers_beyond(values, n, 0.10, true, NULL);
+}
+
 double sr_speedup_percent(double p50_baseline, double p50_variant)
 {
     return (p50_baseline / p50_variant - 1.0) * 100.0;

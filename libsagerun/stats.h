@@ -27,6 +27,16 @@ double sr_median3(double a, double b, double c);
  * everywhere else. */
 bool sr_summarize(const double *values, size_t n, double *scratch, sr_summary *out);
 
+/* How many of n values (NaNs ignored) lie beyond 10 robust standard deviations (1.4826 times the
+ * median absolute deviation) of their median; *robust_cv (may be NULL): that deviation over the
+ * median, NaN where the median is not positive. 0 on allocation failure. */
+size_t sr_outliers(const double *values, size_t n, double *robust_cv);
+
+/* How many of n values lie above their median by more than 10 robust standard deviations and by
+ * more than 10% of it: slow calls that matter. Busy or precise timings have a tiny deviation, so a
+ * jitter of 1% is an outlier to sr_outliers; it is not a slow call. */
+size_t sr_slow_outliers(const double *values, size_t n);
+
 /* (p50_baseline / p50_variant - 1) * 100, exactly as the seed computes it. */
 double sr_speedup_percent(double p50_baseline, double p50_variant);
 

@@ -82,13 +82,16 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         seed: the seed's 3 warm-up + 5 rounds x 10, rotating.\n"           \
     "                         --warmup/--rounds/--iterations alone imply fixed\n"                \
     "  --target-precision PCT timed: stop at this half-width, percent points (0.05)\n"           \
-    "  --max-time SECONDS     timed: budget of the timed rounds (8)\n"                            \
+    "  --max-time SECONDS     timed: budget of the timed rounds (8; warm-up and checks come\n"  \
+    "                         on top); the rounds end on a whole period, warned when late\n"   \
     "  --min-rounds N         timed: rounds before the precision target may end the run\n"       \
     "                         (20; the budget may end it sooner, on a whole period)\n"           \
-    "  --max-rounds N         timed: rounds at most (2000)\n"                                    \
+    "  --max-rounds N         timed: rounds at most (2000): whole periods of the order, or\n"  \
+    "                         fewer, unbalanced and warned, when below one period\n"           \
     "  --warmup-time SECONDS  timed: warm-up this long per variant and until stable\n"         \
     "                         (0.25); 1000 calls end it sooner, 20x this time at most\n"        \
     "  --warmup N             fixed: untimed calls per variant first (3)\n"                      \
+    "                         (with 0 or --warmup-time 0, one call still plans the timer)\n"   \
     "  --rounds N             fixed: rounds (5; >= 2 for a verdict)\n"                           \
     "  --iterations N         fixed: samples per variant and round (10)\n"                       \
     "  --order O              interleave (default): A,B,A,B.., the first variant\n"              \
@@ -101,7 +104,9 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         graph: K calls captured once into a CUDA graph (only for\n"        \
     "                         variants whose run may be captured)\n"                             \
     "  --batch K              calls per sample for batch and graph (default: a sample\n"         \
-    "                         of >= 1 ms; hot cache only); alone, it asks for --timer batch\n"    \
+    "                         of >= 1 ms of the fastest variant's calls, the same K for\n"     \
+    "                         all, but a variant's sample at most 10x the fastest's; hot\n"   \
+    "                         cache only); alone, it asks for --timer batch\n"                 \
     "  --cache C              hot (default), or cold (CUDA only): L2 and instruction caches\n"  \
     "                         flushed before each sample (one call per sample, timed by its\n"  \
     "                         kernels' timestamps plus the launch gap of hot calls)\n"
