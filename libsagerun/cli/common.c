@@ -169,10 +169,14 @@ static const char *long_option_trouble(const char *arg, const struct option *opt
 
 int sr_cli_bad_option(const char *cmd, int c, char **argv, const struct option *opts)
 {
+    /* a long option as written: getopt_long sets optopt to a long option's value too, which for
+     * one like --markdown (value 'm') named "-m" for "--markdown=yes" */
     char shortopt[3] = {'-', (char)optopt, 0};
-    const char *arg = c == '?' && optopt > 0 && optopt < 128 ? shortopt
-                    : optind > 0                             ? argv[optind - 1]
-                                                             : "?";
+    const char *last = optind > 0 ? argv[optind - 1] : NULL;
+    bool is_long = last && strncmp(last, "--", 2) == 0 && last[2];
+    const char *arg = c == '?' && !is_long && optopt > 0 && optopt < 128 ? shortopt
+                    : last                                               ? last
+                                                                         : "?";
     const char *why = c == ':'                         ? "missing value for option"
                       : strncmp(arg, "--", 2) == 0 ? long_option_trouble(arg, opts)
                                                    : "unknown option";
@@ -451,15 +455,24 @@ bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsign
 bool sr_cli_parse_decimal(const char *cmd, const char *opt, const char *text, double min,
                           bool min_inclusive, double max, double *out)
 {
-    /* Plain decimal only: strtod alone would take " 5", "0x10", "1e3", "inf" and "nan". */
+    /* Decimal digits, a point, an exponent (".5", "2.", "1e3"): strtod alone would also take
+     * " 5", "+5", "0x10", "inf" and "nan". */
     size_t digits = strspn(text, "0123456789");
     const char *rest = text + digits;
-    if (*rest == '.')
-        rest += 1 + strspn(rest + 1, "0123456789");
+    if (*rest == '.') {
+        size_t part = strspn(rest + 1, "0123456789");
+        digits += part;
+        rest += 1 + part;
+    }
+    if (digits && (*rest == 'e' || *rest == 'E')) {
+        const char *exp = rest + 1 + (rest[1] == '+' || rest[1] == '-');
+        size_t n = strspn(exp, "0123456789");
+        rest = n ? exp + n : rest;
+    }
     double v = digits && !*rest ? strtod(text, NULL) : NAN;
     if (!(v >= min) || (!min_inclusive && v == min) || v > max) {
-        sr_cli_error("%s: %s '%s': expected a decimal number %s %g and <= %g", cmd, opt, text,
-                     min_inclusive ? ">=" : ">", min, max);
+        sr_cli_error("%s: %s '%s': expected a decimal number %s %.15g and <= %.15g", cmd, opt,
+                     text, min_inclusive ? ">=" : ">", min, max);
         return false;
     }
     *out = v;

@@ -46,7 +46,7 @@ for v in abc 0 99999; do # a bad scan timeout was the default (10 s) in silence
     check "SAGERUN_PLUGIN_SCAN_TIMEOUT=$v is usage" 2 env SAGERUN_PLUGIN_SCAN_TIMEOUT=$v "$S" list --backend host \
         && contains "names it and the range" "SAGERUN_PLUGIN_SCAN_TIMEOUT '$v': expected seconds, more than 0 and at most 3600"
 done
-for v in 0x10 1e3 +5; do # seconds are plain decimals, as every other decimal option (strtod took these)
+for v in 0x10 1e +5 inf; do # seconds are decimals (1e3 and .5 are; strtod also took these)
     check "compare --max-time $v is usage" 2 "$S" compare --backend host --max-time $v \
         && contains "names it" "--max-time '$v': expected a decimal number"
 done
@@ -164,6 +164,10 @@ check "--shape with Hq not a multiple of Hkv: usage, naming --shape" 2 "$S" comp
 
 # getopt's refusals said "unknown option" for all of these
 check "an option that takes no value given one" 2 "$S" compare --causal=false && contains "says so" "option takes no value '--causal=false'"
+# ... also where the option's value is a letter (--markdown is 'm'): it was named "-m"
+for c in "show --markdown=yes" "diff --relative=1" "merge --quiet=1" "run --in-process=1" "compare --help=1"; do
+    check "$c: named as given" 2 "$S" $c && contains "$c: names it" "'${c#* }'"
+done
 check "an ambiguous prefix" 2 "$S" compare --in x && contains "says so" "ambiguous option (the start of several) '--in'"
 check "an output path that is the next option" 1 "$S" compare --backend host --json --quiet
 contains "says so" "--json '--quiet': an option where a file is needed"
