@@ -24,8 +24,9 @@ enum {
     SR_EXIT_NOT_BYTE_EXACT = 3, /* compare: ran, but a variant's output differs from the reference;
                                  * profile: the profiled call's differs from the checked call's */
     SR_EXIT_REGRESSION = 4,     /* diff: a regression beyond the threshold or lost byte-exactness */
-    /* compare: interrupted by a signal, 128 + its number as shells report it; the reports written
-     * hold the rounds finished ("complete": false) */
+    /* compare, run, sweep: interrupted by a signal, 128 + its number as shells report it; the
+     * reports written hold the rounds finished ("complete": false) */
+    SR_EXIT_SIGHUP = 129,
     SR_EXIT_SIGINT = 130,
     SR_EXIT_SIGTERM = 143
 };

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ extern char **environ;
 
 #include "cli.h"
 #include "compare_options.h"
+#include "isolate.h"
 #include "sweep.h"
 #include "sweep_axes.h"
 #include "sweep_file.h"
@@ -84,7 +86,10 @@ static void sweep_usage(FILE *out)
             "  1  error: bad sweep file, or some workload or variant failed (the others ran)\n"
             "  2  usage error\n"
             "  3  everything ran, but some output is not byte-exact (nor within the tolerance\n"
-            "     given: --max-ulp, --min-cos, --max-rel-l1)\n");
+            "     given: --max-ulp, --min-cos, --max-rel-l1)\n"
+            "  129 (SIGHUP), 130 (SIGINT), 143 (SIGTERM)  interrupted: the running comparison\n"
+            "     ends with its rounds so far, the summary, the table and --csv hold the\n"
+            "     workloads that ran\n");
 }
 
 /* ---- running ---------------------------------------------------------------------------------- */
@@ -218,10 +223,15 @@ static int run_self(char **argv, const char *log)
         errno = rc;
         return -1;
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    /* a stop signal of the sweep's own (kill PID, not the terminal's, which reaches the whole
+     * group) is passed on once: the comparison ends with its rounds so far, not orphaned */
+    int status, passed = 0;
+    while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR)
             return -1;
+        if (sr_stop_signal() && !passed)
+            kill(pid, passed = sr_stop_signal());
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -569,15 +579,21 @@ static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const s
             sr_cli_error("sweep: %s", err.message);
             return SR_EXIT_ERROR;
         }
-        if (child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM) {
-            /* The interrupt reached the comparison too (same process group): stop here; the
-             * summary holds what ran, this workload's report is marked incomplete. */
+        int sig = sr_stop_signal();
+        if (sig || child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM || child == SR_EXIT_SIGHUP) {
+            /* the comparison got the signal too (the terminal's group, or passed on by run_self):
+             * stop here; the summary holds what ran, this workload's report is incomplete */
             sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
                          run->out_dir);
-            return child;
+            return sig ? 128 + sig : child;
         }
     }
     return -1;
+}
+
+static bool interrupted_exit(int rc)
+{
+    return rc == SR_EXIT_SIGINT || rc == SR_EXIT_SIGTERM || rc == SR_EXIT_SIGHUP;
 }
 
 /* The sweep's own options (the compare options go to set); returns -1 to go on, else the exit
@@ -690,14 +706,20 @@ int sr_cmd_sweep(int argc, char **argv)
     }
     if (!outputs_spare_inputs(&s, sweep_path, run.out_dir, csv_path))
         goto out;
-    if ((rc = run_workloads(&s, &shared, &run, summary)) >= 0)
+    /* SIGINT, SIGTERM, SIGHUP: passed on to the running comparison, which ends with a report of
+     * its rounds so far; then the table and the CSV of what ran (an interrupted sweep keeps it) */
+    sr_stop_signals_install();
+    int ran = run_workloads(&s, &shared, &run, summary);
+    if (ran >= 0 && !interrupted_exit(ran)) {
+        rc = ran;
         goto out;
+    }
     const char *const csv_out[] = {csv_path};
     FILE *table = sr_cli_table_out(csv_out, 1);
     sr_sweep_summary_print(summary, table, false);
     fprintf(table, "summary: %s/%s, %s/%s\n", run.out_dir, SR_SWEEP_SUMMARY_JSON, run.out_dir,
             SR_SWEEP_SUMMARY_MD);
-    rc = sr_sweep_summary_exit_code(summary);
+    rc = ran >= 0 ? ran : sr_sweep_summary_exit_code(summary);
     if (csv_path && sr_sweep_summary_write_csv(summary, run.out_dir, csv_path, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: --csv: %s", err.message);
         rc = SR_EXIT_ERROR;

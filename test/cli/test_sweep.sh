@@ -326,4 +326,33 @@ r = json.load(open(sys.argv[1]))
 assert r["reference_output_sha256"] == sys.argv[2], (r["reference_output_sha256"], sys.argv[2])' o5/f.json "$want"
 cd "$ROOT"
 
+# ---- a stop signal to the sweep alone (kill PID): the sweep died at once, its running comparison
+# went on as an orphan and later wrote a report the summary never listed, its hidden files stayed,
+# and no --csv was written ----
+cd "$TMP"
+cat > sig.json <<'E'
+{"name": "sig", "baseline": "reference", "variants": ["reference-mt"], "accuracy": false,
+ "workloads": [{"name": "a", "shape": [1, 64, 1, 32]}, {"name": "b", "shape": [1, 64, 1, 32]},
+               {"name": "c", "shape": [1, 64, 1, 32]}]}
+E
+"$S" sweep sig.json --backend host --out-dir sig --max-time 2 --warmup-time 0.05 --csv sig.csv \
+    >sig.out 2>sig.err &
+pid=$!
+for _ in $(seq 1 300); do [ -f sig/a.json ] && break; sleep 0.1; done
+sleep 0.7; kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 143 ] || fail "sweep, SIGTERM: exit $rc, expected 143" "$(cat sig.err)"
+sleep 1
+pgrep -f "out-dir sig " >/dev/null && fail "sweep, SIGTERM: a comparison still runs" "$(pgrep -af 'sig/')"
+ls -A sig | grep -q '^\.' && fail "sweep, SIGTERM: hidden files left" "$(ls -A sig)"
+[ -f sig.csv ] || fail "sweep, SIGTERM: no --csv of what ran"
+py "sweep, SIGTERM: the summary lists every report written, b's incomplete" '
+import json, os, sys
+d = sys.argv[1]; s = json.load(open(os.path.join(d, "summary.json")))
+listed = {w["report"] for w in s["workloads"] if w.get("report")}
+written = {f for f in os.listdir(d) if f.endswith(".json") and f != "summary.json"}
+assert listed == written, (listed, written)
+assert "b.json" in written and json.load(open(os.path.join(d, "b.json")))["complete"] is False' sig
+grep -q "interrupted" sig.err || fail "sweep, SIGTERM: not said" "$(cat sig.err)"
+cd "$ROOT"
+
 finish
