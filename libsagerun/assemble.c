@@ -292,6 +292,11 @@ static void variant_warnings(sr_report *rep, size_t index, double floor_s)
         sr_report_add_warning(rep, "%s is noisy: its samples spread by %.1f%% (robust sd / "
                                    "median)",
                               l, cv * 100);
+    if (t->warmup_calls == 0)
+        sr_report_add_warning(rep, "%s: no warm-up call (--warmup 0): no call's time planned the "
+                                   "timer (%u call(s) per sample), and the first timed sample holds "
+                                   "the first call's one-time costs",
+                              l, t->calls_per_sample);
     if (t->warmup_calls > 1 && t->first_call_s > 3 * t->warm_call_s && t->first_call_s > 1e-3)
         sr_report_add_warning(rep, "%s: the first call took %.3g ms, %.0fx a warmed call (one-"
                                    "time costs, left out of the timing)",

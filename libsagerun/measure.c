@@ -140,12 +140,14 @@ static bool stable(const double *last3)
 static bool warmup_done(const sagerun_compare_options *o, uint32_t calls, double elapsed,
                         const double *last3)
 {
-    /* one call at least, even for --warmup 0 or --warmup-time 0: its time plans the timer (with
-     * none, calls of 1 us were timed one per sample, and the first timed sample was the cold one) */
-    if (calls == 0)
-        return false;
+    /* fixed: the calls asked for, none for --warmup 0 (the report says what that leaves: no plan
+     * of the timer, the first call in the first sample); timed: one call at least, even for
+     * --warmup-time 0, whose time plans the timer (with none, calls of 1 us were timed one per
+     * sample, and the first call read 0 s) */
     if (o->schedule != SAGERUN_SCHEDULE_TIMED)
         return calls >= o->warmup;
+    if (calls == 0)
+        return false;
     if (calls >= SR_WARMUP_MAX_CALLS || elapsed >= 20 * o->warmup_s)
         return true;
     uint32_t need = last3[2] > 1.0 ? 2 : 3;
@@ -159,6 +161,7 @@ static void warm_up(measurer *ms, sr_entry *e)
     const sagerun_compare_options *o = &ms->eo->o;
     double last3[3] = {NAN, NAN, NAN}, t0 = sr_monotonic_seconds();
     uint32_t calls = 0;
+    e->timing.first_call_s = NAN; /* none made: null in the report, not 0 s */
     while (!e->failed && !warmup_done(o, calls, sr_monotonic_seconds() - t0, last3)) {
         if (sampler_stop(ms))
             return;

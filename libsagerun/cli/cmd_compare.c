@@ -411,6 +411,10 @@ static int check_options(compare_cmd *c)
         return SR_EXIT_USAGE;
     if (!sr_cli_compare_settings_finish("compare", &c->set))
         return SR_EXIT_USAGE;
+    if (c->in_process && sr_cli_compare_given(&c->set, SR_OPT_TIMEOUT)) { /* as run says */
+        sr_cli_error("compare: --timeout needs the watched child, which --in-process leaves out");
+        return SR_EXIT_USAGE;
+    }
     if (!sr_cli_workload_options_check("compare", &c->wo))
         return SR_EXIT_USAGE;
     if (hex && strlen(hex) != 64) {

@@ -17,7 +17,9 @@ static void list_usage(FILE *out)
             "  --plugin PATH   also load this plugin file (.so), Python variant file (.py)\n"
             "                  or folder (first; may repeat)\n"
             "  --backend B     auto (default: CUDA if present), host or cuda\n"
-            "  --device K      CUDA device ordinal (default 0)\n" SR_CLI_PLUGIN_POLICY_HELP);
+            "  --device K      CUDA device ordinal (default 0)\n" SR_CLI_PLUGIN_POLICY_HELP
+            "\nexit status: 0 listed (rejected files are listed too), 1 error (no device, a\n"
+            "--plugin that cannot be read), 2 usage\n");
 }
 
 /* "params tile int 64 [16, 128]: rows per CTA", one line per declared parameter. */

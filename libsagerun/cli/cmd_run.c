@@ -31,7 +31,8 @@ static void run_usage(FILE *out)
             "The variant runs in a child process that sagerun watches (unless --in-process): if\n"
             "it ends the process (exit(), _exit(), a crash), run says so, with the phase, and\n"
             "exits 1.\n\n"
-            "exit status: 0 success, 1 error, 2 usage, 130/143 interrupted (SIGINT/SIGTERM)\n");
+            "exit status: 0 success, 1 error, 2 usage, 129/130/143 interrupted (SIGHUP/SIGINT/\n"
+            "SIGTERM)\n");
 }
 
 static int compare_doubles(const void *a, const void *b)

@@ -276,8 +276,11 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         sr_isolate_child_loading(plugin_paths[i]);
         size_t variants = sagerun_registry_variant_count(reg);
         size_t rejected = sagerun_registry_rejection_count(reg);
-        st = sagerun_registry_add_path(reg, plugin_paths[i], err);
-        if (st != SAGERUN_OK)
+        if (!*plugin_paths[i]) { /* the library's own words for it name its function */
+            st = SAGERUN_INVALID_ARGUMENT;
+            if (err)
+                *err = (sagerun_error){.status = st, .message = "--plugin: an empty path"};
+        } else if ((st = sagerun_registry_add_path(reg, plugin_paths[i], err)) != SAGERUN_OK)
             sr_cli_error_prefix(err, "--plugin");
         else if (!(policy && policy->show_rejected))
             st = explicit_file_loaded(reg, plugin_paths[i], variants, rejected, err);

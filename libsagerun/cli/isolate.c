@@ -103,14 +103,14 @@ void sr_stop_signals_install(void)
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns at once */
-    /* SIGHUP: a closed terminal, stop as for SIGTERM and clean up. A signal the caller set to be
-     * ignored (nohup, a shell's background job's SIGINT) stays ignored, as run's supervisor does. */
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-        struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaction(sigs[i], &sa, NULL);
-    }
+    sigaction(SIGINT, &sa, NULL); /* also in a script's background job, whose shell ignores it:
+                                     `kill -INT` is how a script stops a comparison and keeps it */
+    sigaction(SIGTERM, &sa, NULL);
+    /* SIGHUP: a closed terminal, stop as for SIGTERM and clean up; unless the caller ignores it
+     * (nohup), which is what asked to outlive the terminal */
+    struct sigaction old;
+    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
 }
 
 int sr_stop_signal(void)

@@ -164,6 +164,10 @@ check "--shape with Hq not a multiple of Hkv: usage, naming --shape" 2 "$S" comp
 
 # getopt's refusals said "unknown option" for all of these
 check "an option that takes no value given one" 2 "$S" compare --causal=false && contains "says so" "option takes no value '--causal=false'"
+check "compare --in-process --timeout is usage" 2 "$S" compare --backend host --in-process --timeout 1 \
+    && contains "says why (it was ignored)" "--timeout needs the watched child"
+check "list --plugin ''" 1 "$S" list --backend host --plugin '' && contains "names the option" "--plugin: an empty path"
+grep -q registry_add_path <<<"$out" && fail "list --plugin '': the library's function named" "$out"
 # ... also where the option's value is a letter (--markdown is 'm'): it was named "-m"
 for c in "show --markdown=yes" "diff --relative=1" "merge --quiet=1" "run --in-process=1" "compare --help=1"; do
     check "$c: named as given" 2 "$S" $c && contains "$c: names it" "'${c#* }'"

@@ -69,19 +69,25 @@ w = json.load(open(sys.argv[1]))["warnings"]
 assert any("over the budget of 0.1 s" in x for x in w), w
 assert any("below --min-rounds 20" in x for x in w), w' "$TMP/over.json"
 
-# ---- 3. no warm-up asked for: one call still plans the timer (calls of 1 us were timed one per
-# sample, and the report's first call read 0) ----
+# ---- 3. no warm-up asked for. Timed (--warmup-time 0): one call still plans the timer (calls of
+# 1 us were timed one per sample, and the first call read 0 s). Fixed (--warmup 0): no call, as
+# asked, and the report says what that leaves (it said nothing, and first_call_s read 0) ----
 check "--warmup-time 0" 0 "$S" compare "${H[@]}" --baseline 'spin[us=1]' --variant 'spin[us=1,slowx=2]' \
     --max-time 0.3 --warmup-time 0 --json "$TMP/w0.json"
+py "--warmup-time 0: 1 us calls batched, the first call measured" '
+import json, sys
+for v in json.load(open(sys.argv[1]))["variants"]:
+    m = v["measurement"]
+    assert m["timer"] == "batch" and m["calls_per_sample"] > 100, m
+    assert m["first_call_s"] > 0 and m["warmup_calls"] >= 1, m' "$TMP/w0.json"
 check "--warmup 0" 0 "$S" compare "${H[@]}" --baseline 'spin[us=1]' --variant 'spin[us=1,slowx=2]' \
     --rounds 4 --iterations 2 --warmup 0 --json "$TMP/w1.json"
-py "both batch 1 us calls, the first call measured" '
+py "--warmup 0: no call made, said, first_call_s null" '
 import json, sys
-for f in sys.argv[1:]:
-    for v in json.load(open(f))["variants"]:
-        m = v["measurement"]
-        assert m["timer"] == "batch" and m["calls_per_sample"] > 100, (f, m)
-        assert m["first_call_s"] > 0 and m["warmup_calls"] >= 1, (f, m)' "$TMP/w0.json" "$TMP/w1.json"
+r = json.load(open(sys.argv[1]))
+for v in r["variants"]:
+    assert v["measurement"]["warmup_calls"] == 0 and v["measurement"]["first_call_s"] is None, v["measurement"]
+assert any("no warm-up call (--warmup 0)" in w for w in r["warnings"]), r["warnings"]' "$TMP/w1.json"
 
 # ---- 4. --max-rounds is a promise: with three variants (a period of 6 rounds) --max-rounds 4 ran 6;
 # the default maximum (2000, 1998 in whole periods) was warned of though nobody gave it; a run that
