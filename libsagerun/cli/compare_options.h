@@ -91,7 +91,8 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "  --warmup-time SECONDS  timed: warm-up this long per variant and until stable\n"         \
     "                         (0.25); 1000 calls end it sooner, 20x this time at most\n"        \
     "  --warmup N             fixed: untimed calls per variant first (3)\n"                      \
-    "                         (with 0 or --warmup-time 0, one call still plans the timer)\n"   \
+    "                         (0: none, warned: no call plans the timer; --warmup-time 0\n"  \
+    "                         still makes one, which plans it)\n"                              \
     "  --rounds N             fixed: rounds (5; >= 2 for a verdict)\n"                           \
     "  --iterations N         fixed: samples per variant and round (10)\n"                       \
     "  --order O              interleave (default): A,B,A,B.., the first variant\n"              \
