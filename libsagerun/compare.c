@@ -324,6 +324,12 @@ static sagerun_status compare_entry(sagerun_registry *reg, sagerun_context *ctx,
         st = sr_error_set(err, SAGERUN_UNSUPPORTED,
                           "a cold cache (--cache cold) needs a CUDA device: the host backend has "
                           "no cache flush");
+    if (st == SAGERUN_OK && eo.o.timer == SAGERUN_TIMER_GRAPH &&
+        sagerun_context_backend(ctx) == SAGERUN_BACKEND_HOST) /* refused before any call, not after
+                                                                 the warm-up */
+        st = sr_error_set(err, SAGERUN_UNSUPPORTED,
+                          "the graph timer (--timer graph) needs a CUDA device: the host backend "
+                          "has no CUDA graphs");
     if (st == SAGERUN_OK && inputs && inputs->ctx != ctx)
         st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                           "compare: the inputs belong to another context");

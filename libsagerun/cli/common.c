@@ -61,12 +61,22 @@ sagerun_status sr_cli_error_prefix(sagerun_error *err, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     snprintf(was, sizeof was, "%s", err->message);
-    /* the message whole, the prefix cut to what is left (a long --variant spec cut the reason) */
-    size_t used = strlen(was) + 3; /* ": " and the NUL */
-    size_t room = used < sizeof err->message ? sizeof err->message - used : 0;
-    if (strlen(prefix) > room && room > 3)
-        snprintf(prefix + room - 3, 4, "...");
-    snprintf(err->message, sizeof err->message, "%.*s: %s", (int)room, prefix, was);
+    /* too long for the buffer: its start (the prefix: which option) and its end (the reason), with
+     * "..." between, cut at UTF-8 character boundaries. A message that filled the buffer alone
+     * lost the prefix and the reason's end ("sagerun: : xxx...: File name too lo") */
+    char whole[3 * SAGERUN_ERROR_MESSAGE_SIZE];
+    snprintf(whole, sizeof whole, "%s: %s", prefix, was);
+    size_t n = strlen(whole), cap = sizeof err->message - 1;
+    if (n <= cap) {
+        memcpy(err->message, whole, n + 1);
+        return err->status;
+    }
+    size_t head = cap / 2 - 2, tail = n - (cap - head - 3);
+    while (head > 0 && (whole[head] & 0xC0) == 0x80)
+        head--;
+    while (tail < n && (whole[tail] & 0xC0) == 0x80)
+        tail++;
+    snprintf(err->message, sizeof err->message, "%.*s...%s", (int)head, whole, whole + tail);
     return err->status;
 }
 
@@ -276,11 +286,9 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         sr_isolate_child_loading(plugin_paths[i]);
         size_t variants = sagerun_registry_variant_count(reg);
         size_t rejected = sagerun_registry_rejection_count(reg);
-        if (!*plugin_paths[i]) { /* the library's own words for it name its function */
-            st = SAGERUN_INVALID_ARGUMENT;
-            if (err)
-                *err = (sagerun_error){.status = st, .message = "--plugin: an empty path"};
-        } else if ((st = sagerun_registry_add_path(reg, plugin_paths[i], err)) != SAGERUN_OK)
+        if (!*plugin_paths[i]) /* the library's own words for it name its function */
+            st = sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "--plugin: an empty path");
+        else if ((st = sagerun_registry_add_path(reg, plugin_paths[i], err)) != SAGERUN_OK)
             sr_cli_error_prefix(err, "--plugin");
         else if (!(policy && policy->show_rejected))
             st = explicit_file_loaded(reg, plugin_paths[i], variants, rejected, err);

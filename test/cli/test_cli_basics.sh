@@ -133,6 +133,10 @@ check "an error quoting a hostile tensor name" 1 "$S" workload show "$TMP/esc.sa
 LL=fake-long-label-0123456789-0123456789-0123456789-0123456789-abc
 check "a 400-digit parameter value" 1 "$S" run --backend host --shape 1,64,2,64 --plugin "$FAKES/fake_long_label.so" \
     --variant "$LL[rows_per_thread_tile=$(printf '9%.0s' {1..400})]" && contains "the reason survives" "is not an int"
+# ... and a message that fills the buffer alone kept neither the option nor the reason's end
+# ("sagerun: : xxx...xxx: File name too lo")
+check "a 5000-byte --plugin path" 1 "$S" list --backend host --plugin "$(printf 'x%.0s' {1..5000})" \
+    && contains "names the option" "--plugin: x" && contains "keeps the reason" "File name too long"
 check "list --device must be a number" 2 "$S" list --device abc && contains "names the option" "--device 'abc'"
 
 # Plugin policy: pins and unsafe permissions.
