@@ -130,19 +130,6 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
 
 /* ---- one variant ----------------------------------------------------------------------------- */
 
-static double median_finite(const double *v, size_t n)
-{
-    double *tmp = malloc((n ? n : 1) * sizeof(double));
-    size_t k = 0;
-    for (size_t i = 0; tmp && i < n; i++)
-        if (isfinite(v[i]))
-            tmp[k++] = v[i];
-    sr_summary s;
-    sr_summarize(tmp, k, NULL, &s);
-    free(tmp);
-    return s.p50;
-}
-
 static void fill_timings(sr_report_variant *v, const sr_schedule_result *sc, size_t e)
 {
     size_t R = sc->rounds, I = sc->per_round;
@@ -174,7 +161,8 @@ static void fill_how(sr_variant_timing *t, const sr_entry *e, const sr_schedule_
     t->host_call_s = et->host_calls ? et->host_s / (double)et->host_calls : NAN;
     t->launch_gap_s = et->launch_gap_s;
     size_t cells = sc->rounds * sc->per_round;
-    t->clock_mhz = median_finite(sc->clocks + index * sc->capacity_rounds * sc->per_round, cells);
+    const double *clocks = sc->clocks + index * sc->capacity_rounds * sc->per_round;
+    t->clock_mhz = sr_median_finite(clocks, cells, NULL);
     t->energy_per_call_j = et->energy_ok && et->energy_calls
                                ? et->energy_j / (double)et->energy_calls : NAN;
     t->mean_power_w = et->energy_ok && et->energy_s > 0 ? et->energy_j / et->energy_s : NAN;
@@ -279,6 +267,23 @@ static void outlier_warning(sr_report *rep, size_t i, size_t outliers)
                           v->timing.mean * 1e3, v->timing.mean / v->timing.p50);
 }
 
+/* A variant whose speedup drifted during the run (judge.h: sr_judge_drift, set by judge_all). */
+static void drift_warning(sr_report *rep, size_t i)
+{
+    const sr_report_variant *v = &rep->variants[i];
+    if (!v->drift.found)
+        return;
+    sr_report_add_warning(rep, "%s: its speedup drifted during the run, from %+.1f%% in the first "
+                               "third of the rounds to %+.1f%% in the last (rank correlation with "
+                               "time %+.2f): the interval takes the rounds as draws of one ratio, "
+                               "so it holds for a run of this length only%s",
+                          v->label ? v->label : v->name, v->drift.first_percent,
+                          v->drift.last_percent, v->drift.rank_correlation,
+                          sr_drift_splits_verdict(&v->drift, rep->noise_threshold_percent)
+                              ? "; the two thirds tell different verdicts, so it reads ambiguous"
+                              : "");
+}
+
 static void variant_warnings(sr_report *rep, size_t index, double floor_s)
 {
     const sr_report_variant *v = &rep->variants[index];
@@ -288,6 +293,7 @@ static void variant_warnings(sr_report *rep, size_t index, double floor_s)
     size_t outliers = sr_outliers(v->samples, samples_of(v), &cv);
     if (outliers)
         outlier_warning(rep, index, outliers);
+    drift_warning(rep, index);
     if (cv > 0.05)
         sr_report_add_warning(rep, "%s is noisy: its samples spread by %.1f%% (robust sd / "
                                    "median)",
@@ -401,7 +407,7 @@ static void fill_clocks(sr_report *rep, const sr_measurement *m)
             memcpy(tmp + e * sc->per_round,
                    sc->clocks + (e * sc->capacity_rounds + r) * sc->per_round,
                    sc->per_round * sizeof(double));
-        double mhz = median_finite(tmp, per);
+        double mhz = sr_median_finite(tmp, per, NULL);
         rep->clock_rounds[r] = (sr_clock_sample){.sm_clock_mhz = isfinite(mhz) ? (int)lround(mhz)
                                                                                : -1,
                                                  .temperature_c = -1};

@@ -27,6 +27,88 @@ bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs,
     return out >= 3 && out * 20 >= n_mine && out > 3 * sr_slow_outliers(theirs, n_theirs);
 }
 
+/* ---- drift ------------------------------------------------------------------------------------ */
+
+typedef struct ranked {
+    double value;
+    size_t at;
+} ranked;
+
+static int by_value(const void *pa, const void *pb)
+{
+    double a = ((const ranked *)pa)->value, b = ((const ranked *)pb)->value;
+    return (a > b) - (a < b);
+}
+
+/* Spearman's rho of v[0..n) with its index: the Pearson correlation of v's ranks (ties: their mean
+ * rank) with 1..n. NaN on allocation failure or where v is constant. */
+static double rank_correlation_with_time(const double *v, size_t n)
+{
+    ranked *r = malloc(n * sizeof(*r));
+    double *rank = malloc(n * sizeof(*rank));
+    double rho = NAN;
+    if (r && rank) {
+        for (size_t i = 0; i < n; i++)
+            r[i] = (ranked){v[i], i};
+        qsort(r, n, sizeof(*r), by_value);
+        for (size_t i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && r[j].value == r[i].value; j++)
+                ;
+            for (size_t k = i; k < j; k++)
+                rank[r[k].at] = (double)(i + j + 1) / 2.0; /* the mean of ranks i+1 .. j */
+        }
+        double mean = (double)(n + 1) / 2.0, sxy = 0, sxx = 0, syy = 0;
+        for (size_t i = 0; i < n; i++) {
+            double dx = (double)(i + 1) - mean, dy = rank[i] - mean;
+            sxy += dx * dy;
+            sxx += dx * dx;
+            syy += dy * dy;
+        }
+        if (syy > 0)
+            rho = sxy / sqrt(sxx * syy);
+    }
+    free(r);
+    free(rank);
+    return rho;
+}
+
+static double third_speedup(const double *d, size_t n, double *scratch)
+{
+    return (exp(sr_median_finite(d, n, scratch)) - 1.0) * 100.0;
+}
+
+sr_drift sr_judge_drift(const double *b, const double *x, size_t rounds, double threshold)
+{
+    sr_drift dr = {.first_percent = NAN, .last_percent = NAN, .rank_correlation = NAN};
+    double *d = malloc((rounds ? rounds : 1) * 2 * sizeof(double));
+    size_t n = 0;
+    for (size_t r = 0; d && r < rounds; r++)
+        if (b[r] > 0 && x[r] > 0 && isfinite(b[r]) && isfinite(x[r]))
+            d[n++] = log(b[r] / x[r]);
+    if (n >= SR_DRIFT_MIN_ROUNDS) {
+        size_t third = n / 3;
+        dr.first_percent = third_speedup(d, third, d + rounds);
+        dr.last_percent = third_speedup(d + n - third, third, d + rounds);
+        dr.rank_correlation = rank_correlation_with_time(d, n);
+        double moved = dr.last_percent - dr.first_percent;
+        dr.found = fabs(dr.rank_correlation) * sqrt((double)(n - 1)) > 3.29 &&
+                   fabs(moved) > fmax(threshold, 2.0) && moved * dr.rank_correlation > 0;
+    }
+    free(d);
+    return dr;
+}
+
+static int side_of(double speedup, double threshold)
+{
+    return speedup > threshold ? 1 : speedup < -threshold ? -1 : 0;
+}
+
+bool sr_drift_splits_verdict(const sr_drift *dr, double threshold)
+{
+    return dr->found &&
+           side_of(dr->first_percent, threshold) != side_of(dr->last_percent, threshold);
+}
+
 double sr_judge_half_width(const sr_interval *iv)
 {
     return iv->valid ? (iv->high - iv->low) / 2.0 : INFINITY;
@@ -35,7 +117,8 @@ double sr_judge_half_width(const sr_interval *iv)
 sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, double b_p50,
                            double x_p50, double threshold)
 {
-    sr_judgement j = {.seed_speedup = NAN, .verdict = SR_VERDICT_AMBIGUOUS};
+    sr_judgement j = {.seed_speedup = NAN, .verdict = SR_VERDICT_AMBIGUOUS,
+                      .drift = {.first_percent = NAN, .last_percent = NAN, .rank_correlation = NAN}};
     if (b_p50 > 0 && x_p50 > 0)
         j.seed_speedup = sr_speedup_percent(b_p50, x_p50);
     j.interval = sr_paired_speedup_interval(b, x, rounds);
@@ -71,7 +154,10 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
         x[k] = v->rounds[k].p50;
     }
     sr_judgement j = sr_judge_pair(b, x, R, base->timing.p50, v->timing.p50, threshold);
+    j.drift = sr_judge_drift(b, x, R, threshold);
     free(b);
+    if (sr_drift_splits_verdict(&j.drift, threshold))
+        j.verdict = SR_VERDICT_AMBIGUOUS;
     size_t nb = base->sample_rounds * base->samples_per_round, nx = v->sample_rounds * v->samples_per_round;
     /* a slow mode on either side: the verdict stands only where the means, which count the slow
      * calls, tell the same (reference-mt's thread-scheduling tail leaves it 2x faster) */
@@ -120,6 +206,7 @@ size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
             v->speedup_percent = j.seed_speedup;
         v->interval = j.interval;
         v->verdict = j.verdict;
+        v->drift = j.drift;
         outside += j.seed_outside_interval;
     }
     return outside;

@@ -20,6 +20,7 @@ typedef struct sr_judgement {
     sr_interval interval;      /* the paired estimate and its interval (valid = >= 2 rounds) */
     int verdict;               /* sr_verdict */
     bool seed_outside_interval; /* the seed's number lies outside the interval */
+    sr_drift drift;            /* of the ratio during the run (sr_judge_drift) */
 } sr_judgement;
 
 /* Judges a variant against the baseline from the per-round p50s of both (rounds entries each) and
@@ -40,6 +41,24 @@ int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
  * trimmed interval leave out: a verdict of same would hide a mean 2.8x the baseline's. */
 bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs, size_t n_theirs);
 
+/* Drift of a variant's speedup during the run (stats.h: sr_drift). The rounds, in the order they
+ * ran, give d_r = ln(baseline p50 / variant p50) (rounds where either is not a positive time are left
+ * out). The rounds' interleaving cancels drift that hits both sides alike (clocks, temperature); a
+ * drift of the ratio itself does not cancel, and the interval, which takes the rounds as draws of
+ * one ratio, then holds for a run of this length only. Found where, over at least
+ * SR_DRIFT_MIN_ROUNDS rounds, Spearman's rank correlation of d_r with time lies beyond 3.29 standard
+ * errors (two-sided p < 0.001 with no trend: sqrt(n - 1) * rho, normal) and the speedups of the
+ * first and the last third of the rounds (exp of the third's median d, minus 1) differ, in the same
+ * direction, by more than max(threshold, 2) percent points. */
+enum { SR_DRIFT_MIN_ROUNDS = 12 };
+sr_drift sr_judge_drift(const double *baseline_round_p50, const double *variant_round_p50,
+                        size_t rounds, double threshold_percent);
+
+/* Whether a drift found moves the speedup across the threshold: the first and the last third of
+ * the rounds would not tell the same of the variant (faster than +threshold, slower than
+ * -threshold, or within it). Then no verdict holds for the run, and judge_report says ambiguous. */
+bool sr_drift_splits_verdict(const sr_drift *drift, double threshold_percent);
+
 /* Half the width of the interval in percent points; +Inf when invalid. */
 double sr_judge_half_width(const sr_interval *interval);
 
@@ -47,7 +66,9 @@ double sr_judge_half_width(const sr_interval *interval);
  * first) from its per-round p50s: the seed's
  * speedup, the interval, the verdict, TOPS (where the workload is known). Where either side has a
  * slow mode (sr_judge_slow_mode, from the samples where the report has them), a verdict that the
- * ratio of the means (which count the slow calls) does not tell too is ambiguous instead. only_missing: leaves
+ * ratio of the means (which count the slow calls) does not tell too is ambiguous instead; so is one
+ * whose speedup drifted across the threshold during the run (sr_drift_splits_verdict; the drift is
+ * kept in the variant's drift, for the warning). only_missing: leaves
  * variants that already carry an interval as they are (a report read back). Returns how many
  * variants' seed speedup lies outside their interval. */
 struct sr_report;

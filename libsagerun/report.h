@@ -95,6 +95,7 @@ typedef struct sr_report_variant {
     double prepare_s, tops; /* NaN = absent */
     sr_interval interval;   /* valid false = absent */
     int verdict;            /* sr_verdict; NONE = absent */
+    sr_drift drift;         /* set by sr_judge_report (judge.h); not in the JSON but as a warning */
     int deterministic;      /* 1, 0, -1 = absent */
     char *last_output_sha256;
     sr_accuracy accuracy;

@@ -90,28 +90,17 @@ const double *sr_schedule_entry_samples(const sr_schedule_result *res, size_t en
     return res->samples + at(res, entry, 0, 0);
 }
 
-static double median_of(const double *v, size_t n, double *scratch)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(v[i]))
-            scratch[k++] = v[i];
-    sr_summary s;
-    sr_summarize(scratch, k, scratch + n, &s);
-    return s.p50;
-}
-
 static void round_medians(const sr_schedule_result *res, const double *data, size_t entry,
                           double *out)
 {
-    double scratch[2 * 64], *big = NULL, *buf = scratch;
-    if (res->per_round > 64 && !(buf = big = malloc(2 * res->per_round * sizeof(double)))) {
+    double scratch[64], *big = NULL, *buf = scratch;
+    if (res->per_round > 64 && !(buf = big = malloc(res->per_round * sizeof(double)))) {
         for (size_t r = 0; r < res->rounds; r++)
             out[r] = NAN;
         return;
     }
     for (size_t r = 0; r < res->rounds; r++)
-        out[r] = median_of(data + at(res, entry, r, 0), res->per_round, buf);
+        out[r] = sr_median_finite(data + at(res, entry, r, 0), res->per_round, buf);
     free(big);
 }
 
@@ -242,19 +231,22 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
 }
 
 /* The run's median clock over the kept rounds and round r, and whether some entry's median clock
- * in round r lies more than drop below it. */
+ * in round r lies more than drop below it. Round r's median comes first: where it is unknown (the
+ * host backend has no clock), the run's, a sort of every sample so far, is not needed. */
 static bool clock_dropped(const sr_schedule_result *res, size_t r, double drop)
 {
     size_t n = res->entries, I = res->per_round, cells = (r + 1) * I;
-    double *all = malloc(2 * cells * sizeof(double)), *mine = malloc(2 * I * sizeof(double));
+    double *all = malloc(cells * sizeof(double)), *mine = malloc(I * sizeof(double));
     bool low = false;
     if (all && mine && drop > 0) {
         for (size_t e = 0; e < n && !low; e++) {
             if (res->dropped[e])
                 continue;
-            double run = median_of(res->clocks + at(res, e, 0, 0), cells, all);
-            double here = median_of(res->clocks + at(res, e, r, 0), I, mine);
-            low = isfinite(run) && isfinite(here) && here < (1.0 - drop) * run;
+            double here = sr_median_finite(res->clocks + at(res, e, r, 0), I, mine);
+            if (!isfinite(here))
+                continue;
+            double run = sr_median_finite(res->clocks + at(res, e, 0, 0), cells, all);
+            low = isfinite(run) && here < (1.0 - drop) * run;
         }
     }
     free(all);

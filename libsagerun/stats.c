@@ -68,14 +68,20 @@ bool sr_summarize(const double *values, size_t n, double *scratch, sr_summary *o
     return true;
 }
 
-static double median_of_finite(const double *v, size_t n, double *tmp)
+double sr_median_finite(const double *v, size_t n, double *scratch)
 {
+    double *tmp = scratch ? scratch : malloc((n ? n : 1) * sizeof(double));
+    if (!tmp)
+        return NAN;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i]))
             tmp[k++] = v[i];
     qsort(tmp, k, sizeof(double), compare_doubles);
-    return sr_percentile_sorted(tmp, k, 50);
+    double median = sr_percentile_sorted(tmp, k, 50);
+    if (!scratch)
+        free(tmp);
+    return median;
 }
 
 /* Values beyond 10 robust standard deviations of the median, and beyond min_rel of it; slow_only:
@@ -87,14 +93,14 @@ static size_t outliers_beyond(const double *values, size_t n, double min_rel, bo
     double *dev = malloc((n ? n : 1) * 2 * sizeof(double)), *tmp = dev ? dev + (n ? n : 1) : NULL;
     if (robust_cv)
         *robust_cv = NAN;
-    double med = dev ? median_of_finite(values, n, tmp) : NAN;
+    double med = dev ? sr_median_finite(values, n, tmp) : NAN;
     if (!(med > 0)) {
         free(dev);
         return 0;
     }
     for (size_t i = 0; i < n; i++)
         dev[i] = isfinite(values[i]) ? fabs(values[i] - med) : NAN;
-    double sd = 1.4826 * median_of_finite(dev, n, tmp);
+    double sd = 1.4826 * sr_median_finite(dev, n, tmp);
     for (size_t i = 0; i < n; i++)
         count += sd > 0 && dev[i] > 10 * sd && dev[i] > min_rel * med &&
                  (!slow_only || values[i] > med);

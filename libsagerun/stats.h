@@ -27,6 +27,10 @@ double sr_median3(double a, double b, double c);
  * everywhere else. */
 bool sr_summarize(const double *values, size_t n, double *scratch, sr_summary *out);
 
+/* The median of the finite values among n (NaN when none, or on allocation failure). scratch holds
+ * n doubles (it receives the sorted finite values); NULL: a copy is allocated. */
+double sr_median_finite(const double *v, size_t n, double *scratch);
+
 /* How many of n values (NaNs ignored) lie beyond 10 robust standard deviations (1.4826 times the
  * median absolute deviation) of their median; *robust_cv (may be NULL): that deviation over the
  * median, NaN where the median is not positive. 0 on allocation failure. */
@@ -57,6 +61,13 @@ typedef struct sr_interval {
  * round r (the same round, so drift within a round hits both alike). */
 sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
                                        size_t rounds);
+
+/* Drift of a paired ratio during a run: judge.h's sr_judge_drift says when it is found. */
+typedef struct sr_drift {
+    bool found;
+    double first_percent, last_percent; /* the first and last third's speedup; NaN: too few rounds */
+    double rank_correlation;            /* Spearman's rho of the rounds' log-ratios with time */
+} sr_drift;
 
 typedef enum sr_verdict {
     SR_VERDICT_NONE = 0, /* the baseline itself, or nothing measured */

@@ -45,7 +45,7 @@ assert not any("slow mode" in x for x in json.load(open(sys.argv[1]))["warnings"
 # float parameters label as plain numbers where they are whole (us=2e+03 was the label of 2000)
 py "labels: us=2000" '
 import json, sys
-assert [v["label"] for v in json.load(open(sys.argv[1]))["variants"]][0] == "spin[us=2000,every=0,slowx=10]"' "$TMP/slow.json"
+assert [v["label"] for v in json.load(open(sys.argv[1]))["variants"]][0] == "spin[us=2000,every=0,slowx=10,grow=0]"' "$TMP/slow.json"
 
 # ---- 2. K is planned for the fastest call, but a much slower variant's sample is not K times its
 # call: a 5 ms variant beside a 1 us baseline took K = 900 (4.5 s a sample), and --max-time 1 ran 9 s
@@ -114,5 +114,34 @@ done
 for t in 0x1 +1 inf " 1" 1e 1e+; do
     check "--max-time '$t' refused" 2 "$S" compare "${H[@]}" --max-time "$t" && contains "names it" "--max-time"
 done
+
+# ---- 6. a drift of one variant (each call longer than the one before): the rounds' ratios trend,
+# and the interval, which takes the rounds as draws of one ratio, read "slower" for a variant that
+# went from 10% faster to 19% slower during the run, without a word ----
+check "a drift across the threshold: compare runs" 0 "$S" compare "${H[@]}" \
+    --baseline 'spin[us=2000]' --variant 'spin[us=1600,grow=0.015]' --schedule fixed --rounds 40 \
+    --iterations 1 --warmup 2 --json "$TMP/drift.json"
+v=$(verdict "$TMP/drift.json" 'grow=0.015')
+[ "$v" = ambiguous ] || fail "a drift from faster to slower: verdict '$v', expected ambiguous"
+py "the warning gives both thirds and says why the verdict is ambiguous" '
+import json, re, sys
+w = [x for x in json.load(open(sys.argv[1]))["warnings"] if "drifted" in x]
+assert len(w) == 1 and "grow=0.015" in w[0] and "reads ambiguous" in w[0], w
+first, last = (float(x) for x in re.findall(r"from ([-+][0-9.]+)% in the first third.* to ([-+][0-9.]+)% in the last", w[0])[0])
+assert first > 1 and last < -1, (first, last)' "$TMP/drift.json"
+# a drift that stays on one side keeps its verdict, with the warning
+check "a drift within slower: compare runs" 0 "$S" compare "${H[@]}" --baseline 'spin[us=2000]' \
+    --variant 'spin[us=2000,grow=0.01]' --schedule fixed --rounds 40 --iterations 1 --warmup 2 \
+    --json "$TMP/drift2.json"
+v=$(verdict "$TMP/drift2.json" 'grow=0.01')
+[ "$v" = slower ] || fail "a drift that stays slower: verdict '$v', expected slower"
+py "the drift is named, the verdict kept" '
+import json, sys
+w = [x for x in json.load(open(sys.argv[1]))["warnings"] if "drifted" in x]
+assert len(w) == 1 and "reads ambiguous" not in w[0], w' "$TMP/drift2.json"
+# no drift: no such warning (both steady; the first case of section 1 has 40 rounds as well)
+py "steady variants: no drift warning" '
+import json, sys
+assert not any("drifted" in x for x in json.load(open(sys.argv[1]))["warnings"])' "$TMP/even.json"
 
 finish

@@ -5,7 +5,9 @@
  *   spin  host backend; parameters:
  *         us     (float, default 200, [0, 1e7]): the call's time in microseconds;
  *         every  (int, default 0, [0, 1e6]): every every-th call of an instance (0: none)
- *         slowx  (float, default 10, [1, 1000]): takes slowx times as long (a slow mode).
+ *         slowx  (float, default 10, [1, 1000]): takes slowx times as long (a slow mode);
+ *         grow   (float, default 0, [0, 1]): each call of an instance takes grow times us longer
+ *                than the one before (a drift: call k takes us * (1 + grow * k)).
  *
  * Otherwise fake_plugin.h's variant: the output is V copied into O, so every setting writes the
  * same bytes and is byte-exact with any other. */
@@ -14,7 +16,7 @@
 
 #include <sagerun/plugin.h>
 
-enum { PARAM_US, PARAM_EVERY, PARAM_SLOWX };
+enum { PARAM_US, PARAM_EVERY, PARAM_SLOWX, PARAM_GROW };
 
 static const sagerun_param_decl spin_params[] = {
     {sizeof(sagerun_param_decl), SAGERUN_PARAM_FLOAT, "us", "microseconds per call", 200, 0, 1e7},
@@ -22,6 +24,8 @@ static const sagerun_param_decl spin_params[] = {
      0, 1e6},
     {sizeof(sagerun_param_decl), SAGERUN_PARAM_FLOAT, "slowx", "how much slower a slow call is", 10,
      1, 1000},
+    {sizeof(sagerun_param_decl), SAGERUN_PARAM_FLOAT, "grow", "each call longer by grow x us", 0, 0,
+     1},
 };
 
 static int spin_run(void *state, char *err, size_t errlen);
@@ -61,7 +65,10 @@ static int spin_run(void *state, char *err, size_t errlen)
     const double *v = in->param_values;
     double us = in->n_param_values ? v[PARAM_US] : 200;
     long every = in->n_param_values ? (long)v[PARAM_EVERY] : 0;
-    if (every && ++*calls_of(in) % every == 0)
+    long call = ++*calls_of(in);
+    if (in->n_param_values)
+        us *= 1.0 + v[PARAM_GROW] * (double)(call - 1);
+    if (every && call % every == 0)
         us *= in->n_param_values ? v[PARAM_SLOWX] : 10;
     for (double end = now_s() + us * 1e-6; now_s() < end;)
         ;

@@ -69,6 +69,22 @@ static void test_median3(void **state)
     assert_true(sr_median3(1.0, 1.0, 9.0) == 1.0);
 }
 
+/* The median of the finite values only (clocks the probe could not read are NaN), with or without
+ * scratch; NaN where none is finite. */
+static void test_median_finite(void **state)
+{
+    (void)state;
+    const double v[] = {3, NAN, 1, INFINITY, 2, -INFINITY};
+    double scratch[6];
+    assert_true(sr_median_finite(v, 6, scratch) == 2.0);
+    assert_true(sr_median_finite(v, 6, NULL) == 2.0);
+    const double even[] = {4, 1, 3, 2};
+    assert_true(sr_median_finite(even, 4, NULL) == 2.5);
+    const double none[] = {NAN, NAN};
+    assert_true(isnan(sr_median_finite(none, 2, scratch)));
+    assert_true(isnan(sr_median_finite(none, 0, NULL)));
+}
+
 static void test_summary_hand_values(void **state)
 {
     (void)state;
@@ -247,6 +263,69 @@ static void test_interval_trims_spikes(void **state)
     assert_true(iv.estimate > 4.0);
 }
 
+/* Drift of the ratio during a run: found where the rounds' log-ratios trend with time (rank
+ * correlation) and the first and last thirds differ by more than the threshold and 2 points. */
+static void test_drift(void **state)
+{
+    (void)state;
+    double b[30], x[30];
+    /* the variant goes from 0.90 to 1.19 against a steady 1.0: +5.8% in the first third (the
+     * median of ten logs: the mean of the logs of 0.94 and 0.95), -12.7% in the last (1.14 and
+     * 1.15); it crosses the threshold, so no verdict holds */
+    for (int r = 0; r < 30; r++) {
+        b[r] = 1.0;
+        x[r] = 0.90 + 0.01 * r;
+    }
+    sr_drift dr = sr_judge_drift(b, x, 30, 1.0);
+    assert_true(dr.found);
+    assert_close(dr.rank_correlation, -1.0, 1e-12);
+    assert_close(dr.first_percent, (1.0 / sqrt(0.94 * 0.95) - 1.0) * 100.0, 1e-9);
+    assert_close(dr.last_percent, (1.0 / sqrt(1.14 * 1.15) - 1.0) * 100.0, 1e-9);
+    assert_true(sr_drift_splits_verdict(&dr, 1.0));
+    /* the same drift on a variant slower throughout (1.10 .. 1.39): found, both thirds slower */
+    for (int r = 0; r < 30; r++)
+        x[r] = 1.10 + 0.01 * r;
+    dr = sr_judge_drift(b, x, 30, 1.0);
+    assert_true(dr.found);
+    assert_false(sr_drift_splits_verdict(&dr, 1.0));
+    /* a trend of 1.5 points in all: significant, but below 2 points, so not reported */
+    for (int r = 0; r < 30; r++)
+        x[r] = 1.0 + 0.0005 * r;
+    dr = sr_judge_drift(b, x, 30, 1.0);
+    assert_true(dr.rank_correlation < -0.99);
+    assert_false(dr.found);
+    /* a threshold of 20% raises the bar with it */
+    for (int r = 0; r < 30; r++)
+        x[r] = 0.90 + 0.01 * r;
+    assert_false(sr_judge_drift(b, x, 30, 20.0).found);
+    /* large swings without a trend: alternating +-10% */
+    for (int r = 0; r < 30; r++)
+        x[r] = r % 2 ? 1.1 : 0.9;
+    dr = sr_judge_drift(b, x, 30, 1.0);
+    assert_true(fabs(dr.rank_correlation) < 0.2);
+    assert_false(dr.found);
+    /* a drift of the whole machine, both sides alike, cancels in the ratio */
+    for (int r = 0; r < 30; r++)
+        b[r] = x[r] = 1.0 + 0.05 * r;
+    assert_false(sr_judge_drift(b, x, 30, 1.0).found);
+    /* too few rounds to tell: nothing found, no thirds */
+    for (int r = 0; r < 11; r++) {
+        b[r] = 1.0;
+        x[r] = 0.5 + 0.1 * r;
+    }
+    dr = sr_judge_drift(b, x, 11, 1.0);
+    assert_false(dr.found);
+    assert_true(isnan(dr.first_percent));
+    /* rounds without a positive time on either side are left out, the rest keep their order */
+    for (int r = 0; r < 30; r++) {
+        b[r] = r % 3 == 1 ? 0.0 : 1.0;
+        x[r] = r % 5 == 2 ? NAN : 0.90 + 0.01 * r;
+    }
+    dr = sr_judge_drift(b, x, 30, 1.0);
+    assert_true(dr.found);
+    assert_close(dr.rank_correlation, -1.0, 1e-12);
+}
+
 static void test_verdict_rules(void **state)
 {
     (void)state;
@@ -283,6 +362,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentile_hand_values),
         cmocka_unit_test(test_median3),
+        cmocka_unit_test(test_median_finite),
         cmocka_unit_test(test_summary_hand_values),
         cmocka_unit_test(test_seed_rounds_are_numpy_linear),
         cmocka_unit_test(test_seed_speedup_reproduced),
@@ -291,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_a_a_is_same),
         cmocka_unit_test(test_verdict_rules),
         cmocka_unit_test(test_interval_trims_spikes),
+        cmocka_unit_test(test_drift),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
