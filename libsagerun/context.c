@@ -439,11 +439,10 @@ sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes, uint64_t 
     *addr = 0;
     uint64_t size = bytes ? bytes : 1;
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
-        uint64_t rounded;
-        if (!sr_add_u64(size, 255, &rounded) || rounded > SIZE_MAX)
+        if (size > SIZE_MAX)
             return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "cannot allocate %llu bytes",
                                 (unsigned long long)bytes);
-        void *p = aligned_alloc(256, (size_t)(rounded & ~(uint64_t)255));
+        void *p = sr_host_block_alloc((size_t)size); /* page-aligned, between guard pages */
         if (!p)
             return sr_error_set(err, SAGERUN_OUT_OF_MEMORY,
                                 "out of host memory allocating %llu bytes",
@@ -468,12 +467,18 @@ sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes, uint64_t 
     return SAGERUN_OK;
 }
 
+void sr_mem_seal(sagerun_context *ctx, uint64_t addr, uint64_t bytes)
+{
+    if (ctx && ctx->backend == SAGERUN_BACKEND_HOST && bytes <= SIZE_MAX)
+        sr_host_block_seal((void *)(uintptr_t)addr, (size_t)bytes);
+}
+
 void sagerun_mem_free(sagerun_context *ctx, uint64_t addr)
 {
     if (!ctx || !addr)
         return;
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
-        free((void *)(uintptr_t)addr);
+        sr_host_block_free((void *)(uintptr_t)addr);
         return;
     }
     sr_cu.cuCtxSetCurrent((CUcontext)ctx->cu_context);

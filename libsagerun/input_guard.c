@@ -3,7 +3,8 @@
  * into them changes what every variant after it computes: the baseline's output too, so that a
  * broken variant could pass as byte-exact. The guard (engine.h) keeps a copy of each tensor taken
  * once all are made (or its SHA-256 where memory is short), compares them after each checked
- * call and stage, and puts the copy back. */
+ * call and stage, and puts the copy back. On the host the copy is read-only: a variant's stray
+ * write into it would otherwise be put back over the real inputs. */
 #include <string.h>
 
 #include "engine.h"
@@ -49,8 +50,10 @@ sagerun_status sr_input_guard_take(sagerun_context *ctx, const sagerun_inputs *i
         sr_guarded *t = &g->t[i];
         /* a copy where there is room (compared on the device, and put back); else the hash */
         if (t->bytes % 2 == 0 && sagerun_mem_alloc(ctx, t->bytes, &t->copy, NULL) == SAGERUN_OK &&
-            sr_mem_copy(ctx, t->copy, t->addr, t->bytes, err) == SAGERUN_OK)
+            sr_mem_copy(ctx, t->copy, t->addr, t->bytes, err) == SAGERUN_OK) {
+            sr_mem_seal(ctx, t->copy, t->bytes); /* a stray write into it faults (host) */
             continue;
+        }
         if (t->copy)
             sagerun_mem_free(ctx, t->copy);
         t->copy = 0;

@@ -161,6 +161,20 @@ const sr_input_provider *sr_input_provider_for(int kind);
 /* One call of the variant's run on its stream (prepared first if needed), untimed: what the
  * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */
 int sr_instance_call(void *instance, sagerun_error *err);
+/* The host backend's memory (host_memory.c): each block on pages of its own, with
+ * SR_HOST_GUARD_BEFORE bytes before them and SR_HOST_GUARD_AFTER after them that nobody may read
+ * or write, so that a stray write near a block faults in the variant that made it. A block is
+ * 256-byte aligned, ends less than 256 bytes before its last page does, and is zero-filled; NULL
+ * when out of memory or address space. seal makes a block's first bytes (and the rest of their
+ * pages) read-only: sagerun's own copies, the input guard's; false when it cannot. */
+#define SR_HOST_GUARD_BEFORE (64u << 10)
+#define SR_HOST_GUARD_AFTER (1u << 20)
+void *sr_host_block_alloc(size_t bytes);
+void sr_host_block_free(void *block);
+bool sr_host_block_seal(void *block, size_t bytes);
+/* Makes a block of the context read-only where the backend can (the host's; on CUDA nothing). */
+void sr_mem_seal(sagerun_context *ctx, uint64_t addr, uint64_t bytes);
+
 /* The output's guard: the SR_OUTPUT_GUARD_BYTES right after o, filled with SR_OUTPUT_GUARD_BYTE
  * when the instance is made and never written by the host again, so that a variant's write past
  * the end of o (rows past the sequence's end, a wrong stride) shows at the next checked call

@@ -2,11 +2,13 @@
  * checks of the descriptor it returns (plugin_load.h). */
 #include <dlfcn.h>
 #include <elf.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "plugin_load.h"
+#include "quantize.h"
 #include "safe_io.h"
 
 #if defined(__x86_64__)
@@ -61,12 +63,21 @@ static const char *param_problem(const sagerun_variant_descriptor *d, uint32_t k
     if (p->struct_size < sizeof(sagerun_param_decl))
         snprintf(buf, len, "variant %s: parameter %u: struct_size %u, needs %zu", d->name, k,
                  p->struct_size, sizeof(sagerun_param_decl));
+    else if (!p->key)
+        snprintf(buf, len, "variant %s: parameter %u: no key (key is NULL)", d->name, k);
     else if (!key)
         snprintf(buf, len, "variant %s: parameter %u: invalid key \"%.32s\" (want [a-z0-9_], 1 to "
-                 "%d characters)", d->name, k, p->key ? p->key : "(null)", SAGERUN_PLUGIN_MAX_KEY);
+                 "%d characters)", d->name, k, p->key, SAGERUN_PLUGIN_MAX_KEY);
     else if (p->type != SAGERUN_PARAM_INT && p->type != SAGERUN_PARAM_FLOAT &&
              p->type != SAGERUN_PARAM_BOOL)
         snprintf(buf, len, "variant %s: parameter %s: unknown type %d", d->name, key, p->type);
+    else if (p->min_value > p->max_value)
+        snprintf(buf, len, "variant %s: parameter %s: its range [%g, %g] is inverted (min above "
+                 "max)", d->name, key, p->min_value, p->max_value);
+    else if (p->type == SAGERUN_PARAM_INT &&
+             (p->min_value != floor(p->min_value) || p->max_value != floor(p->max_value)))
+        snprintf(buf, len, "variant %s: parameter %s: an int's range [%g, %g] needs whole bounds",
+                 d->name, key, p->min_value, p->max_value);
     else if (!(p->min_value <= p->default_value && p->default_value <= p->max_value))
         snprintf(buf, len, "variant %s: parameter %s: default %g outside its range [%g, %g]",
                  d->name, key, p->default_value, p->min_value, p->max_value);
@@ -91,6 +102,11 @@ static const char *descriptor_1_1_problem(const sagerun_variant_descriptor *d, c
     if (SR_COVERS(d, flags) && (d->flags & ~SAGERUN_VARIANT_GRAPH_CAPTURABLE)) {
         snprintf(buf, len, "variant %s: unknown flags 0x%x", d->name,
                  d->flags & ~SAGERUN_VARIANT_GRAPH_CAPTURABLE);
+        return buf;
+    }
+    if (SR_COVERS(d, n_params) && !SR_COVERS(d, params) && d->n_params) {
+        snprintf(buf, len, "variant %s: struct_size %u covers n_params (%u) but not params", d->name,
+                 d->struct_size, d->n_params);
         return buf;
     }
     if (!SR_COVERS(d, params) || d->n_params == 0)
@@ -121,9 +137,13 @@ const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf
                  SAGERUN_PLUGIN_ABI_MAJOR);
         return buf;
     }
+    if (!d->name) {
+        snprintf(buf, len, "variant descriptor without a name (name is NULL)");
+        return buf;
+    }
     if (!valid_variant_name(d->name)) {
         snprintf(buf, len, "invalid variant name \"%.64s\" (want [a-z0-9._-], 1 to 63 characters)",
-                 d->name ? d->name : "(null)");
+                 d->name);
         return buf;
     }
     if (d->backend != SAGERUN_BACKEND_HOST && d->backend != SAGERUN_BACKEND_CUDA) {
@@ -132,6 +152,13 @@ const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf
     }
     if (!sr_input_provider_for(d->input_kind)) {
         snprintf(buf, len, "variant %s: unknown input kind %d", d->name, d->input_kind);
+        return buf;
+    }
+    sagerun_error qerr = {0};
+    if (d->input_kind == SAGERUN_INPUT_SAGE2 &&
+        sr_sage2_quant_check(&d->quant, &qerr) != SAGERUN_OK) {
+        snprintf(buf, len, "variant %s: its quant (read for SAGERUN_INPUT_SAGE2) is unusable: %s",
+                 d->name, qerr.message);
         return buf;
     }
     const char *missing = !d->geometry ? "geometry"

@@ -32,18 +32,8 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-sagerun_status sr_sage2_sizes_of(const sagerun_problem *p, const sagerun_sage2_quant_params *qp,
-                                 sr_sage2_sizes *s, sagerun_error *err)
+sagerun_status sr_sage2_quant_check(const sagerun_sage2_quant_params *qp, sagerun_error *err)
 {
-    memset(s, 0, sizeof *s);
-    if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16)
-        return sr_error_set(err, SAGERUN_UNSUPPORTED,
-                            "sage2 quantizer: input dtype must be F16 or BF16");
-    if (p->batch == 0 || p->seq_len == 0 || p->head_dim == 0 || p->heads_kv == 0 ||
-        p->heads_q % p->heads_kv != 0 || p->layout > SAGERUN_LAYOUT_HND)
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "sage2 quantizer: inconsistent problem [%u, %u, %u, %u] Hkv %u",
-                            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv);
     if (qp->q_group_rows == 0 || qp->q_block_rows == 0 ||
         qp->q_block_rows % qp->q_group_rows != 0)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
@@ -58,6 +48,24 @@ sagerun_status sr_sage2_sizes_of(const sagerun_problem *p, const sagerun_sage2_q
     if (!(qp->v_range > 0.0f && qp->v_range <= 448.0f))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "sage2 quantizer: v_range %g is outside (0, 448]", qp->v_range);
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_sage2_sizes_of(const sagerun_problem *p, const sagerun_sage2_quant_params *qp,
+                                 sr_sage2_sizes *s, sagerun_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16)
+        return sr_error_set(err, SAGERUN_UNSUPPORTED,
+                            "sage2 quantizer: input dtype must be F16 or BF16");
+    if (p->batch == 0 || p->seq_len == 0 || p->head_dim == 0 || p->heads_kv == 0 ||
+        p->heads_q % p->heads_kv != 0 || p->layout > SAGERUN_LAYOUT_HND)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "sage2 quantizer: inconsistent problem [%u, %u, %u, %u] Hkv %u",
+                            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv);
+    sagerun_status st = sr_sage2_quant_check(qp, err);
+    if (st != SAGERUN_OK)
+        return st;
     uint64_t n = p->seq_len, d = p->head_dim;
     uint64_t qsph = ceil_div(n, qp->q_block_rows) * (qp->q_block_rows / qp->q_group_rows);
     uint64_t ksph = ceil_div(n, qp->k_block_rows);

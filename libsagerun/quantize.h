@@ -42,6 +42,10 @@ typedef struct sr_sage2_sizes {
     uint32_t mean_slices;      /* ceil(N / SR_QUANT_MEAN_SLICE) */
 } sr_sage2_sizes;
 
+/* Whether the quantizer can use these parameters (block and group sizes, v_range); the reason
+ * when not. sr_sage2_sizes_of checks them too; the loader checks a SAGE2 variant's at load. */
+sagerun_status sr_sage2_quant_check(const sagerun_sage2_quant_params *params, sagerun_error *err);
+
 /* Checks the params (and the problem: F16/BF16, Hq % Hkv == 0) and computes the sizes with
  * overflow checks. */
 sagerun_status sr_sage2_sizes_of(const sagerun_problem *problem,

@@ -24,7 +24,8 @@
  *    Every struct that crosses the boundary starts with struct_size (bytes, as its writer
  *    compiled it) and only ever grows at the end. A reader MUST NOT read a field the size does not
  *    cover, and ignores fields it does not know. The host rejects a descriptor smaller than the
- *    1.0 size. Fields marked (1.1) exist when abi_minor >= 1 and struct_size covers them.
+ *    1.0 size. Fields marked (1.1) are read wherever struct_size covers them, whatever minor the
+ *    answer gives: a descriptor built with 1.1 headers has them (zero them to leave them out).
  *
  * 3. Lifetimes and ownership
  *    - query and answer: valid only during the entry call. The plugin MUST NOT keep pointers to
@@ -98,7 +99,9 @@
  *    variant that wrote into them fails ("wrote into the inputs the variants share") and the
  *    copy is put back for the others. Nothing past the end of o may be written either: the host
  *    fills the 64 KiB after it once and checks them at every checked call ("wrote past the end
- *    of its output"; sagerun_instance_check_output_end, which `run` and `profile` call too).
+ *    of its output"; sagerun_instance_check_output_end, which `run` and `profile` call too). On
+ *    the host backend the pages before o and after that guard are inaccessible, as around every
+ *    input: a write there faults in the call that makes it, a crash of that variant.
  *
  * 8. Errors
  *    Every call returning int returns 0 on success or a negative sagerun_status (sagerun.h);
@@ -386,7 +389,7 @@ typedef struct sagerun_variant_descriptor {
 /* (1.1) Several variants in one file, as CLAP's plugin factory. [loader], reentrant. */
 typedef struct sagerun_plugin_factory {
     uint32_t struct_size;
-    uint32_t (*count)(void);                                    /* >= 1 */
+    uint32_t (*count)(void);                                    /* 1 to 64 */
     const sagerun_variant_descriptor *(*get)(uint32_t index);   /* index < count(); static */
 } sagerun_plugin_factory;
 

@@ -169,9 +169,12 @@ SAGERUN_API sagerun_status sagerun_context_device_info(sagerun_context *ctx,
                                                        sagerun_device_info *info,
                                                        sagerun_error *err);
 
-/* Memory of the context: device memory for CUDA, malloc'd host memory for the host backend.
- * Addresses are uint64_t in both cases (a host pointer cast through uintptr_t); 0 is never one
- * (upload, download and fill of address 0 are SAGERUN_INVALID_ARGUMENT; of 0 bytes, nothing). */
+/* Memory of the context: device memory for CUDA; for the host backend, zero-filled host memory on
+ * pages of its own, 256-byte aligned, with inaccessible pages before it (64 KiB) and right after it
+ * (1 MiB, from the block's size rounded up to 256 bytes), so that a stray access near a block
+ * faults where it is made. Addresses are uint64_t in both cases (a host pointer cast through
+ * uintptr_t); 0 is never one (upload, download and fill of address 0 are
+ * SAGERUN_INVALID_ARGUMENT; of 0 bytes, nothing). Free with sagerun_mem_free only. */
 SAGERUN_API sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes,
                                              uint64_t *addr, sagerun_error *err);
 SAGERUN_API void sagerun_mem_free(sagerun_context *ctx, uint64_t addr);

@@ -75,6 +75,14 @@ fi
 fault_case fault_overflow_run fault-overflow-run check \
     '^wrote past the end of its output: 16 of the 65536 bytes after o changed, the first at byte 100 past its end \(o is 16384 bytes'
 
+# Stray writes the guard cannot see, on the host backend: 4 KiB past the guard after O (it landed
+# in the next heap block: another variant's output, whose check then blamed reference, or the
+# input guard's copy, which was then put back over the inputs) and the byte before O (the heap's
+# bookkeeping: "double free or corruption" at destroy). The pages around every host block are
+# inaccessible now: the write faults in the call that made it.
+fault_case fault_stray_far_run fault-stray-far-run run "^timed run: $SEGV"
+fault_case fault_stray_before_run fault-stray-before-run run "^timed run: $SEGV"
+
 # run and profile check the guard too (they printed the output's hash and exit 0): the fault is in
 # the third run call, run's last timed one and profile's profiled one (after one warm-up and the
 # checked call)

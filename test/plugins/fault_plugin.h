@@ -53,6 +53,8 @@
 #define FAULT_THREAD_SEGV 19  /* starts a thread that crashes in the plugin's code while none of its
                                  own runs is in progress (see fault_thread) */
 #define FAULT_POSITIVE 20     /* returns 1 (a C habit for failure, not a sagerun_status) */
+#define FAULT_STRAY_FAR 21    /* writes 16 bytes 4 KiB past the host's 64 KiB guard after O */
+#define FAULT_STRAY_BEFORE 22 /* writes the byte just before O */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -92,6 +94,21 @@ static void fault_overflow(const sagerun_plugin_inputs *in)
      * every build, sanitizer or not, sees the same report at the next checked call. */
     char *o = (char *)(uintptr_t)in->o;
     memset(o + fault_o_bytes(in) + 100, 0xAB, 16);
+}
+
+/* Stray writes the guard after O cannot see: far past it, or before O. On the host backend they
+ * landed in the next heap block (another variant's output, whose guard then blamed that variant,
+ * or sagerun's copy of the inputs) or in the allocator's bookkeeping (a crash at destroy); now the
+ * pages around each block are inaccessible and the write faults in this call. */
+static void fault_stray(const sagerun_plugin_inputs *in, int kind)
+{
+    volatile char *o = (volatile char *)(uintptr_t)in->o;
+    if (kind == FAULT_STRAY_BEFORE) {
+        o[-1] = 0x11;
+        return;
+    }
+    for (uint64_t i = 0; i < 16; i++)
+        o[fault_o_bytes(in) + (64u << 10) + 4096 + i] = 0x11;
 }
 
 static void fault_fsize(void)
@@ -165,6 +182,8 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
         for (;;)
             pause();
     case FAULT_OVERFLOW: fault_overflow(in); break;
+    case FAULT_STRAY_FAR:
+    case FAULT_STRAY_BEFORE: fault_stray(in, kind); break;
     case FAULT_EXIT: exit(0);
     case FAULT_QUICK_EXIT: _exit(0);
     case FAULT_CLOSE_STDIO: close(1); close(2); break;

@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "plugin_load.h"
+#include "quantize.h"
 
 #define FAKES SAGERUN_TEST_FAKES
 #define PROBE FAKES "/contract_probe.so"
@@ -334,6 +336,72 @@ static void bad_parameter_declarations_are_rejected(void **state)
     fail_msg("fake_bad_param.so was not rejected");
 }
 
+/* A stranger's mistakes in a descriptor, each refused at load with what is wrong and where (an
+ * audit's findings: an int's fractional bounds loaded and `list` showed them rounded, an inverted
+ * range read as "default outside its range", a struct_size short of params dropped the parameters
+ * in silence, a zeroed sage2 quant failed only at the first call, a NULL name showed "(null)"). */
+static int any_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *e, size_t n)
+{
+    (void)p, (void)g, (void)e, (void)n;
+    return 0;
+}
+static int any_create(const sagerun_host_services *s, const sagerun_plugin_inputs *in, void **st,
+                      char *e, size_t n)
+{
+    (void)s, (void)in, (void)st, (void)e, (void)n;
+    return 0;
+}
+static int any_run(void *st, char *e, size_t n)
+{
+    (void)st, (void)e, (void)n;
+    return 0;
+}
+static void any_destroy(void *st)
+{
+    (void)st;
+}
+
+static void descriptor_mistakes_are_named(void **state)
+{
+    (void)state;
+    sagerun_param_decl p = {sizeof p, SAGERUN_PARAM_INT, "block", "", 2, 0.5, 10.5};
+    sagerun_variant_descriptor d = {
+        .struct_size = sizeof d, .abi_major = SAGERUN_PLUGIN_ABI_MAJOR, .name = "odd",
+        .backend = SAGERUN_BACKEND_HOST, .input_kind = SAGERUN_INPUT_FP16,
+        .geometry = any_geometry, .create = any_create, .run = any_run, .destroy = any_destroy,
+        .n_params = 1, .params = &p};
+    char buf[256];
+    const char *why = sr_descriptor_problem(&d, buf, sizeof buf);
+    assert_non_null(why);
+    assert_string_equal(why, "variant odd: parameter block: an int's range [0.5, 10.5] needs whole "
+                             "bounds");
+    p.min_value = 10, p.max_value = 5, p.default_value = 7;
+    assert_string_equal(sr_descriptor_problem(&d, buf, sizeof buf),
+                        "variant odd: parameter block: its range [10, 5] is inverted (min above max)");
+    p.min_value = 0, p.max_value = 10;
+    assert_null(sr_descriptor_problem(&d, buf, sizeof buf)); /* now a good one */
+    p.key = NULL;
+    assert_string_equal(sr_descriptor_problem(&d, buf, sizeof buf),
+                        "variant odd: parameter 0: no key (key is NULL)");
+    p.key = "block";
+    d.struct_size = offsetof(sagerun_variant_descriptor, params);
+    char want[128];
+    snprintf(want, sizeof want, "variant odd: struct_size %u covers n_params (1) but not params",
+             d.struct_size);
+    assert_string_equal(sr_descriptor_problem(&d, buf, sizeof buf), want);
+    d.struct_size = sizeof d;
+    d.input_kind = SAGERUN_INPUT_SAGE2; /* quant left zero */
+    why = sr_descriptor_problem(&d, buf, sizeof buf);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "variant odd: its quant (read for SAGERUN_INPUT_SAGE2) is unusable: "
+                                "sage2 quantizer: q_block_rows 0"));
+    d.quant = sr_sage2_params_sm89(448.0f);
+    assert_null(sr_descriptor_problem(&d, buf, sizeof buf));
+    d.name = NULL;
+    assert_string_equal(sr_descriptor_problem(&d, buf, sizeof buf),
+                        "variant descriptor without a name (name is NULL)");
+}
+
 /* The ABI 1.0 fixture: loads, has no 1.1 fields, runs through the 1.1 host. */
 static void abi_1_0_plugin_loads_and_runs(void **state)
 {
@@ -376,6 +444,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(int_parameters_stay_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_parameter_declarations_are_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(abi_1_0_plugin_loads_and_runs, setup, teardown),
+        cmocka_unit_test(descriptor_mistakes_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
