@@ -193,7 +193,8 @@ typedef struct sr_diff_row {
     double old_p50, new_p50;   /* seconds; NaN = absent */
     double change_percent;     /* (new p50 / old p50 - 1) * 100: + = slower */
     sr_interval speedup;       /* of new against old, judged from per-round p50s: + = faster */
-    size_t rounds;             /* rounds that interval pairs */
+    size_t rounds, new_rounds; /* the old run's rounds the interval used, and the new run's:
+                                  the same where it pairs them round by round */
     int verdict;               /* sr_verdict of that interval; NONE without one */
     int old_exact, new_exact;  /* byte_exact; -1 = absent */
     unsigned findings;         /* SAGERUN_DIFF_* */

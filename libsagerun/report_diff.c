@@ -1,8 +1,8 @@
 /* Two reports of one workload, or two sweeps point by point: each variant judged statistically
- * from what both reports carry. The per-round p50s of the old and the new run go through the
- * engine's judgement (judge.h: the log-ratio of round r of old to round r of new, its trimmed mean
- * and 95% interval), so a diff says "slower" only when the whole interval lies beyond the
- * threshold, as compare does. A report without rounds (fewer than two in either) falls back to
+ * from what both reports carry. The per-round p50s of the old and the new run give a 95% interval
+ * (stats.h: paired by round where both runs have as many rounds, as compare pairs its variants;
+ * else Yuen's two-sample interval over all rounds of each) and the engine's verdict (judge.h), so
+ * a diff says "slower" only when the whole interval lies beyond the threshold, as compare does. A report without rounds (fewer than two in either) falls back to
  * the ratio of the p50s against the threshold, and says so. */
 #include <math.h>
 #include <stdlib.h>
@@ -68,33 +68,47 @@ static double round_time(const sr_report_variant *v, const sr_report_variant *ba
     return base ? v->rounds[k].p50 / base->rounds[k].p50 : v->rounds[k].p50;
 }
 
+/* One run's round times of v (over base's, relative), all the rounds both have; NULL when none. */
+static double *run_times(const sr_report_variant *v, const sr_report_variant *base, size_t *n)
+{
+    *n = base ? min_rounds(v, base) : v->round_count;
+    double *t = *n ? malloc(*n * sizeof(double)) : NULL;
+    for (size_t k = 0; t && k < *n; k++)
+        t[k] = round_time(v, base, k);
+    return t;
+}
+
+/* The interval of new against old. Where both runs have as many rounds, round r of one against
+ * round r of the other, as compare pairs its variants; where they differ (a timed schedule ends
+ * on its own count in each run), all rounds of both, unpaired (Yuen): pairing only the first
+ * rounds of the longer run judged 20 rounds against the first 20 of 64, and read "same" for a
+ * variant whose later rounds were twice as slow. */
+static sr_interval diff_interval(const double *old_t, size_t n_old, const double *new_t,
+                                 size_t n_new)
+{
+    return n_old == n_new ? sr_paired_speedup_interval(old_t, new_t, n_old)
+                          : sr_unpaired_speedup_interval(old_t, n_old, new_t, n_new);
+}
+
 /* The judgement of one variant's new run against its old one: by its time, or (ob and nb given:
  * relative) by its time over its own run's baseline's, round by round, so that what slowed or
  * sped up a whole run (load, clocks, another machine) cancels. */
 static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_report_variant *nv,
                        const sr_report_variant *ob, const sr_report_variant *nb, double threshold)
 {
-    size_t R = min_rounds(ov, nv);
-    if (ob && nb && min_rounds(ob, nb) < R)
-        R = min_rounds(ob, nb);
-    double *b = R >= 2 ? malloc(2 * R * sizeof(double)) : NULL;
-    if (b) {
-        for (size_t k = 0; k < R; k++) {
-            b[k] = round_time(ov, ob, k);
-            b[R + k] = round_time(nv, nb, k);
-        }
-        double old_p50 = ob ? row->old_p50 / ob->timing.p50 : row->old_p50;
-        double new_p50 = nb ? row->new_p50 / nb->timing.p50 : row->new_p50;
-        sr_judgement j = sr_judge_pair(b, b + R, R, old_p50, new_p50, threshold);
-        free(b);
-        if (j.interval.valid) {
-            row->speedup = j.interval;
-            row->verdict = j.verdict;
-            row->rounds = R;
-            if (j.verdict == SR_VERDICT_SLOWER)
-                add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER");
-            return;
-        }
+    size_t n_old, n_new;
+    double *old_t = run_times(ov, ob, &n_old), *new_t = run_times(nv, nb, &n_new);
+    sr_interval iv = old_t && new_t ? diff_interval(old_t, n_old, new_t, n_new) : (sr_interval){0};
+    free(old_t);
+    free(new_t);
+    if (iv.valid) {
+        row->speedup = iv;
+        row->verdict = sr_judge_verdict(&iv, threshold);
+        row->rounds = n_old;
+        row->new_rounds = n_new;
+        if (row->verdict == SR_VERDICT_SLOWER)
+            add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER");
+        return;
     }
     /* nothing to judge from: the p50 rule */
     double change = ob && nb ? ((row->new_p50 / nb->timing.p50) / (row->old_p50 / ob->timing.p50)
@@ -420,11 +434,11 @@ json_t *sr_diff_to_json(const sr_diff *d)
     for (size_t i = 0; i < d->count; i++) {
         const sr_diff_row *r = &d->rows[i];
         json_t *iv = r->speedup.valid
-                         ? json_pack("{s:o, s:o, s:o, s:f, s:I}", "estimate",
+                         ? json_pack("{s:o, s:o, s:o, s:f, s:I, s:I}", "estimate",
                                      number_or_null(r->speedup.estimate), "low",
                                      number_or_null(r->speedup.low), "high",
                                      number_or_null(r->speedup.high), "confidence", 0.95, "rounds",
-                                     (json_int_t)r->rounds)
+                                     (json_int_t)r->rounds, "new_rounds", (json_int_t)r->new_rounds)
                          : json_null();
         const char *verdict = sr_verdict_name(r->verdict);
         json_array_append_new(
@@ -447,10 +461,13 @@ json_t *sr_diff_to_json(const sr_diff *d)
     return json_pack("{s:i, s:f, s:s, s:b, s:b, s:o, s:o}", "sagerun_diff", 1,
                      "threshold_percent", d->threshold, "method",
                      d->relative ? "per-round p50s of old and new, each over its run's baseline "
-                                   "in the same round, paired by round: log-ratio, 20%-trimmed "
-                                   "mean, 95% interval (judge.h); p50 ratio without rounds"
-                                 : "per-round p50s of old and new, paired by round: log-ratio, "
-                                   "20%-trimmed mean, 95% interval (judge.h); p50 ratio without "
+                                   "in the same round; paired by round where both runs have as "
+                                   "many rounds, else all rounds of each (Yuen's test on the "
+                                   "logs); 20%-trimmed means, 95% interval; p50 ratio without "
+                                   "rounds"
+                                 : "per-round p50s of old and new; paired by round where both runs "
+                                   "have as many rounds, else all rounds of each (Yuen's test on "
+                                   "the logs); 20%-trimmed means, 95% interval; p50 ratio without "
                                    "rounds",
                      "relative", d->relative,
                      "regression", d->findings != 0,

@@ -209,6 +209,55 @@ sr_interval sr_paired_speedup_interval(const double *baseline, const double *var
     return iv;
 }
 
+/* One group of Yuen's test: the sorted logs of n positive times, their 20%-trimmed mean (from 10
+ * values on, as the paired interval) and its squared standard error (n-1) s_w^2 / (h (h-1)), h the
+ * values kept. false where a time is not positive and finite, or fewer than two are kept. */
+static bool yuen_group(const double *t, size_t n, double *mean, double *se2, size_t *kept)
+{
+    double *x = n >= 2 ? malloc(n * sizeof(double)) : NULL;
+    if (!x)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t[i] > 0) || !isfinite(t[i])) {
+            free(x);
+            return false;
+        }
+        x[i] = log(t[i]);
+    }
+    qsort(x, n, sizeof(double), compare_doubles);
+    size_t g = n >= 10 ? (size_t)floor(0.2 * (double)n) : 0, h = n - 2 * g;
+    double wsd;
+    trimmed_stats(x, n, g, mean, &wsd);
+    free(x);
+    *se2 = (double)(n - 1) * wsd * wsd / ((double)h * (double)(h - 1));
+    *kept = h;
+    return h >= 2;
+}
+
+sr_interval sr_unpaired_speedup_interval(const double *baseline, size_t n_baseline,
+                                         const double *variant, size_t n_variant)
+{
+    /* Yuen's two-sample test on the logs: the difference of the 20%-trimmed means, its standard
+     * error the root of the two groups' squared ones, Welch's degrees of freedom (rounded down).
+     * In percent as the paired interval: (exp(bound) - 1) * 100. */
+    sr_interval iv = {0};
+    double mb, mv, db, dv;
+    size_t hb, hv;
+    if (!yuen_group(baseline, n_baseline, &mb, &db, &hb) ||
+        !yuen_group(variant, n_variant, &mv, &dv, &hv))
+        return iv;
+    double se2 = db + dv, mean = mb - mv;
+    double dof = se2 > 0 ? se2 * se2 / (db * db / (double)(hb - 1) + dv * dv / (double)(hv - 1))
+                         : (double)(hb + hv - 2);
+    iv.dof = dof >= 1 ? (unsigned)floor(fmin(dof, 1e6)) : 1;
+    double half = sr_t_quantile_975(iv.dof) * sqrt(se2);
+    iv.estimate = expm1(mean) * 100.0;
+    iv.low = expm1(mean - half) * 100.0;
+    iv.high = expm1(mean + half) * 100.0;
+    iv.valid = true;
+    return iv;
+}
+
 static const char *const verdict_names[] = {
     [SR_VERDICT_FASTER] = "faster",
     [SR_VERDICT_SLOWER] = "slower",

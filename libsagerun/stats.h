@@ -62,6 +62,12 @@ typedef struct sr_interval {
 sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
                                        size_t rounds);
 
+/* Interval from two runs' per-round times that share no rounds (two reports: diff), over all
+ * rounds of each: Yuen's test on the logs (20%-trimmed means from 10 rounds, Welch's degrees of
+ * freedom). Same sign convention; valid false below two rounds or with a non-positive time. */
+sr_interval sr_unpaired_speedup_interval(const double *baseline, size_t n_baseline,
+                                         const double *variant, size_t n_variant);
+
 /* Drift of a paired ratio during a run: judge.h's sr_judge_drift says when it is found. */
 typedef struct sr_drift {
     bool found;

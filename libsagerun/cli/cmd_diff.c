@@ -19,11 +19,12 @@ static void diff_usage(FILE *out)
             "in NEW, read from the reports beside the summaries). Variants are matched by label.\n"
             "Each change is judged statistically as compare judges a speedup: the per-round\n"
             "p50s of the old and the new run, paired by round, give the log-ratio's 20%%-trimmed\n"
-            "mean and its 95%% interval; 'slower' (a regression) only when the whole interval\n"
-            "lies beyond the threshold. Reports with fewer than two rounds are compared by their\n"
-            "p50s (the p50 rule, said in the finding). The interval holds the noise of the\n"
-            "rounds within each run, not what differs between the two runs (another load,\n"
-            "other clocks): re-run, or use --relative, where that matters.\n\n"
+            "mean and its 95%% interval (runs of different lengths: all rounds of each, Yuen's\n"
+            "two-sample interval on the logs); 'slower' (a regression) only when the whole\n"
+            "interval lies beyond the threshold. Reports with fewer than two rounds are compared\n"
+            "by their p50s (the p50 rule, said in the finding). The interval holds the noise\n"
+            "of the rounds within each run, not what differs between the two runs (another\n"
+            "load, other clocks): re-run, or use --relative, where that matters.\n\n"
             "  --threshold PCT   noise threshold in percent (default 1, as compare's)\n"
             "  --relative        judge each variant by its time over its own run's baseline,\n"
             "                    round by round (both ran interleaved in each round), instead of\n"
@@ -91,6 +92,19 @@ static sagerun_status point_spared(const char *summary_path, const json_t *w, di
     return SAGERUN_OK;
 }
 
+/* Every point's report of a summary, spared by the outputs: a point only one sweep has (missing
+ * in new, new in new, failed in old) is never read, but it is a file the outputs may name. */
+static sagerun_status points_spared(const char *summary_path, const json_t *summary,
+                                    diff_outputs outs, sagerun_error *err)
+{
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(summary, "workloads"), i, w)
+        if (point_spared(summary_path, w, outs, err) != SAGERUN_OK)
+            return err->status;
+    return SAGERUN_OK;
+}
+
 /* The report of one point of a summary. */
 static sagerun_status read_point(const char *summary_path, const json_t *w,
                                  sagerun_compare_result **r, sagerun_error *err)
@@ -110,6 +124,9 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
 {
     size_t i, judged = 0;
     const json_t *w;
+    if (points_spared(old_path, os, outs, err) != SAGERUN_OK ||
+        points_spared(new_path, ns, outs, err) != SAGERUN_OK)
+        return err->status;
     json_array_foreach(json_object_get(os, "workloads"), i, w) {
         const char *name = json_string_value(json_object_get(w, "name"));
         if (!name)
@@ -124,9 +141,6 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
         sagerun_compare_result *a = NULL, *b = NULL;
         sagerun_error perr = {0};
         char why[sizeof(perr.message) + 32];
-        if (point_spared(old_path, w, outs, err) != SAGERUN_OK ||
-            point_spared(new_path, nw, outs, err) != SAGERUN_OK)
-            return err->status;
         if (read_point(old_path, w, &a, &perr) != SAGERUN_OK) {
             if (json_is_string(json_object_get(w, "report"))) /* it ran: its report must read */
                 return sr_cli_error_set(err, perr.status, "%s: workloads[%zu] (%s): %s", old_path,

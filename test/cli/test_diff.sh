@@ -139,6 +139,14 @@ cmp -s "$TMP/a/n32.json" "$TMP/n32.orig" && echo "ok   ... the report intact" ||
 cp -r "$TMP/a" "$TMP/fewer" && cp "$TMP/gone/summary.json" "$TMP/fewer/" # n96 left out, n32 kept
 check "a point new in the new sweep" 0 "$S" diff "$TMP/fewer/summary.json" "$TMP/a/summary.json"
 contains "says so" "n96: new in $TMP/a/summary.json, not in $TMP/fewer/summary.json (not compared)"
+# ... and a point only one sweep has is a report the outputs must spare too: n96's report was
+# overwritten by --json (missing in new) and by --csv (new in new), as only points in both were checked
+cp "$TMP/a/n96.json" "$TMP/n96.orig"
+check "--json on a report missing in new" 1 "$S" diff "$TMP/a/summary.json" "$TMP/fewer/summary.json" --json "$TMP/a/n96.json"
+contains "names both" "--json $TMP/a/n96.json is the report $TMP/a/n96.json: refusing to overwrite it"
+check "--csv on a report new in new" 1 "$S" diff "$TMP/fewer/summary.json" "$TMP/a/summary.json" --csv "$TMP/a/n96.json"
+contains "names both" "--csv $TMP/a/n96.json is the report $TMP/a/n96.json: refusing to overwrite it"
+cmp -s "$TMP/a/n96.json" "$TMP/n96.orig" && echo "ok   ... the report intact" || fail "n96's report was overwritten"
 # the CSV carries every flag that makes the exit 4 (it had only "regression": a MISSING point and
 # a lost byte-exactness read "regression,false")
 check "diff --csv: a point missing" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json" --csv "$TMP/gone.csv"
@@ -227,5 +235,43 @@ assert "v" * 300 in [r["variant"] for r in d["rows"]], [len(r["variant"]) for r 
 check "diff --help says how it judges" 0 "$S" diff --help
 contains "per-round" "the per-round"
 contains "default threshold is compare's" "default 1, as compare's"
+
+# runs of different lengths are judged on all their rounds: diff paired round k of old with round k
+# of new and dropped the longer run's extra rounds in silence, so 20 rounds against 40 whose last 20
+# were twice as slow read "+0.00% [+0.00, +0.00] same" beside a p50 59% higher
+# (the busy-wait plugin: a steady time on a loaded machine, where reference-mt's spread is wide)
+check "a fixed 40-round run" 0 "$S" compare --backend host --shape 1,16,1,16 --no-accuracy \
+    --plugin "$FAKES/host_spin.so" --baseline 'spin[us=100]' --variant 'spin[us=200]' \
+    --schedule fixed --rounds 40 --iterations 1 --warmup 1 --quiet --json "$TMP/r40.json"
+python3 - "$TMP/r40.json" "$TMP/first20.json" "$TMP/lateslow.json" <<'PY'
+import json, statistics, sys
+src, first, slow = sys.argv[1:4]
+r = json.load(open(src))
+a = json.loads(json.dumps(r))
+a["rounds"] = a["rounds_completed"] = 20
+for v in a["variants"]:
+    v["rounds"], v["samples_s"] = v["rounds"][:20], v["samples_s"][:20]
+    v["timing"]["count"] = sum(len(x) for x in v["samples_s"])
+json.dump(a, open(first, "w"))
+v = r["variants"][1]  # the variant: its last 20 rounds twice as slow
+for k in range(20, 40):
+    v["rounds"][k] = {key: x * 2 if key.endswith("_s") else x for key, x in v["rounds"][k].items()}
+    v["samples_s"][k] = [x * 2 for x in v["samples_s"][k]]
+v["timing"]["p50_s"] = statistics.median(x for rd in v["samples_s"] for x in rd)
+json.dump(r, open(slow, "w"))
+PY
+check "20 rounds against 40, the last 20 twice as slow" 4 "$S" diff "$TMP/first20.json" "$TMP/lateslow.json" --json "$TMP/uneven.json"
+py "judged on all rounds of both: slower, 20 and 40 rounds" '
+import json, sys
+mt = json.load(open(sys.argv[1]))["rows"][1]
+assert mt["verdict"] == "slower" and mt["regression"], mt
+assert mt["speedup_interval_percent"]["rounds"] == 20 and mt["speedup_interval_percent"]["new_rounds"] == 40, mt' "$TMP/uneven.json"
+# runs of one length stay paired round by round: a report against itself is exactly the same
+check "a report against itself" 0 "$S" diff "$TMP/r40.json" "$TMP/r40.json" --json "$TMP/self.json"
+py "paired: +0.00 [+0.00, +0.00], same" '
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    iv = r["speedup_interval_percent"]
+    assert iv["low"] == iv["high"] == 0 and r["verdict"] == "same" and iv["new_rounds"] == 40, r' "$TMP/self.json"
 
 finish

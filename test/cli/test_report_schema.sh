@@ -107,4 +107,14 @@ check "show: a seed report with its baseline last" 0 "$S" show "$TMP/seed-rev.js
 grep -qE "^baseline +[0-9.]+ ms .*\(baseline\)" <<<"$out" && grep -qE "^interleave-softmax .* -0.08% " <<<"$out" \
     && echo "ok   ... the baseline is the 0% entry" || fail "the seed's baseline by its 0% speedup" "$out"
 
+# many warnings read in linear time, each kept whole (each was compared with every one before it
+# and cut at 1023 bytes: 100,000 took 15 s, 300,000 minutes, in show, diff and plot alike)
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['warnings'] = ['w%d' % i for i in range(200000)] + ['x' * 3000]
+json.dump(r, open(sys.argv[2], 'w'))" "$TMP/host.json" "$TMP/manyw.json"
+check "show: 200,001 warnings" 0 timeout 20 "$S" show "$TMP/manyw.json"
+grep -qx "warning: w199999" <<<"$out" && grep -qx "warning: x\{3000\}" <<<"$out" \
+    && echo "ok   ... all shown, the long one whole" || fail "many warnings" "$(tail -3 <<<"$out")"
+check "diff: 200,001 warnings" 0 timeout 20 "$S" diff "$TMP/manyw.json" "$TMP/manyw.json"
+
 finish

@@ -326,6 +326,38 @@ static void test_drift(void **state)
     assert_close(dr.rank_correlation, -1.0, 1e-12);
 }
 
+/* Two runs that share no rounds (diff): Yuen's interval on the logs, by hand. Logs {0, 0.2} and
+ * {-0.1, 0.1}: means 0.1 and 0, squared standard errors 0.02 / 2 each, Welch's dof 2, t 4.3027. */
+static void test_unpaired_interval(void **state)
+{
+    (void)state;
+    const double a[] = {1.0, exp(0.2)}, b[] = {exp(-0.1), exp(0.1)};
+    sr_interval iv = sr_unpaired_speedup_interval(a, 2, b, 2);
+    assert_true(iv.valid);
+    assert_int_equal(iv.dof, 2);
+    double half = 4.302652730 * sqrt(0.02);
+    assert_close(iv.estimate, expm1(0.1) * 100, 1e-9);
+    assert_close(iv.low, expm1(0.1 - half) * 100, 1e-6);
+    assert_close(iv.high, expm1(0.1 + half) * 100, 1e-6);
+    /* from 10 rounds the means are 20%-trimmed: one wild round in each run moves nothing */
+    double c[10], d[12];
+    for (int i = 0; i < 10; i++)
+        c[i] = 1.0;
+    for (int i = 0; i < 12; i++)
+        d[i] = 0.5;
+    c[4] = 100.0;
+    d[7] = 1e-6;
+    iv = sr_unpaired_speedup_interval(c, 10, d, 12);
+    assert_true(iv.valid);
+    assert_close(iv.estimate, 100.0, 1e-12);
+    assert_close(iv.low, 100.0, 1e-12);
+    assert_close(iv.high, 100.0, 1e-12);
+    /* too few rounds, or a time that is not one */
+    assert_false(sr_unpaired_speedup_interval(a, 1, b, 2).valid);
+    const double bad[] = {1.0, 0.0};
+    assert_false(sr_unpaired_speedup_interval(a, 2, bad, 2).valid);
+}
+
 static void test_verdict_rules(void **state)
 {
     (void)state;
@@ -372,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_verdict_rules),
         cmocka_unit_test(test_interval_trims_spikes),
         cmocka_unit_test(test_drift),
+        cmocka_unit_test(test_unpaired_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
