@@ -267,7 +267,19 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
     sagerun_status st = same_workload(o, n, err);
     if (st != SAGERUN_OK)
         return point ? sr_error_prefix(st, err, "%s", point) : st;
+    size_t measured = 0;
+    for (size_t i = 0; i < o->variant_count; i++)
+        measured += o->variants[i].timing.count > 0;
+    if (!measured && !point) /* a gate that compared nothing must not pass (a sweep's point: said) */
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "the old report has no measured variant (%zu variants, none with "
+                            "timings): nothing to compare against",
+                            o->variant_count);
     char note[256];
+    if (!measured) {
+        snprintf(note, sizeof note, "the old report has no measured variant: nothing compared");
+        add_note(d, point, note);
+    }
     if (o->reference_sha256 && n->reference_sha256 &&
         strcmp(o->reference_sha256, n->reference_sha256) != 0) {
         snprintf(note, sizeof note, "reference output changed: %.64s -> %.64s",

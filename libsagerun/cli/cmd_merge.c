@@ -22,7 +22,8 @@ static void merge_usage(FILE *out)
             "output folder or its summary.json.\n\n"
             "Refused: summaries of different sweeps (another sweep file, other compare options\n"
             "or another shard count), the same workload in two summaries (a shard given twice,\n"
-            "or overlapping shards), and workloads in none of them (unless --allow-missing).\n\n"
+            "or overlapping shards), workloads in none of them (unless --allow-missing), and a\n"
+            "report that is not valid or not of its row's workload (its shape).\n\n"
             "  --out-dir DIR      where the merged summary goes (default ./sweep-<name>)\n"
             "  --allow-missing    merge even when some workloads are in no summary (listed as\n"
             "                     missing)\n"
@@ -238,9 +239,41 @@ static const char *mismatch(const json_t *a, const json_t *b)
     return NULL;
 }
 
-/* Checks that DIR_IN/file is a regular file holding a valid report, and (copy) copies it to
- * DIR_OUT/file unless they are the same file. */
-static bool copy_report(const input *in, const char *out_dir, const char *file, bool copy)
+/* Whether a report is of its row's workload (shape [B, N, Hq, D] and heads_kv, as the sweep
+ * wrote them): two reports swapped in a shard's folder merged as each other's rows, and only a
+ * later diff saw it. false after saying which. */
+static bool report_fits_row(const input *in, const char *src, const json_t *row,
+                            const sagerun_compare_result *r)
+{
+    sagerun_compare_info ci = {.struct_size = sizeof ci};
+    const json_t *shape = json_object_get(row, "shape");
+    if (sagerun_compare_result_info(r, &ci, NULL) != SAGERUN_OK || !ci.has_problem ||
+        json_array_size(shape) != 4)
+        return true; /* nothing to tell by (a seed-format report, a row without its shape) */
+    const sagerun_problem *p = &ci.problem;
+    long long want[5] = {(long long)p->batch, (long long)p->seq_len, (long long)p->heads_q,
+                         (long long)p->head_dim, (long long)p->heads_kv};
+    long long row_kv = json_integer_value(json_object_get(row, "heads_kv"));
+    bool same = !json_object_get(row, "heads_kv") || row_kv == want[4];
+    for (size_t k = 0; k < 4; k++)
+        same = same && json_integer_value(json_array_get(shape, k)) == want[k];
+    if (!same)
+        sr_cli_error("merge: %s lists the report %s for workload %s (%lldx%lldx%lldx%lld, Hkv "
+                     "%lld), but it holds %lldx%lldx%lldx%lld, Hkv %lld: another workload's "
+                     "report?",
+                     in->path, src, str_of(row, "name") ? str_of(row, "name") : "?",
+                     json_integer_value(json_array_get(shape, 0)),
+                     json_integer_value(json_array_get(shape, 1)),
+                     json_integer_value(json_array_get(shape, 2)),
+                     json_integer_value(json_array_get(shape, 3)), row_kv, want[0], want[1],
+                     want[2], want[3], want[4]);
+    return same;
+}
+
+/* Checks that DIR_IN/file is a regular file holding a valid report of the row's workload, and
+ * (copy) copies it to DIR_OUT/file unless they are the same file. */
+static bool copy_report(const input *in, const char *out_dir, const json_t *row, const char *file,
+                        bool copy)
 {
     char *src = NULL, *dst = NULL, *bytes = NULL;
     bool ok = false;
@@ -268,7 +301,10 @@ static bool copy_report(const input *in, const char *out_dir, const char *file, 
                      src, err.message);
         goto out;
     }
+    bool fits = report_fits_row(in, src, row, parsed);
     sagerun_compare_result_destroy(parsed);
+    if (!fits)
+        goto out;
     if (!copy || sr_cli_same_file(src, dst)) {
         ok = true;
         goto out;
@@ -420,7 +456,8 @@ static bool reports_each(const merge *m, const char *out_dir, bool copy)
 {
     for (size_t idx = 0; idx < m->count; idx++) {
         const char *report = m->owner[idx] ? str_of(m->owner[idx], "report") : NULL;
-        if (report && !copy_report(&m->in[m->owner_input[idx]], out_dir, report, copy))
+        if (report && !copy_report(&m->in[m->owner_input[idx]], out_dir, m->owner[idx], report,
+                                   copy))
             return false;
     }
     return true;

@@ -274,4 +274,15 @@ for r in json.load(open(sys.argv[1]))["rows"]:
     iv = r["speedup_interval_percent"]
     assert iv["low"] == iv["high"] == 0 and r["verdict"] == "same" and iv["new_rounds"] == 40, r' "$TMP/self.json"
 
+# an old report with nothing measured: a gate that compared nothing must not pass (it passed: exit 0)
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['variants'] = []; json.dump(r, open(sys.argv[2], 'w'))
+r = json.load(open(sys.argv[1]))
+for v in r['variants']: v['timing']['count'] = 0
+json.dump(r, open(sys.argv[3], 'w'))" "$TMP/r40.json" "$TMP/novariants.json" "$TMP/unmeasured.json"
+check "an old report without variants" 1 "$S" diff "$TMP/novariants.json" "$TMP/r40.json"
+contains "says so" "the old report has no measured variant (0 variants, none with timings)"
+check "an old report whose variants have no timings" 1 "$S" diff "$TMP/unmeasured.json" "$TMP/r40.json"
+contains "says so" "the old report has no measured variant (2 variants, none with timings)"
+
 finish

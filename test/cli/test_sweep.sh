@@ -100,6 +100,13 @@ check "merge: a damaged report refuses" 1 "$S" merge "$TMP/a2" "$TMP/b2" --out-d
 contains "names the report" "1x64x2x64.json, which is not a valid report"
 diff -r "$TMP/m" "$TMP/m.before" >/dev/null && echo "ok   merge: refused, the earlier merge intact" \
     || fail "merge: a refused merge changed the output" "$(diff -r "$TMP/m" "$TMP/m.before" | head -5)"
+# two reports swapped in a shard's folder: each is valid, but of the other row's workload (merged
+# as each other's, exit 0; only a later diff saw it)
+cp -r "$TMP/a" "$TMP/a3"
+mv "$TMP/a3/n32.json" "$TMP/a3/x.json" && mv "$TMP/a3/n96.json" "$TMP/a3/n32.json" && mv "$TMP/a3/x.json" "$TMP/a3/n96.json"
+check "merge: reports swapped between rows" 1 "$S" merge "$TMP/a3" "$TMP/b" --out-dir "$TMP/m3" --quiet
+contains "names the row and both shapes" "n32.json for workload n32 (1x32x2x64, Hkv 2), but it holds 1x96x2x64, Hkv 2"
+[ -e "$TMP/m3/summary.json" ] && fail "merge: a refused merge wrote a summary" || echo "ok   ... no summary written"
 
 # ---- sweep takes compare's options (one table) and passes them on to each workload's compare ----
 for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
