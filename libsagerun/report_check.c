@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "judge.h"
 #include "report.h"
 
 static bool is_sha256(const char *s)
@@ -45,6 +46,9 @@ static bool variant_problem(const sr_report_variant *v, char *why, size_t len)
         snprintf(why, len, "prepare_s is negative");
     else if (v->interval.valid && !(v->interval.low <= v->interval.high))
         snprintf(why, len, "speedup_interval_percent: low is above high");
+    else if (v->interval.valid && !(v->interval.low > -100))
+        snprintf(why, len, "speedup_interval_percent: low %g is not above -100%% (a variant "
+                 "cannot take less than no time)", v->interval.low);
     else {
         for (size_t i = 0; i < v->round_count; i++)
             if ((key = negative_key(&v->rounds[i]))) {
@@ -59,6 +63,21 @@ static bool variant_problem(const sr_report_variant *v, char *why, size_t len)
             }
         return false;
     }
+    return true;
+}
+
+/* A stored verdict that its interval contradicts: faster with an interval that reaches 0 or
+ * below, slower with one that reaches 0 or above. (Not the exact rule at the threshold: older
+ * reports judged "same" and "differs, below" by other rules, and a slow mode or a drift makes a
+ * verdict ambiguous, judge.h.) */
+static bool verdict_problem(const sr_report_variant *v, char *why, size_t len)
+{
+    const sr_interval *iv = &v->interval;
+    if (!iv->valid || !((v->verdict == SR_VERDICT_FASTER && !(iv->low > 0)) ||
+                        (v->verdict == SR_VERDICT_SLOWER && !(iv->high < 0))))
+        return false;
+    snprintf(why, len, "verdict '%s' contradicts its interval [%+.3f, %+.3f]",
+             sr_verdict_name(v->verdict), iv->low, iv->high);
     return true;
 }
 
@@ -77,12 +96,18 @@ sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_err
                             "%s: expect_sha256 is not a SHA-256 (64 hex digits)", name);
     char shown[SAGERUN_ERROR_MESSAGE_SIZE]; /* a label in a message, on its line (report_text.c) */
     for (size_t i = 0; i < r->variant_count; i++) {
-        char why[160];
-        bool bad = variant_problem(&r->variants[i], why, sizeof why);
+        char why[192];
+        bool bad = variant_problem(&r->variants[i], why, sizeof why) ||
+                   verdict_problem(&r->variants[i], why, sizeof why);
         sr_text_copy(shown, sizeof shown, label_of(&r->variants[i]));
         if (bad)
             return sr_error_set(err, SAGERUN_FORMAT, "%s: variants[%zu] (%s): %s", name, i,
                                 shown, why);
+        for (size_t k = 0; k < i; k++)
+            if (r->variants[k].is_baseline && r->variants[i].is_baseline)
+                return sr_error_set(err, SAGERUN_FORMAT,
+                                    "%s: variants[%zu] and variants[%zu] are both the baseline "
+                                    "(is_baseline)", name, k, i);
         for (size_t k = 0; k < i; k++)
             if (strcmp(label_of(&r->variants[k]), label_of(&r->variants[i])) == 0)
                 return sr_error_set(err, SAGERUN_FORMAT,

@@ -117,4 +117,23 @@ grep -qx "warning: w199999" <<<"$out" && grep -qx "warning: x\{3000\}" <<<"$out"
     && echo "ok   ... all shown, the long one whole" || fail "many warnings" "$(tail -3 <<<"$out")"
 check "diff: 200,001 warnings" 0 timeout 20 "$S" diff "$TMP/manyw.json" "$TMP/manyw.json"
 
+# fields that contradict each other (each was checked on its own, so show, diff and plot told
+# different stories from one edited report): two baselines, a verdict its interval contradicts, a
+# speedup below -100%
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); r['variants'][1]['is_baseline'] = True; json.dump(r, open(sys.argv[2], 'w'))
+r = json.load(open(sys.argv[1])); v = r['variants'][1]
+v['verdict'] = 'slower'; v['speedup_interval_percent'].update(estimate=500, low=-5, high=5)
+json.dump(r, open(sys.argv[3], 'w'))
+r = json.load(open(sys.argv[1])); v = r['variants'][1]
+v['verdict'] = 'slower'; v['speedup_interval_percent'].update(estimate=-150, low=-200, high=-120)
+json.dump(r, open(sys.argv[4], 'w'))" "$TMP/host.json" "$TMP/twobase.json" "$TMP/contra.json" "$TMP/below100.json"
+check "show: two baselines" 1 "$S" show "$TMP/twobase.json"
+contains "names both" "variants[0] and variants[1] are both the baseline (is_baseline)"
+check "show: a verdict its interval contradicts" 1 "$S" show "$TMP/contra.json"
+contains "says which" "variants[1] (reference-mt): verdict 'slower' contradicts its interval [-5.000, +5.000]"
+check "diff: a verdict its interval contradicts" 1 "$S" diff "$TMP/host.json" "$TMP/contra.json"
+check "show: a speedup below -100%" 1 "$S" show "$TMP/below100.json"
+contains "says why" "speedup_interval_percent: low -200 is not above -100% (a variant cannot take less than no time)"
+
 finish
