@@ -115,7 +115,9 @@ static void judge_rows(sr_diff_row *row, const sr_report_variant *ov, const sr_r
                                 - 1.0) * 100.0
                              : row->change_percent;
     if (isfinite(change) && change > threshold)
-        add_finding(row, SAGERUN_DIFF_REGRESSION, "SLOWER (p50 rule: no rounds to judge)");
+        add_finding(row, SAGERUN_DIFF_REGRESSION,
+                    n_old < 2 || n_new < 2 ? "SLOWER (p50 rule: no rounds to judge)"
+                                           : "SLOWER (p50 rule: a round without a valid time)");
 }
 
 /* A relative diff's baseline row. The interval of a judgement holds the rounds' noise within each

@@ -238,7 +238,8 @@ contains "default threshold is compare's" "default 1, as compare's"
 
 # runs of different lengths are judged on all their rounds: diff paired round k of old with round k
 # of new and dropped the longer run's extra rounds in silence, so 20 rounds against 40 whose last 20
-# were twice as slow read "+0.00% [+0.00, +0.00] same" beside a p50 59% higher
+# were twice as slow read "+0.00% [+0.00, +0.00] same" beside a p50 59% higher (ten times as slow
+# here: a loaded machine's spread, on top of the two modes, must not make it ambiguous)
 # (the busy-wait plugin: a steady time on a loaded machine, where reference-mt's spread is wide)
 check "a fixed 40-round run" 0 "$S" compare --backend host --shape 1,16,1,16 --no-accuracy \
     --plugin "$FAKES/host_spin.so" --baseline 'spin[us=100]' --variant 'spin[us=200]' \
@@ -253,14 +254,14 @@ for v in a["variants"]:
     v["rounds"], v["samples_s"] = v["rounds"][:20], v["samples_s"][:20]
     v["timing"]["count"] = sum(len(x) for x in v["samples_s"])
 json.dump(a, open(first, "w"))
-v = r["variants"][1]  # the variant: its last 20 rounds twice as slow
+v = r["variants"][1]  # the variant: its last 20 rounds ten times as slow
 for k in range(20, 40):
-    v["rounds"][k] = {key: x * 2 if key.endswith("_s") else x for key, x in v["rounds"][k].items()}
-    v["samples_s"][k] = [x * 2 for x in v["samples_s"][k]]
+    v["rounds"][k] = {key: x * 10 if key.endswith("_s") else x for key, x in v["rounds"][k].items()}
+    v["samples_s"][k] = [x * 10 for x in v["samples_s"][k]]
 v["timing"]["p50_s"] = statistics.median(x for rd in v["samples_s"] for x in rd)
 json.dump(r, open(slow, "w"))
 PY
-check "20 rounds against 40, the last 20 twice as slow" 4 "$S" diff "$TMP/first20.json" "$TMP/lateslow.json" --json "$TMP/uneven.json"
+check "20 rounds against 40, the last 20 ten times as slow" 4 "$S" diff "$TMP/first20.json" "$TMP/lateslow.json" --json "$TMP/uneven.json"
 py "judged on all rounds of both: slower, 20 and 40 rounds" '
 import json, sys
 mt = json.load(open(sys.argv[1]))["rows"][1]
@@ -284,5 +285,16 @@ check "an old report without variants" 1 "$S" diff "$TMP/novariants.json" "$TMP/
 contains "says so" "the old report has no measured variant (0 variants, none with timings)"
 check "an old report whose variants have no timings" 1 "$S" diff "$TMP/unmeasured.json" "$TMP/r40.json"
 contains "says so" "the old report has no measured variant (2 variants, none with timings)"
+
+# a round without a valid time leaves no interval: the p50 rule judges, and says why (it said "no
+# rounds to judge" of a run of 40)
+python3 -c "import json, sys
+r = json.load(open(sys.argv[1])); v = r['variants'][1]
+v['timing']['p50_s'] *= 1.5
+for rd in v['rounds']: rd['p50_s'] *= 1.5
+v['rounds'][3]['p50_s'] = None
+json.dump(r, open(sys.argv[2], 'w'))" "$TMP/r40.json" "$TMP/nullround.json"
+check "a round without a valid time" 4 "$S" diff "$TMP/r40.json" "$TMP/nullround.json"
+contains "says why the p50 rule" "SLOWER (p50 rule: a round without a valid time)"
 
 finish
