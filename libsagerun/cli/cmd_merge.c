@@ -101,51 +101,10 @@ static bool load_input(const char *arg, input *in)
                      SR_SWEEP_SUMMARY_VERSION);
         return false;
     }
-    const json_t *sweep = json_object_get(r, "sweep"), *names = json_object_get(sweep, "workloads");
-    const char *bad = !json_is_object(sweep)                                   ? "sweep"
-                      : !str_of(sweep, "name")                                 ? "sweep.name"
-                      : !str_of(sweep, "sha256")                               ? "sweep.sha256"
-                      : !json_is_integer(json_object_get(sweep, "workload_count")) ? "sweep.workload_count"
-                      : !json_is_array(names) || json_array_size(names) !=
-                                (size_t)json_integer_value(json_object_get(sweep, "workload_count"))
-                          ? "sweep.workloads"
-                      : !json_is_object(json_object_get(r, "options")) ? "options"
-                      : !json_is_array(json_object_get(r, "workloads")) ? "workloads"
-                                                                        : NULL;
-    if (bad) {
-        sr_cli_error("merge: %s: key '%s' is missing or malformed", in->path, bad);
+    char why[512];
+    if (sr_sweep_summary_problem(r, why, sizeof why)) {
+        sr_cli_error("merge: %s: %s", in->path, why);
         return false;
-    }
-    const json_t *rows = json_object_get(r, "workloads");
-    for (size_t i = 0; i < json_array_size(rows); i++) {
-        const json_t *row = json_array_get(rows, i), *idx = json_object_get(row, "index");
-        const char *name = str_of(row, "name"), *report = str_of(row, "report");
-        bool idx_ok = json_is_integer(idx) && json_integer_value(idx) >= 0 &&
-                      (size_t)json_integer_value(idx) < json_array_size(names);
-        const char *want =
-            idx_ok ? json_string_value(json_array_get(names, (size_t)json_integer_value(idx)))
-                   : NULL;
-        if (!idx_ok || !name || !want || strcmp(name, want) != 0 ||
-            !sr_sweep_status_known(str_of(row, "status"))) {
-            sr_cli_error("merge: %s: workloads[%zu]: malformed row (index, name, status of ok, "
-                         "not-byte-exact, failed, incomplete or error) or a name that is not the "
-                         "sweep's workload at that index",
-                         in->path, i);
-            return false;
-        }
-        const json_t *rj = json_object_get(row, "report");
-        if (!report && (!json_is_null(rj) || strcmp(str_of(row, "status"), "error") != 0)) {
-            sr_cli_error("merge: %s: workloads[%zu].report: expected a file name (only a "
-                         "workload with status \"error\" has none)",
-                         in->path, i);
-            return false;
-        }
-        if (report && (!*report || strchr(report, '/') || report[0] == '.')) {
-            sr_cli_error("merge: %s: workloads[%zu].report '%s': expected a file name next to "
-                         "the summary",
-                         in->path, i, report);
-            return false;
-        }
     }
     return true;
 }

@@ -51,6 +51,12 @@ int sr_sweep_summary_exit_code(const json_t *summary);
  * NULL with err set when the file does not read, is not JSON, or is a summary this sagerun
  * cannot read. */
 json_t *sr_sweep_summary_load(const char *path, sagerun_error *err);
+/* Why a sweep summary's structure is unusable (into why, which it returns), or NULL: the sweep's
+ * keys (name, sha256, workload_count >= 0, the workloads' names), options, and each row (index and
+ * name as the sweep's, a known status, a report file name next to the summary or none for an
+ * error, a shape of four positive integers, variants whose p50_s is >= 0 or null), no workload in
+ * two rows. Every reader of summaries (show, diff, plot, merge) checks this. */
+const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len);
 /* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */
 bool sr_sweep_status_known(const char *status);
 

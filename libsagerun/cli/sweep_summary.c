@@ -80,6 +80,97 @@ bool sr_sweep_status_known(const char *status)
     return false;
 }
 
+static const char *str_at(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* Why the sweep part (sweep.name, sha256, workload_count, the workload names) is unusable, or NULL. */
+static const char *sweep_key_problem(const json_t *root)
+{
+    const json_t *sweep = json_object_get(root, "sweep"), *names = json_object_get(sweep, "workloads");
+    const json_t *count = json_object_get(sweep, "workload_count");
+    return !json_is_object(sweep)                                          ? "sweep"
+           : !str_at(sweep, "name")                                        ? "sweep.name"
+           : !str_at(sweep, "sha256")                                      ? "sweep.sha256"
+           : !json_is_integer(count) || json_integer_value(count) < 0      ? "sweep.workload_count"
+           : !json_is_array(names) || json_array_size(names) != (size_t)json_integer_value(count)
+               ? "sweep.workloads"
+           : !json_is_object(json_object_get(root, "options")) ? "options"
+                                                               : NULL;
+}
+
+/* Why row i is unusable (into why), or false when it is fine. */
+static bool row_problem(const json_t *root, const json_t *row, size_t i, char *why, size_t len)
+{
+    const json_t *names = json_object_get(json_object_get(root, "sweep"), "workloads");
+    const json_t *idx = json_object_get(row, "index"), *shape = json_object_get(row, "shape");
+    const json_t *variants = json_object_get(row, "variants"), *rj = json_object_get(row, "report");
+    const char *name = str_at(row, "name"), *report = str_at(row, "report");
+    bool idx_ok = json_is_integer(idx) && json_integer_value(idx) >= 0 &&
+                  (size_t)json_integer_value(idx) < json_array_size(names);
+    const char *want = idx_ok ? json_string_value(json_array_get(names, (size_t)json_integer_value(idx)))
+                              : NULL;
+    if (!json_is_object(row) || !idx_ok || !name || !want || strcmp(name, want) != 0 ||
+        !sr_sweep_status_known(str_at(row, "status")))
+        snprintf(why, len, "workloads[%zu]: malformed row (index, name, status of ok, "
+                 "not-byte-exact, failed, incomplete or error) or a name that is not the sweep's "
+                 "workload at that index", i);
+    else if (!report && (!json_is_null(rj) || strcmp(str_at(row, "status"), "error") != 0))
+        snprintf(why, len, "workloads[%zu].report: expected a file name (only a workload with "
+                 "status \"error\" has none)", i);
+    else if (report && (!*report || strchr(report, '/') || report[0] == '.'))
+        snprintf(why, len, "workloads[%zu].report '%.64s': expected a file name next to the summary",
+                 i, report);
+    else if (shape && (!json_is_array(shape) || json_array_size(shape) != 4))
+        snprintf(why, len, "workloads[%zu].shape: expected [B, N, Hq, D]", i);
+    else if (variants && !json_is_array(variants))
+        snprintf(why, len, "workloads[%zu].variants: expected an array", i);
+    else {
+        for (size_t k = 0; k < json_array_size(shape); k++) {
+            const json_t *x = json_array_get(shape, k);
+            if (!json_is_integer(x) || json_integer_value(x) <= 0) {
+                snprintf(why, len, "workloads[%zu].shape[%zu]: expected a positive integer", i, k);
+                return true;
+            }
+        }
+        for (size_t k = 0; k < json_array_size(variants); k++) {
+            const json_t *v = json_array_get(variants, k), *p50 = json_object_get(v, "p50_s");
+            if (!json_is_object(v) || !(json_is_null(p50) || !p50 ||
+                                        (json_is_number(p50) && json_number_value(p50) >= 0))) {
+                snprintf(why, len, "workloads[%zu].variants[%zu]: expected an object whose "
+                         "p50_s is a time in seconds (>= 0) or null", i, k);
+                return true;
+            }
+        }
+        return false;
+    }
+    return true;
+}
+
+const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len)
+{
+    const char *bad = sweep_key_problem(root);
+    if (bad) {
+        snprintf(why, len, "key '%s' is missing or malformed", bad);
+        return why;
+    }
+    const json_t *rows = json_object_get(root, "workloads");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        if (row_problem(root, json_array_get(rows, i), i, why, len))
+            return why;
+        for (size_t k = 0; k < i; k++)
+            if (json_equal(json_object_get(json_array_get(rows, k), "index"),
+                           json_object_get(json_array_get(rows, i), "index"))) {
+                snprintf(why, len, "workloads[%zu] and workloads[%zu] are both workload %s: a "
+                         "reader would take only the first", k, i,
+                         str_at(json_array_get(rows, i), "name"));
+                return why;
+            }
+    }
+    return NULL;
+}
+
 /* The file as JSON, read as the report reader reads one (at most 1 GiB: a report it reads must
  * not fail here for its size); NULL with err set when it does not read or is not JSON. */
 static json_t *load_json(const char *path, sagerun_error *err)
@@ -123,18 +214,11 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err)
         json_decref(root);
         return NULL;
     }
-    size_t i;
-    const json_t *row;
-    json_array_foreach(json_object_get(root, "workloads"), i, row) {
-        if (!json_is_object(row) || !json_is_string(json_object_get(row, "name")) ||
-            !sr_sweep_status_known(json_string_value(json_object_get(row, "status")))) {
-            sr_cli_error_set(err, SAGERUN_FORMAT,
-                             "%s: workloads[%zu]: expected an object with a 'name' and a 'status' "
-                             "of ok, not-byte-exact, failed, incomplete or error",
-                             path, i);
-            json_decref(root);
-            return NULL;
-        }
+    char why[512];
+    if (sr_sweep_summary_problem(root, why, sizeof why)) {
+        sr_cli_error_set(err, SAGERUN_FORMAT, "%s: %s", path, why);
+        json_decref(root);
+        return NULL;
     }
     return root;
 }

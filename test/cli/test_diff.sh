@@ -183,8 +183,10 @@ for side in ("old", "new"):
     s = json.load(open(f"{src}/summary.json"))
     w0 = s["workloads"][0]
     ws = []
+    s["sweep"]["workloads"] = [f"p{i}" for i in range(20)]  # a summary's rows are its sweep's
+    s["sweep"]["workload_count"] = 20
     for i in range(20):
-        w = dict(w0, name=f"p{i}", report=f"p{i}.json")
+        w = dict(w0, index=i, name=f"p{i}", report=f"p{i}.json")
         r = json.load(open(f"{src}/{w0['report']}"))
         if side == "new":
             r["complete"] = False
@@ -222,6 +224,7 @@ for v in r["variants"]:
         v["label"] = "v" * 300
 json.dump(r, open(os.path.join(out, "long.json"), "w"))
 w["name"], w["report"] = point, "long.json"
+s["sweep"]["workloads"][w["index"]] = point  # a summary's rows are its sweep's
 s["workloads"] = [w]
 json.dump(s, open(os.path.join(out, "summary.json"), "w"))
 PY3

@@ -162,7 +162,7 @@ python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
 s["workloads"][0]["variants"][-1]["label"] = "x\n9  FORGED  row"
-s["workloads"][0]["name"] = "n\rm|k"
+s["workloads"][0]["name"] = s["sweep"]["workloads"][s["workloads"][0]["index"]] = "n\rm|k"
 json.dump(s, open(sys.argv[1], "w"))' "$TMP/forged/summary.json"
 check "show: a summary with line breaks in its strings" 0 "$S" show "$TMP/forged/summary.json" \
     && contains "the label on its line" 'x\x0a9  FORGED  row' && contains "the name too" 'n\x0dm|k'
@@ -174,7 +174,7 @@ check "show --markdown: the same, '|' escaped in cells" 0 "$S" show --markdown "
 python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
-s["workloads"][0]["name"] = "b\\"
+s["workloads"][0]["name"] = s["sweep"]["workloads"][s["workloads"][0]["index"]] = "b\\"
 s["workloads"][0]["variants"][-1]["label"] = "u\u2028v"
 json.dump(s, open(sys.argv[1], "w"))' "$TMP/forged/summary.json"
 check "show --markdown: a backslash ending a cell" 0 "$S" show --markdown "$TMP/forged/summary.json" \
@@ -203,7 +203,27 @@ json.dump(s, open(sys.argv[1], 'w'))" "$TMP/a-odd/summary.json"
 check "a row of unknown status: merge says so" 1 "$S" merge "$TMP/a-odd" "$TMP/b" --out-dir "$TMP/x" --quiet \
     && contains "names the row" "a-odd/summary.json: workloads[0]: malformed row"
 check "... and show" 1 "$S" show "$TMP/a-odd/summary.json" \
-    && contains "names the row" "a-odd/summary.json: workloads[0]: expected an object with a 'name' and a 'status'"
+    && contains "names the row" "a-odd/summary.json: workloads[0]: malformed row"
+# show, diff and plot check a summary as merge does (they read "3 of -5 workloads", a p50 of -1 s as
+# "-1000000.00 us", a second row of one workload that diff never judged, a report outside the folder)
+for case in count:-5 p50:-1 dup: report:../../a.json; do
+    mkdir -p "$TMP/odd-${case%%:*}" && cp "$TMP/a"/*.json "$TMP/odd-${case%%:*}/"
+    python3 -c "import json, sys
+s = json.load(open(sys.argv[1])); what, value = sys.argv[2].split(':', 1); w = s['workloads']
+if what == 'count': s['sweep']['workload_count'] = int(value)
+if what == 'p50': w[0]['variants'][0]['p50_s'] = float(value)
+if what == 'dup': w.append(dict(w[0]))
+if what == 'report': w[0]['report'] = value
+json.dump(s, open(sys.argv[1], 'w'))" "$TMP/odd-${case%%:*}/summary.json" "$case"
+done
+check "show: a negative workload count" 1 "$S" show "$TMP/odd-count/summary.json" \
+    && contains "names the key" "key 'sweep.workload_count' is missing or malformed"
+check "show: a negative p50" 1 "$S" show "$TMP/odd-p50/summary.json" \
+    && contains "names the row" "workloads[0].variants[0]: expected an object whose p50_s is a time"
+check "diff: one workload in two rows" 1 "$S" diff "$TMP/a/summary.json" "$TMP/odd-dup/summary.json" \
+    && contains "names both" "are both workload n32: a reader would take only the first"
+check "plot: a report outside the folder" 1 "$S" plot "$TMP/odd-report/summary.json" -o "$TMP/odd.svg" \
+    && contains "names it" "workloads[0].report '../../a.json': expected a file name next to the summary"
 
 # ---- the default output folder, unsharded ----
 (cd "$TMP" && "$S" sweep "$SWEEP" "${H[@]}" >/dev/null 2>&1)
