@@ -237,6 +237,8 @@ int sr_cmd_plot(int argc, char **argv)
                                  : report_figure(a.input, a.title, &err);
     if (!c) {
         sr_cli_error("plot: %s", err.message);
+        if (summary && err.status == SAGERUN_INVALID_ARGUMENT) /* --x names no axis: usage */
+            rc = SR_EXIT_USAGE;
         goto out;
     }
     rc = write_outputs(c, outs[0], a.layout);

@@ -339,11 +339,11 @@ static void fig_free(sweep_fig *f)
 static sr_canvas *draw(sweep_fig *f, const char *title, sagerun_error *err)
 {
     if (f->too_many_x)
-        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "more than %d values on the x axis "
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "more than %d values on the x axis "
                                 "(a sweep has at most %d workloads)", SR_SWEEP_MAX_POINTS,
                                 SR_SWEEP_MAX_POINTS), NULL;
     if (f->n_ser == 0 && !f->oom)
-        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "nothing to draw: no workload has "
+        return sr_cli_error_set(err, SAGERUN_FORMAT, "nothing to draw: no workload has "
                                 "a report with a variant besides the baseline"), NULL;
     sr_canvas *c = f->oom ? NULL : (f->c = sr_canvas_create(FIG_W, 100000));
     if (c) {
