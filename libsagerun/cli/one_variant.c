@@ -88,7 +88,8 @@ void sr_cli_one_variant_close(sr_cli_one_variant *v)
 void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, FILE *out)
 {
     const sagerun_problem *p = v->problem;
-    fprintf(out, "variant       %s (%s backend)\n", variant,
+    /* the registry's label (every parameter, canonical: compare's), not the spec as typed */
+    fprintf(out, "variant       %s (%s backend)\n", v->info.name ? v->info.name : variant,
            sagerun_backend_name(sagerun_context_backend(v->run_ctx)));
     fprintf(out, "workload      %s: [%u, %u, %u, %u] Hkv %u %s %s%s", sagerun_workload_name(v->w),
            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv,

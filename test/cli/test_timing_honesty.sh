@@ -144,4 +144,10 @@ py "steady variants: no drift warning" '
 import json, sys
 assert not any("drifted" in x for x in json.load(open(sys.argv[1]))["warnings"])' "$TMP/even.json"
 
+# run names the variant by its label, every parameter as compare gives it (it printed the spec as
+# typed: 'spin[us=20.0]' in run, 'spin[us=20,every=0,slowx=10,grow=0]' in compare's report)
+check "run: a spec with a float written 20.0" 0 "$S" run --backend host --shape 1,16,1,16 \
+    --plugin "$SPIN" --variant 'spin[us=20.0]' --iterations 2
+contains "the label" "variant       spin[us=20,every=0,slowx=10,grow=0] (host backend)"
+
 finish
