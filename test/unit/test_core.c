@@ -50,6 +50,9 @@ static void text_escape_shows_controls_and_line_breaks(void **state)
         {"a|b\\", 0, "a|b\\"},
         {"a|b\\", SAGERUN_TEXT_MARKDOWN_CELL, "a\\|b\\\\"},
         {"", SAGERUN_TEXT_MARKDOWN_CELL, ""},
+        /* no HTML through a cell: a label "<script>" went into summary.md as it was */
+        {"<script>a&b</script>", SAGERUN_TEXT_MARKDOWN_CELL, "\\<script\\>a\\&b\\</script\\>"},
+        {"<b>", 0, "<b>"},
     };
     for (size_t i = 0; i < SR_ARRAY_LEN(cases); i++) {
         char *got = sagerun_text_escape(cases[i].in, cases[i].flags);
