@@ -49,14 +49,15 @@ static const char *escape_at(const char *s, size_t *n, char buf[8])
 }
 
 /* The first len bytes of s (a string: it goes on past them), escaped; in a markdown cell '|'
- * and '\' too, so that a label cannot add columns, and '<', '>', '&', so that it carries no HTML
- * (a label "<script>" went into summary.md as it was). */
+ * and '\' too, so that a label cannot add columns, and '<' and '&', so that it carries no HTML
+ * tag or entity (a label "<script>" went into summary.md as it was; '>' opens nothing in a cell,
+ * and "yes -> yes" stays as it is). */
 static void put_escaped(FILE *out, const char *s, size_t len, bool cell)
 {
     char buf[8];
     for (size_t i = 0, n; i < len; i += n) {
         const char *e = escape_at(s + i, &n, buf);
-        if (cell && strchr("|\\<>&", s[i]))
+        if (cell && strchr("|\\<&", s[i]))
             fputc('\\', out);
         if (e)
             fputs(e, out);

@@ -445,9 +445,9 @@ SAGERUN_API sagerun_status sagerun_file_sha256(const char *path, char hex[65],
  * renderings follow: a control character (C0 and DEL as \xNN, C1 as \u00NN) and the line and
  * paragraph separators (\u2028, \u2029) are written visibly, so that a string can neither end its
  * line and forge the lines after it nor drive the terminal. Other bytes pass unchanged. */
-#define SAGERUN_TEXT_MARKDOWN_CELL 1u /* also '|', '\', '<', '>' and '&' backslash-escaped (\|, \\,
-                                        * \<, \>, \&): a cell of a markdown table, which can neither
-                                        * add columns nor carry HTML */
+#define SAGERUN_TEXT_MARKDOWN_CELL 1u /* also '|', '\', '<' and '&' backslash-escaped (\|, \\,
+                                        * \<, \&): a cell of a markdown table, which can neither
+                                        * add columns nor carry an HTML tag or entity */
 /* s escaped (above) in a malloc'd string, released with free(); NULL when s is NULL, flags has a
  * bit not defined here, or memory runs out. */
 SAGERUN_API char *sagerun_text_escape(const char *s, unsigned flags);

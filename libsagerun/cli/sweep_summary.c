@@ -465,7 +465,7 @@ static void print_notes(const json_t *s, FILE *out, const char *bullet)
 
 /* Every string of a summary as one line shows it, by the library's rule (sagerun_text_escape: a
  * name or label of a hostile summary cannot end its line and forge the rows after it, nor drive
- * the terminal); in markdown also as a table cell ('|', '\\', '<', '>', '&' escaped). In place:
+ * the terminal); in markdown also as a table cell ('|', '\\', '<', '&' escaped). In place:
  * the copy print takes. */
 static void one_line_strings(json_t *j, bool markdown)
 {

@@ -51,7 +51,8 @@ static void text_escape_shows_controls_and_line_breaks(void **state)
         {"a|b\\", SAGERUN_TEXT_MARKDOWN_CELL, "a\\|b\\\\"},
         {"", SAGERUN_TEXT_MARKDOWN_CELL, ""},
         /* no HTML through a cell: a label "<script>" went into summary.md as it was */
-        {"<script>a&b</script>", SAGERUN_TEXT_MARKDOWN_CELL, "\\<script\\>a\\&b\\</script\\>"},
+        {"<script>a&b</script>", SAGERUN_TEXT_MARKDOWN_CELL, "\\<script>a\\&b\\</script>"},
+        {"yes -> yes", SAGERUN_TEXT_MARKDOWN_CELL, "yes -> yes"}, /* '>' opens nothing */
         {"<b>", 0, "<b>"},
     };
     for (size_t i = 0; i < SR_ARRAY_LEN(cases); i++) {
