@@ -24,7 +24,8 @@ static void merge_usage(FILE *out)
             "or another shard count), the same workload in two summaries (a shard given twice,\n"
             "or overlapping shards), workloads in none of them (unless --allow-missing), and a\n"
             "report that is not valid or not of its row's workload (its shape).\n\n"
-            "  --out-dir DIR      where the merged summary goes (default ./sweep-<name>)\n"
+            "  --out-dir DIR      where the merged summary goes (default ./sweep-<name>); refused\n"
+            "                     where DIR holds another sweep's or a shard's summary\n"
             "  --allow-missing    merge even when some workloads are in no summary (listed as\n"
             "                     missing)\n"
             "  --quiet            print nothing but errors\n\n"
@@ -491,7 +492,8 @@ static bool write_merged(merge *m, const char *out_dir, bool allow_missing, json
     if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK)
         sr_cli_error("merge: --out-dir: %s", err.message);
     else if (reports_claimed_once(m->in, m->owner, m->owner_input, m->count) &&
-             out_dir_not_an_input(out_dir, m->in, m->n)) {
+             out_dir_not_an_input(out_dir, m->in, m->n) &&
+             sr_sweep_out_dir_free("merge", out_dir, sweep, NULL)) {
         *merged = merged_summary(m, out_dir, missing);
         missing = NULL; /* the summary's now */
         if (*merged && sr_sweep_summary_write(out_dir, *merged, &err) != SAGERUN_OK)

@@ -65,7 +65,8 @@ static void sweep_usage(FILE *out)
             "CUDA_VISIBLE_DEVICES; then 'sagerun merge DIR...'):\n"
             "  --shard I/N            run the workloads whose index is I modulo N (0 <= I < N)\n"
             "output:\n"
-            "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN\n"
+            "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN;\n"
+            "                         refused where DIR holds another sweep's or shard's summary\n"
             "  --csv FILE             also write every workload's table as CSV: compare's\n"
             "                         columns after a 'workload' column (see 'compare --help');\n"
             "                         - is stdout, and the table then goes to stderr\n"
@@ -704,7 +705,9 @@ int sr_cmd_sweep(int argc, char **argv)
         sr_cli_error("sweep: --out-dir: %s", err.message);
         goto out;
     }
-    if (!outputs_spare_inputs(&s, sweep_path, run.out_dir, csv_path))
+    if (!outputs_spare_inputs(&s, sweep_path, run.out_dir, csv_path) ||
+        !sr_sweep_out_dir_free("sweep", run.out_dir, json_object_get(summary, "sweep"),
+                               json_object_get(summary, "shard")))
         goto out;
     /* SIGINT, SIGTERM, SIGHUP: passed on to the running comparison, which ends with a report of
      * its rounds so far; then the table and the CSV of what ran (an interrupted sweep keeps it) */

@@ -57,6 +57,12 @@ json_t *sr_sweep_summary_load(const char *path, sagerun_error *err);
  * error, a shape of four positive integers, variants whose p50_s is >= 0 or null), no workload in
  * two rows. Every reader of summaries (show, diff, plot, merge) checks this. */
 const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len);
+/* Whether out_dir may take a summary of this sweep (its "sweep" object) and shard (NULL or null:
+ * unsharded, or a merge): true when it holds no summary.json, or one of the same sweep (sha256)
+ * and shard, a run again. Another sweep's or shard's summary, or a file that is not one, would be
+ * replaced with its reports without a word: false after saying so (cmd names the command). */
+bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
+                           const json_t *shard);
 /* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */
 bool sr_sweep_status_known(const char *status);
 

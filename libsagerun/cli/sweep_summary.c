@@ -171,6 +171,40 @@ const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len)
     return NULL;
 }
 
+bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
+                           const json_t *shard)
+{
+    char *path = NULL;
+    struct stat st;
+    if (asprintf(&path, "%s/%s", out_dir, SR_SWEEP_SUMMARY_JSON) < 0) {
+        sr_cli_error("%s: out of memory", cmd);
+        return false;
+    }
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        free(path);
+        return true; /* nothing there to lose */
+    }
+    sagerun_error err = {0};
+    json_t *old = sr_sweep_summary_load(path, &err);
+    const json_t *old_sweep = json_object_get(old, "sweep"), *old_shard = json_object_get(old, "shard");
+    bool same_sweep = old && json_equal(json_object_get(old_sweep, "sha256"),
+                                        json_object_get(sweep, "sha256"));
+    bool same_shard = (!old_shard || json_is_null(old_shard)) ? (!shard || json_is_null(shard))
+                                                              : shard && json_equal(old_shard, shard);
+    if (!old)
+        sr_cli_error("%s: --out-dir %s holds %s, which is not a sweep summary this sagerun reads%s%s: "
+                     "refusing to write over it (give another --out-dir, or remove it)", cmd,
+                     out_dir, path, err.status != SAGERUN_OK ? ": " : "", err.message);
+    else if (!same_sweep || !same_shard)
+        sr_cli_error("%s: --out-dir %s holds the summary of %s%s: refusing to write over it and its "
+                     "reports (give another --out-dir, or remove it)", cmd, out_dir,
+                     !same_sweep ? "another sweep: " : "another shard or merge of this sweep",
+                     !same_sweep ? json_string_value(json_object_get(old_sweep, "name")) ?: "?" : "");
+    json_decref(old);
+    free(path);
+    return old && same_sweep && same_shard;
+}
+
 /* The file as JSON, read as the report reader reads one (at most 1 GiB: a report it reads must
  * not fail here for its size); NULL with err set when it does not read or is not JSON. */
 static json_t *load_json(const char *path, sagerun_error *err)

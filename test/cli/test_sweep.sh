@@ -190,6 +190,17 @@ check "a shard's own --timeout: merged" 0 "$S" merge "$TMP/a" "$TMP/b5" --out-di
 sed 's/"host-tiny"/"host-other"/' "$SWEEP" > "$TMP/other.json"
 cp "$ROOT/test/data/sweep-host-n96.json" "$TMP/"
 check "another sweep's shard" 0 "$S" sweep "$TMP/other.json" "${H[@]}" --shard 1/2 --out-dir "$TMP/o"
+# a folder holding another sweep's or shard's summary is not written over (its summary and reports
+# were replaced without a word); the same sweep and shard again may write there
+cp "$TMP/a/summary.json" "$TMP/a.summary.orig"
+check "sweep into another sweep's folder" 1 "$S" sweep "$TMP/other.json" "${H[@]}" --shard 1/2 --out-dir "$TMP/a" \
+    && contains "says whose" "--out-dir $TMP/a holds the summary of another sweep: host-tiny: refusing to write over it"
+check "sweep into another shard's folder" 1 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --out-dir "$TMP/a" \
+    && contains "says so" "holds the summary of another shard or merge of this sweep"
+cmp -s "$TMP/a/summary.json" "$TMP/a.summary.orig" && echo "ok   ... the summary intact" || fail "a's summary was replaced"
+check "merge into another sweep's folder" 1 "$S" merge "$TMP/a" "$TMP/b" --out-dir "$TMP/o" --quiet \
+    && contains "says whose" "--out-dir $TMP/o holds the summary of another sweep: host-other"
+check "the same shard again, into its own folder" 0 "$S" sweep "$TMP/other.json" "${H[@]}" --shard 1/2 --out-dir "$TMP/o"
 check "another sweep: refused" 1 "$S" merge "$TMP/a" "$TMP/o" --out-dir "$TMP/x" \
     && contains "says why" "names differ"
 check "not a summary" 1 "$S" merge "$TMP/m/n32.json" && contains "names it" "n32.json: not a sweep summary"
