@@ -195,11 +195,17 @@ bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *s
         sr_cli_error("%s: --out-dir %s holds %s, which is not a sweep summary this sagerun reads%s%s: "
                      "refusing to write over it (give another --out-dir, or remove it)", cmd,
                      out_dir, path, err.status != SAGERUN_OK ? ": " : "", err.message);
-    else if (!same_sweep || !same_shard)
-        sr_cli_error("%s: --out-dir %s holds the summary of %s%s: refusing to write over it and its "
-                     "reports (give another --out-dir, or remove it)", cmd, out_dir,
-                     !same_sweep ? "another sweep: " : "another shard or merge of this sweep",
-                     !same_sweep ? json_string_value(json_object_get(old_sweep, "name")) ?: "?" : "");
+    else if (!same_sweep || !same_shard) {
+        const char *old_name = json_string_value(json_object_get(old_sweep, "name")) ?: "?";
+        const char *name = json_string_value(json_object_get(sweep, "name")) ?: "";
+        sr_cli_error("%s: --out-dir %s holds the summary of %s%s%s: refusing to write over it and "
+                     "its reports (give another --out-dir, or remove it)", cmd, out_dir,
+                     same_sweep                      ? "another shard or merge of this sweep"
+                     : strcmp(old_name, name) == 0   ? "another version of sweep "
+                                                     : "another sweep: ",
+                     same_sweep ? "" : old_name,
+                     !same_sweep && strcmp(old_name, name) == 0 ? " (the sweep file changed)" : "");
+    }
     json_decref(old);
     free(path);
     return old && same_sweep && same_shard;

@@ -197,6 +197,9 @@ check "sweep into another sweep's folder" 1 "$S" sweep "$TMP/other.json" "${H[@]
     && contains "says whose" "--out-dir $TMP/a holds the summary of another sweep: host-tiny: refusing to write over it"
 check "sweep into another shard's folder" 1 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --out-dir "$TMP/a" \
     && contains "says so" "holds the summary of another shard or merge of this sweep"
+sed 's/"host-tiny"/"host-tiny" /' "$SWEEP" > "$TMP/edited.json" # the same name, other bytes
+check "sweep, its file edited, into its old folder" 1 "$S" sweep "$TMP/edited.json" "${H[@]}" --shard 0/2 --out-dir "$TMP/a" \
+    && contains "says it changed" "holds the summary of another version of sweep host-tiny (the sweep file changed)"
 cmp -s "$TMP/a/summary.json" "$TMP/a.summary.orig" && echo "ok   ... the summary intact" || fail "a's summary was replaced"
 check "merge into another sweep's folder" 1 "$S" merge "$TMP/a" "$TMP/b" --out-dir "$TMP/o" --quiet \
     && contains "says whose" "--out-dir $TMP/o holds the summary of another sweep: host-other"
