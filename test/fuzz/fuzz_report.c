@@ -60,7 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
 
     unsigned findings = 0;
-    if (sagerun_report_diff(path, path, NULL, devnull, &findings, &err) != SAGERUN_OK) {
+    st = sagerun_report_diff(path, path, NULL, devnull, &findings, &err);
+    if (st == SAGERUN_FORMAT && strstr(err.message, "has no measured variant"))
+        return 0; /* nothing to compare: diff refuses it (a gate that compared nothing) */
+    if (st != SAGERUN_OK) {
         /* a file is the same workload as itself */
         fprintf(stderr, "diff with itself failed: %s\n", err.message);
         abort();
