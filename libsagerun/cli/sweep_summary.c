@@ -80,9 +80,10 @@ bool sr_sweep_status_known(const char *status)
     return false;
 }
 
-static const char *str_at(const json_t *o, const char *key)
+static const char *str_or(const json_t *o, const char *key, const char *fallback)
 {
-    return json_string_value(json_object_get(o, key));
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : fallback;
 }
 
 /* Why the sweep part (sweep.name, sha256, workload_count, the workload names) is unusable, or NULL. */
@@ -91,8 +92,8 @@ static const char *sweep_key_problem(const json_t *root)
     const json_t *sweep = json_object_get(root, "sweep"), *names = json_object_get(sweep, "workloads");
     const json_t *count = json_object_get(sweep, "workload_count");
     return !json_is_object(sweep)                                          ? "sweep"
-           : !str_at(sweep, "name")                                        ? "sweep.name"
-           : !str_at(sweep, "sha256")                                      ? "sweep.sha256"
+           : !str_or(sweep, "name", NULL)                                        ? "sweep.name"
+           : !str_or(sweep, "sha256", NULL)                                      ? "sweep.sha256"
            : !json_is_integer(count) || json_integer_value(count) < 0      ? "sweep.workload_count"
            : !json_is_array(names) || json_array_size(names) != (size_t)json_integer_value(count)
                ? "sweep.workloads"
@@ -106,17 +107,17 @@ static bool row_problem(const json_t *root, const json_t *row, size_t i, char *w
     const json_t *names = json_object_get(json_object_get(root, "sweep"), "workloads");
     const json_t *idx = json_object_get(row, "index"), *shape = json_object_get(row, "shape");
     const json_t *variants = json_object_get(row, "variants"), *rj = json_object_get(row, "report");
-    const char *name = str_at(row, "name"), *report = str_at(row, "report");
+    const char *name = str_or(row, "name", NULL), *report = str_or(row, "report", NULL);
     bool idx_ok = json_is_integer(idx) && json_integer_value(idx) >= 0 &&
                   (size_t)json_integer_value(idx) < json_array_size(names);
     const char *want = idx_ok ? json_string_value(json_array_get(names, (size_t)json_integer_value(idx)))
                               : NULL;
     if (!json_is_object(row) || !idx_ok || !name || !want || strcmp(name, want) != 0 ||
-        !sr_sweep_status_known(str_at(row, "status")))
+        !sr_sweep_status_known(str_or(row, "status", NULL)))
         snprintf(why, len, "workloads[%zu]: malformed row (index, name, status of ok, "
                  "not-byte-exact, failed, incomplete or error) or a name that is not the sweep's "
                  "workload at that index", i);
-    else if (!report && (!json_is_null(rj) || strcmp(str_at(row, "status"), "error") != 0))
+    else if (!report && (!json_is_null(rj) || strcmp(str_or(row, "status", NULL), "error") != 0))
         snprintf(why, len, "workloads[%zu].report: expected a file name (only a workload with "
                  "status \"error\" has none)", i);
     else if (report && (!*report || strchr(report, '/') || report[0] == '.'))
@@ -164,7 +165,7 @@ const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len)
                            json_object_get(json_array_get(rows, i), "index"))) {
                 snprintf(why, len, "workloads[%zu] and workloads[%zu] are both workload %s: a "
                          "reader would take only the first", k, i,
-                         str_at(json_array_get(rows, i), "name"));
+                         str_or(json_array_get(rows, i), "name", NULL));
                 return why;
             }
     }
@@ -296,12 +297,6 @@ static double num_or_nan(const json_t *o, const char *key)
 {
     const json_t *j = json_object_get(o, key);
     return json_is_number(j) ? json_number_value(j) : NAN;
-}
-
-static const char *str_or(const json_t *o, const char *key, const char *fallback)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : fallback;
 }
 
 /* A duration in the unit that suits it, as compare's table writes them: "243.919 ms". */
