@@ -13,6 +13,7 @@
 
 #define SR_WARMUP_MAX_CALLS 1000u
 #define SR_WARMUP_STABLE 0.05 /* the last three warm-up calls within 5% of each other */
+#define SR_WARMUP_PLAN_S 1.0  /* --warmup-time 0: calls that plan the timer stop after this */
 #define SR_FLOOR_LAUNCHES 100u
 /* NVML's energy counter lags and updates in steps of tens of milliseconds: on 100 ms samples an
  * A/A attributed 83 J to one side and 56 J to the other (H200). Energy is kept only from samples
@@ -141,13 +142,16 @@ static bool warmup_done(const sagerun_compare_options *o, uint32_t calls, double
                         const double *last3)
 {
     /* fixed: the calls asked for, none for --warmup 0 (the report says what that leaves: no plan
-     * of the timer, the first call in the first sample); timed: one call at least, even for
-     * --warmup-time 0, whose time plans the timer (with none, calls of 1 us were timed one per
-     * sample, and the first call read 0 s) */
+     * of the timer, the first call in the first sample); timed: calls that plan the timer even for
+     * --warmup-time 0 (with none, calls of 1 us were timed one per sample, and the first call read
+     * 0 s): three, whose median plans it, or as many as SR_WARMUP_PLAN_S allows, one at least (a
+     * first call of 17 us alone planned 1 us calls at K = 85, a cold call of 2 ms at K = 1) */
     if (o->schedule != SAGERUN_SCHEDULE_TIMED)
         return calls >= o->warmup;
     if (calls == 0)
         return false;
+    if (o->warmup_s == 0)
+        return calls >= 3 || elapsed >= SR_WARMUP_PLAN_S;
     if (calls >= SR_WARMUP_MAX_CALLS || elapsed >= 20 * o->warmup_s)
         return true;
     uint32_t need = last3[2] > 1.0 ? 2 : 3;

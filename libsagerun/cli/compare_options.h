@@ -92,7 +92,7 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         (0.25); 1000 calls end it sooner, 20x this time at most\n"        \
     "  --warmup N             fixed: untimed calls per variant first (3)\n"                      \
     "                         (0: none, warned: no call plans the timer; --warmup-time 0\n"  \
-    "                         still makes one, which plans it)\n"                              \
+    "                         still makes three, whose median plans it, in 1 s at most)\n"      \
     "  --rounds N             fixed: rounds (5; >= 2 for a verdict)\n"                           \
     "  --iterations N         fixed: samples per variant and round (10)\n"                       \
     "  --order O              interleave (default): A,B,A,B.., the first variant\n"              \

@@ -7,7 +7,9 @@
  *         every  (int, default 0, [0, 1e6]): every every-th call of an instance (0: none)
  *         slowx  (float, default 10, [1, 1000]): takes slowx times as long (a slow mode);
  *         grow   (float, default 0, [0, 1]): each call of an instance takes grow times us longer
- *                than the one before (a drift: call k takes us * (1 + grow * k)).
+ *                than the one before (a drift: call k takes us * (1 + grow * k));
+ *         first  (float, default 0, [0, 1e7]): an instance's first call takes this many
+ *                microseconds instead (a cold first call; 0: as the others).
  *
  * Otherwise fake_plugin.h's variant: the output is V copied into O, so every setting writes the
  * same bytes and is byte-exact with any other. */
@@ -16,7 +18,7 @@
 
 #include <sagerun/plugin.h>
 
-enum { PARAM_US, PARAM_EVERY, PARAM_SLOWX, PARAM_GROW };
+enum { PARAM_US, PARAM_EVERY, PARAM_SLOWX, PARAM_GROW, PARAM_FIRST };
 
 static const sagerun_param_decl spin_params[] = {
     {sizeof(sagerun_param_decl), SAGERUN_PARAM_FLOAT, "us", "microseconds per call", 200, 0, 1e7},
@@ -26,6 +28,8 @@ static const sagerun_param_decl spin_params[] = {
      1, 1000},
     {sizeof(sagerun_param_decl), SAGERUN_PARAM_FLOAT, "grow", "each call longer by grow x us", 0, 0,
      1},
+    {sizeof(sagerun_param_decl), SAGERUN_PARAM_FLOAT, "first", "the first call's microseconds", 0, 0,
+     1e7},
 };
 
 static int spin_run(void *state, char *err, size_t errlen);
@@ -70,6 +74,8 @@ static int spin_run(void *state, char *err, size_t errlen)
         us *= 1.0 + v[PARAM_GROW] * (double)(call - 1);
     if (every && call % every == 0)
         us *= in->n_param_values ? v[PARAM_SLOWX] : 10;
+    if (call == 1 && in->n_param_values && v[PARAM_FIRST] > 0)
+        us = v[PARAM_FIRST];
     for (double end = now_s() + us * 1e-6; now_s() < end;)
         ;
     return fake_run(state, err, errlen);
