@@ -91,6 +91,9 @@ bool sr_cli_backend_option(const char *cmd, const char *text);
 
 /* Takes one of the policy options; false (after printing why) on a bad argument. */
 bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const char *arg);
+/* Takes a --plugin path into paths[*n] (room for argc entries); false (after printing why) for an
+ * empty one, a usage error. */
+bool sr_cli_plugin_path_option(const char *cmd, char **paths, int *n, char *arg);
 
 /* A registry with the explicit --plugin files/folders, then the default search path, under the
  * policy (NULL: the defaults); pinned hashes are checked once everything is loaded. */
@@ -104,10 +107,11 @@ sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names
 
 /* Checks every output before any work is done: each can be written now (sagerun_output_check:
  * "-" is stdout, never a device, FIFO or folder, the folder exists), none is one of the inputs,
- * no two are the same file. opts[i] names outs[i] in messages; NULL entries are skipped. false
- * after printing why. */
-bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
-                          size_t n_out, const char *const *inputs, size_t n_in);
+ * no two are the same file. opts[i] names outs[i] in messages; NULL entries are skipped. Returns
+ * SR_EXIT_OK, else after printing why SR_EXIT_USAGE for what is no path (empty, or an option
+ * taken as the file: --json --quiet) and SR_EXIT_ERROR for a path that cannot be written. */
+int sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                         size_t n_out, const char *const *inputs, size_t n_in);
 /* Checks, once the plugins are found, that no output is a file of the registry: a variant's plugin
  * or extension module, a rejected plugin file (found through SAGERUN_PLUGIN_PATH or the default
  * folder, not only --plugin). false after printing which. */
@@ -184,9 +188,9 @@ typedef struct sr_cli_workload_options {
 bool sr_cli_workload_options_check(const char *cmd, const sr_cli_workload_options *o);
 /* sr_cli_check_outputs for a command that measures: its inputs are the --workload or --inputs
  * file, the data file a workload file names, and the --plugin files. */
-bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,
-                              size_t n_out, const sr_cli_workload_options *wo,
-                              char *const *plugins, int n_plugins);
+int sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                             size_t n_out, const sr_cli_workload_options *wo,
+                             char *const *plugins, int n_plugins);
 
 /* The workload options, the same in run and compare: one option table, one help text, one
  * parser. */

@@ -430,10 +430,10 @@ static int check_options(compare_cmd *c)
         }
     const char *const out_opts[] = {"--json", "--markdown", "--csv"},
                       *const outs[] = {c->json_path, c->md_path, c->csv_path};
-    if (c->child_fd < 0 && !sr_cli_check_run_outputs("compare", out_opts, outs, 3, &c->wo,
-                                                     c->set.plugins, c->set.n_plugins))
-        return SR_EXIT_ERROR;
-    return -1;
+    int rc = c->child_fd < 0 ? sr_cli_check_run_outputs("compare", out_opts, outs, 3, &c->wo,
+                                                        c->set.plugins, c->set.n_plugins)
+                             : SR_EXIT_OK;
+    return rc != SR_EXIT_OK ? rc : -1;
 }
 
 int sr_cmd_compare(int argc, char **argv)

@@ -250,11 +250,12 @@ int sr_cmd_diff(int argc, char **argv)
     const char *const out_opts[] = {"--json", "--markdown", "--csv"},
                       *const outs[] = {json_path, md_path, csv_path};
     const char *const ins[] = {argv[optind], argv[optind + 1]};
-    if (!sr_cli_check_outputs("diff", out_opts, outs, 3, ins, 2))
-        return SR_EXIT_ERROR;
+    int rc = sr_cli_check_outputs("diff", out_opts, outs, 3, ins, 2);
+    if (rc != SR_EXIT_OK)
+        return rc;
     sagerun_diff *d = NULL;
     sagerun_error err = {0};
-    int rc = SR_EXIT_ERROR;
+    rc = SR_EXIT_ERROR;
     if (sagerun_diff_create(&o, &d, &err) != SAGERUN_OK ||
         diff_files(d, argv[optind], argv[optind + 1], outs, &err) != SAGERUN_OK) {
         sr_cli_error("diff: %s", err.message);

@@ -96,7 +96,10 @@ static int parse_options(int argc, char **argv, list_options *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': o->plugins[o->n_plugins++] = optarg; break;
+        case 'p':
+            if (!sr_cli_plugin_path_option("list", o->plugins, &o->n_plugins, optarg))
+                return SR_EXIT_USAGE;
+            break;
         case SR_OPT_ALLOW_UNSAFE:
         case SR_OPT_PLUGIN_PIN:
             if (!sr_cli_plugin_policy_option(&o->policy, c, optarg))

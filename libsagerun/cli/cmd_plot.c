@@ -109,7 +109,8 @@ static bool spares_reports(const char *path, const json_t *summary, const char *
     }
     if (!ok)
         sr_cli_error("plot: out of memory");
-    ok = ok && sr_cli_check_outputs("plot", opts, outs, 2, (const char *const *)in, k);
+    ok = ok &&
+         sr_cli_check_outputs("plot", opts, outs, 2, (const char *const *)in, k) == SR_EXIT_OK;
     while (k)
         free(in[--k]);
     free(in);
@@ -213,8 +214,9 @@ int sr_cmd_plot(int argc, char **argv)
     sagerun_error err = {0};
     sr_canvas *c = NULL;
     json_t *summary = NULL;
-    if (!sr_cli_check_outputs("plot", out_opts, outs, 2, in, 1))
+    if ((rc = sr_cli_check_outputs("plot", out_opts, outs, 2, in, 1)) != SR_EXIT_OK)
         goto out;
+    rc = SR_EXIT_ERROR;
     if (sr_plot_format_of(outs[0]) < 0) { /* after the checks that name a file we must not touch */
         sr_cli_error("plot: -o '%s': the extension says the format: .svg, .png or .pdf", outs[0]);
         rc = SR_EXIT_USAGE;

@@ -66,7 +66,9 @@ static int parse_options(int argc, char **argv, profile_options *o)
         switch (c) {
         case 'v': o->variant = optarg; break;
         case 'w': ok = sr_cli_parse_u32("profile", "--warmup", optarg, 0, &o->warmup); break;
-        case 'p': o->plugins[o->n_plugins++] = optarg; break;
+        case 'p':
+            ok = sr_cli_plugin_path_option("profile", o->plugins, &o->n_plugins, optarg);
+            break;
         case 'b': if (!sr_cli_backend_option("profile", optarg)) return SR_EXIT_USAGE; o->backend = optarg; break;
         case 'd': ok = sr_cli_parse_u32("profile", "--device", optarg, 0, &o->device); break;
         case SR_OPT_ALLOW_UNSAFE:

@@ -80,7 +80,10 @@ static int parse_options(int argc, char **argv, run_options *o)
                 return SR_EXIT_USAGE;
             break;
         case 'P': o->in_process = true; break;
-        case 'p': o->plugins[o->n_plugins++] = optarg; break;
+        case 'p':
+            if (!sr_cli_plugin_path_option("run", o->plugins, &o->n_plugins, optarg))
+                return SR_EXIT_USAGE;
+            break;
         case SR_OPT_ALLOW_UNSAFE:
         case SR_OPT_PLUGIN_PIN:
             if (!sr_cli_plugin_policy_option(&o->policy, c, optarg))
@@ -114,8 +117,8 @@ static int parse_options(int argc, char **argv, run_options *o)
         return SR_EXIT_USAGE;
     const char *const out_opts[] = {"--save-inputs", "--save-output"};
     const char *const outs[] = {o->save_inputs, o->save_output};
-    bool ok = sr_cli_check_run_outputs("run", out_opts, outs, 2, &o->wo, o->plugins, o->n_plugins);
-    return ok ? -1 : SR_EXIT_ERROR;
+    int rc = sr_cli_check_run_outputs("run", out_opts, outs, 2, &o->wo, o->plugins, o->n_plugins);
+    return rc != SR_EXIT_OK ? rc : -1;
 }
 
 /* Run times of a prepared instance: warmup runs untimed, then iterations timed ones, sorted. */

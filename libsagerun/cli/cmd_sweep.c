@@ -646,9 +646,9 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
     if (!sr_cli_compare_settings_finish("sweep", set))
         return SR_EXIT_USAGE;
     const char *const csv_opt[] = {"--csv"}, *const csv_in[] = {argv[optind]};
-    if (*csv_path && !sr_cli_check_outputs("sweep", csv_opt, csv_path, 1, csv_in, 1))
-        return SR_EXIT_ERROR;
-    return -1;
+    int rc = *csv_path ? sr_cli_check_outputs("sweep", csv_opt, csv_path, 1, csv_in, 1)
+                       : SR_EXIT_OK;
+    return rc != SR_EXIT_OK ? rc : -1;
 }
 
 int sr_cmd_sweep(int argc, char **argv)

@@ -248,6 +248,16 @@ bool sr_cli_plugin_policy_option(sr_cli_plugin_policy *policy, int opt, const ch
     return true;
 }
 
+bool sr_cli_plugin_path_option(const char *cmd, char **paths, int *n, char *arg)
+{
+    if (!*arg) {
+        sr_cli_error("%s: --plugin: an empty path", cmd);
+        return false;
+    }
+    paths[(*n)++] = arg;
+    return true;
+}
+
 /* A file named by --plugin (not a folder, whose files may be rejected one by one, as `list`
  * shows) must give a variant: one that gave none (variants still `variants`) and was rejected
  * (a rejection recorded since `rejected`) is an error naming the file and why. */
@@ -286,9 +296,7 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
         sr_isolate_child_loading(plugin_paths[i]);
         size_t variants = sagerun_registry_variant_count(reg);
         size_t rejected = sagerun_registry_rejection_count(reg);
-        if (!*plugin_paths[i]) /* the library's own words for it name its function */
-            st = sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT, "--plugin: an empty path");
-        else if ((st = sagerun_registry_add_path(reg, plugin_paths[i], err)) != SAGERUN_OK)
+        if ((st = sagerun_registry_add_path(reg, plugin_paths[i], err)) != SAGERUN_OK)
             sr_cli_error_prefix(err, "--plugin");
         else if (!(policy && policy->show_rejected))
             st = explicit_file_loaded(reg, plugin_paths[i], variants, rejected, err);
@@ -338,8 +346,8 @@ FILE *sr_cli_table_out(const char *const *outs, size_t n)
     return stdout;
 }
 
-bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
-                          size_t n_out, const char *const *inputs, size_t n_in)
+int sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                         size_t n_out, const char *const *inputs, size_t n_in)
 {
     sagerun_error err = {0};
     for (size_t i = 0; i < n_out; i++) {
@@ -347,32 +355,32 @@ bool sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *
             continue;
         if (!*outs[i]) {
             sr_cli_error("%s: %s: an empty path", cmd, opts[i]);
-            return false;
+            return SR_EXIT_USAGE;
         }
         if (strncmp(outs[i], "--", 2) == 0) { /* --json --quiet: the next option taken as the file */
             sr_cli_error("%s: %s '%s': an option where a file is needed (for a file of that name, "
                          "./%s)", cmd, opts[i], outs[i], outs[i]);
-            return false;
+            return SR_EXIT_USAGE;
         }
         if (sagerun_output_check(outs[i], &err) != SAGERUN_OK) {
             sr_cli_error("%s: %s: %s", cmd, opts[i], err.message);
-            return false;
+            return SR_EXIT_ERROR;
         }
         for (size_t k = 0; k < n_in; k++)
             if (inputs[k] && strcmp(outs[i], "-") != 0 &&
                 (strcmp(inputs[k], outs[i]) == 0 || sr_cli_same_file(inputs[k], outs[i]))) {
                 sr_cli_error("%s: %s %s is the input %s: refusing to overwrite it", cmd, opts[i],
                              outs[i], inputs[k]);
-                return false;
+                return SR_EXIT_ERROR;
             }
         for (size_t k = 0; k < i; k++)
             if (outs[k] && (strcmp(outs[k], outs[i]) == 0 || sr_cli_same_file(outs[k], outs[i]))) {
                 sr_cli_error("%s: %s and %s name the same file %s", cmd, opts[k], opts[i],
                              outs[i]);
-                return false;
+                return SR_EXIT_ERROR;
             }
     }
-    return true;
+    return SR_EXIT_OK;
 }
 
 /* The data file a --workload file names (its "input" path), or NULL: synthetic inputs, no
@@ -389,15 +397,15 @@ static char *workload_data_path(const sr_cli_workload_options *wo)
     return path;
 }
 
-bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,
-                              size_t n_out, const sr_cli_workload_options *wo, char *const *plugins,
-                              int n_plugins)
+int sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const char *const *outs,
+                             size_t n_out, const sr_cli_workload_options *wo, char *const *plugins,
+                             int n_plugins)
 {
     size_t n = 3 + (size_t)n_plugins;
     const char **ins = calloc(n, sizeof(*ins));
     if (!ins) {
         sr_cli_error("%s: out of memory", cmd);
-        return false;
+        return SR_EXIT_ERROR;
     }
     char *data = workload_data_path(wo);
     ins[0] = wo->workload_file;
@@ -405,10 +413,10 @@ bool sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const ch
     ins[2] = data;
     for (int i = 0; i < n_plugins; i++)
         ins[3 + i] = plugins[i];
-    bool ok = sr_cli_check_outputs(cmd, opts, outs, n_out, ins, n);
+    int rc = sr_cli_check_outputs(cmd, opts, outs, n_out, ins, n);
     free(data);
     free(ins);
-    return ok;
+    return rc;
 }
 
 /* Whether path is out i of outs (and says so). */

@@ -121,7 +121,8 @@ static bool take(const char *cmd, sr_cli_compare_settings *s, int opt, const cha
     switch (opt) {
     case SR_OPT_BASELINE: s->opts.baseline = arg; return true;
     case SR_OPT_VARIANT: s->variants[s->n_variants++] = arg; return true;
-    case SR_OPT_PLUGIN: s->plugins[s->n_plugins++] = (char *)arg; return true;
+    case SR_OPT_PLUGIN:
+        return sr_cli_plugin_path_option(cmd, s->plugins, &s->n_plugins, (char *)arg);
     case SR_OPT_ALLOW_UNSAFE:
     case SR_OPT_PLUGIN_PIN: return sr_cli_plugin_policy_option(&s->policy, opt, arg);
     case SR_OPT_SCHEDULE:

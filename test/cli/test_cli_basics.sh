@@ -52,8 +52,14 @@ for v in 0x10 1e +5 inf; do # seconds are decimals (1e3 and .5 are; strtod also 
 done
 check "compare --workload '' is usage" 2 "$S" compare --backend host --workload '' \
     && contains "names the option" "compare: --workload: an empty path"
-check "compare --json '' names the option" 1 "$S" compare --backend host --json '' \
-    && contains "names the option" "compare: --json: an empty path"
+# an empty output or plugin path is a usage error, as --workload '' and --out-dir '' are (they
+# exited 1, as for a file that cannot be written), named before any work
+for c in "compare --json" "compare --markdown" "compare --plugin" "run --variant=x --save-output" \
+    "run --plugin" "list --plugin" "profile --plugin" "diff a.json b.json --csv" \
+    "plot r.json -o" "sweep s.json --csv"; do
+    opt=${c##* }
+    check "$c '' is usage" 2 "$S" $c '' && contains "$c '': named" "${c%% *}: $opt: an empty path"
+done
 # options that would be ignored are refused (they were ignored in silence)
 check "compare --timer event --batch 3 is usage" 2 "$S" compare --backend host --timer event --batch 3 \
     && contains "says why" "an event sample is one call"
@@ -170,14 +176,14 @@ check "--shape with Hq not a multiple of Hkv: usage, naming --shape" 2 "$S" comp
 check "an option that takes no value given one" 2 "$S" compare --causal=false && contains "says so" "option takes no value '--causal=false'"
 check "compare --in-process --timeout is usage" 2 "$S" compare --backend host --in-process --timeout 1 \
     && contains "says why (it was ignored)" "--timeout needs the watched child"
-check "list --plugin ''" 1 "$S" list --backend host --plugin '' && contains "names the option" "--plugin: an empty path"
+check "list --plugin ''" 2 "$S" list --backend host --plugin '' && contains "names the option" "--plugin: an empty path"
 grep -q registry_add_path <<<"$out" && fail "list --plugin '': the library's function named" "$out"
 # ... also where the option's value is a letter (--markdown is 'm'): it was named "-m"
 for c in "show --markdown=yes" "diff --relative=1" "merge --quiet=1" "run --in-process=1" "compare --help=1"; do
     check "$c: named as given" 2 "$S" $c && contains "$c: names it" "'${c#* }'"
 done
 check "an ambiguous prefix" 2 "$S" compare --in x && contains "says so" "ambiguous option (the start of several) '--in'"
-check "an output path that is the next option" 1 "$S" compare --backend host --json --quiet
+check "an output path that is the next option" 2 "$S" compare --backend host --json --quiet
 contains "says so" "--json '--quiet': an option where a file is needed"
 [ ! -e ./--quiet ] && echo "ok   ... no file '--quiet'" || { fail "a file --quiet was written"; rm -f ./--quiet; }
 
