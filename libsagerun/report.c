@@ -777,6 +777,23 @@ static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
     m->present = true;
 }
 
+/* The seed's format has names, no labels: a name's second entry (an A/A run) is labelled as
+ * compare labels it, NAME#2, so that its rows can be told apart. false when out of memory. */
+static bool label_repeats(sr_report *r)
+{
+    for (size_t i = 0; i < r->variant_count; i++) {
+        sr_report_variant *v = &r->variants[i];
+        unsigned repeat = 1;
+        for (size_t k = 0; v->name && !v->label && k < i; k++)
+            repeat += r->variants[k].name && strcmp(r->variants[k].name, v->name) == 0;
+        if (repeat > 1 && asprintf(&v->label, "%s#%u", v->name, repeat) < 0) {
+            v->label = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
 static void read_variant_ext(reader *rd, json_t *o, const char *where, sr_report_variant *v)
 {
     char sub[128];
@@ -1159,6 +1176,8 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
         while (b < r->variant_count && r->variants[b].speedup_percent != 0.0)
             b++;
         r->variants[b < r->variant_count ? b : 0].is_baseline = true;
+        if (!label_repeats(r))
+            fail_at(&rd, "", "variants", "out of memory");
     }
     if (!rd.failed && sr_report_check(r, name, err) != SAGERUN_OK)
         rd.failed = true;

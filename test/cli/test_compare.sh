@@ -182,6 +182,15 @@ if grep -q "tolerance\|tol\. " <<<"$out"; then fail "show seed: no tolerance nam
 else echo "ok   show seed: no tolerance named"; fi
 check "show ours" 0 "$S" show "$TMP/aa.json" && contains "show ours: verdict" "±25%"
 check "show markdown" 0 "$S" show --markdown "$SEED" && contains "markdown table" "| interleave-softmax |"
+# the seed's format has names, no labels: its A/A (baseline against baseline) could not be shown
+# ("variants[0] and variants[1] have the same label"); its second entry reads as compare labels it
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); r["variants"][1]["name"] = "baseline"
+json.dump(r, open(sys.argv[2], "w"))' "$SEED" "$TMP/seed-aa.json"
+check "show a seed-format A/A" 0 "$S" show "$TMP/seed-aa.json" && contains "the second entry: baseline#2" "baseline#2 "
+check "diff a seed-format A/A with itself" 0 "$S" diff "$TMP/seed-aa.json" "$TMP/seed-aa.json" \
+    && contains "baseline#2 matched" "baseline#2"
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1])); r["variants"][1]["timing"]["p50_s"] = "fast"
