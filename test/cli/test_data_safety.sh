@@ -227,12 +227,9 @@ forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r =
 }
 forge neg 'r["variants"][0]["timing"]["p50_s"] = -1.0'
 forge sha 'r["reference_output_sha256"] = "zz"'
-forge dup 'r["variants"][1]["name"] = r["variants"][0]["name"]'
-for f in neg sha dup; do
+for f in neg sha; do
     check "show: forged report ($f) refused" 1 "$S" show "rep-$f.json"
 done
-contains "dup: says label" "same label"
-check "diff: duplicate labels refused" 1 "$S" diff rep-dup.json "$SEED"
 forge ctl 'r["variants"][0]["name"] = "evil\u001b[2J\rforged row | x"'
 check "show: control characters escaped" 0 "$S" show rep-ctl.json && contains "escaped" 'evil\x1b[2J\x0dforged'
 grep -q $'\x1b' <<<"$out" && fail "show: a raw ESC reached the terminal"
@@ -242,6 +239,11 @@ check "diff: a null p50 in new is reported" 4 "$S" diff "$SEED" rep-nullp50.json
 check "compare: an incomplete report" 0 "$S" compare "${H[@]}" --json inc.json
 python3 -c "import json; p='inc.json'; r=json.load(open(p)); r['complete']=False; r['rounds_completed']=1; json.dump(r, open(p,'w'))"
 check "diff: an incomplete report is noted" 0 "$S" diff inc.json inc.json && contains "note" "report is incomplete"
+# two rows of one label (our format; the seed's, which has no labels, reads a name's second entry
+# as NAME#2, test_compare) could not be told apart
+python3 -c "import json; r=json.load(open('inc.json')); r['variants'][1]['label']=r['variants'][0]['label']; json.dump(r, open('rep-dup.json','w'))"
+check "show: forged report (dup) refused" 1 "$S" show rep-dup.json && contains "dup: says label" "same label"
+check "diff: duplicate labels refused" 1 "$S" diff rep-dup.json inc.json
 
 # ---- the child's hidden options write over nothing (as root, --isolated-report /etc/passwd replaced
 # the file with a report: they skipped every output check) ----
