@@ -281,35 +281,43 @@ static sagerun_status parse_causal_scale(json_t *root, const char *origin, sager
     return SAGERUN_OK;
 }
 
-/* The layout a safetensors file says it holds (its __metadata__ "layout", as sagerun writes it):
- * *layout unchanged when it says none; an error naming the file for a word other than NHD, HND. */
-static sagerun_status file_layout(const sr_safetensors *f, int *layout, sagerun_error *err)
+/* The layout to read a safetensors file in: the one given (given, -1: none) or the one the file
+ * says (its __metadata__ "layout", as sagerun writes it), NHD when neither says. The two must
+ * agree: the given one over the file's read an NHD file as HND, its axes swapped, silently. A
+ * word other than NHD or HND in the file is an error where none is given. */
+static sagerun_status layout_of(const sr_safetensors *f, int given, int *layout,
+                                sagerun_error *err)
 {
+    static const char *const names[] = {"NHD", "HND"};
     const char *ls = f->metadata ? json_string_value(json_object_get(f->metadata, "layout")) : NULL;
-    if (ls && strcmp(ls, "HND") == 0)
-        *layout = SAGERUN_LAYOUT_HND;
-    else if (ls && strcmp(ls, "NHD") == 0)
-        *layout = SAGERUN_LAYOUT_NHD;
-    else if (ls)
+    int file = !ls ? -1 : !strcmp(ls, "HND") ? SAGERUN_LAYOUT_HND
+                        : !strcmp(ls, "NHD") ? SAGERUN_LAYOUT_NHD : -2;
+    if (file == -2 && given < 0)
         return sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'layout' is '%s' (NHD or HND)",
                             f->path, ls);
+    if (given >= 0 && file >= 0 && given != file)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "%s: the layout given, %s, is not the file's (its __metadata__ says "
+                            "%s)", f->path, names[given], names[file]);
+    *layout = given >= 0 ? given : file >= 0 ? file : SAGERUN_LAYOUT_NHD;
     return SAGERUN_OK;
 }
 
-/* A workload that names no layout reads its input file in the file's own: taken as NHD, an HND
- * file whose N and H agree was read with its axes swapped, silently. A file that cannot be opened
- * now is left to the read that names why. */
-static sagerun_status layout_from_file(const char *origin, sr_workload *w, sagerun_error *err)
+/* A workload reads its input file in the file's own layout (layout_of), its "layout" where given.
+ * A file that cannot be opened now is left to the read that names why. */
+static sagerun_status layout_from_file(const char *origin, bool given, sr_workload *w,
+                                       sagerun_error *err)
 {
     sr_safetensors *f;
     if (sr_safetensors_open(w->input_path, &f, NULL) != SAGERUN_OK)
         return SAGERUN_OK;
-    int layout = (int)w->problem.layout;
-    sagerun_status st = file_layout(f, &layout, err);
-    w->problem.layout = (uint32_t)layout;
+    int layout;
+    sagerun_status st = layout_of(f, given ? (int)w->problem.layout : -1, &layout, err);
+    if (st == SAGERUN_OK)
+        w->problem.layout = (uint32_t)layout;
     sr_safetensors_close(f);
     if (st != SAGERUN_OK)
-        sr_error_prefix(st, err, "%s: its input (or give \"layout\" in the workload)", origin);
+        sr_error_prefix(st, err, "%s: its input", origin);
     return st;
 }
 
@@ -329,8 +337,8 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
     json_t *j;
     if ((j = json_object_get(root, "input")) && (st = parse_input(origin, base_dir, j, w, err)))
         return st;
-    if (w->source == SR_WORKLOAD_SAFETENSORS && !json_object_get(root, "layout") &&
-        (st = layout_from_file(origin, w, err)))
+    if (w->source == SR_WORKLOAD_SAFETENSORS &&
+        (st = layout_from_file(origin, json_object_get(root, "layout") != NULL, w, err)))
         return st;
     j = json_object_get(root, "metadata");
     if (j && !json_is_object(j))
@@ -414,10 +422,8 @@ sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, s
             goto done;
         }
     }
-    int layout = SAGERUN_LAYOUT_NHD;
-    if (layout_hint >= 0)
-        layout = layout_hint; /* the caller's word over the file's */
-    else if ((st = file_layout(f, &layout, err)))
+    int layout;
+    if ((st = layout_of(f, layout_hint, &layout, err)))
         goto done;
     const uint64_t *qs = t[0]->shape, *ks = t[1]->shape;
     int ax_n = layout == SAGERUN_LAYOUT_NHD ? 1 : 2, ax_h = 3 - ax_n;

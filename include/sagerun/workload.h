@@ -66,7 +66,8 @@ SAGERUN_API sagerun_status sagerun_workload_parse(const char *json_text, const c
 
 /* A workload whose inputs are the tensors "q", "k", "v" of a safetensors file (rank 4, F16 or
  * BF16, one dtype). layout: SAGERUN_LAYOUT_NHD or _HND, or -1 for the file's __metadata__
- * "layout" ("NHD" or "HND"; NHD when absent). The shapes are checked in that layout; k and v may
+ * "layout" ("NHD" or "HND"; NHD when absent); one given where the file names the other is
+ * SAGERUN_INVALID_ARGUMENT. The shapes are checked in that layout; k and v may
  * have fewer heads than q (GQA). __metadata__ "sm_scale" (a decimal string), when present, is
  * the softmax scale. metadata: the file's __metadata__; name: the file name without extension. */
 SAGERUN_API sagerun_status sagerun_workload_from_safetensors(const char *path, int layout,

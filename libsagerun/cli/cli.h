@@ -208,7 +208,8 @@ enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT
     "  --workload FILE        a workload JSON file (see 'sagerun workload --help')\n"            \
     "  --inputs FILE          q, k, v from a .safetensors file\n"                                \
     "  --shape S              synthetic inputs of shape B,N,H,D or B,N,Hq,Hkv,D\n"              \
-    "  --layout L             nhd (default) or hnd (for --shape and --inputs)\n"                 \
+    "  --layout L             nhd (default) or hnd, for --shape, and for --inputs whose\n"       \
+    "                         file names none (a file that names the other is refused)\n"      \
     "  --dtype T              fp16 (default; also f16, float16, half) or bf16 (also\n"          \
     "                         bfloat16), for --shape and the default workload\n"                \
     "  --causal               causal attention (for --shape and the default workload)\n"        \

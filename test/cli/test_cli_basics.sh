@@ -90,11 +90,18 @@ check "workload shape differs from its file" 1 "$S" run --variant reference --wo
     && contains "names both shapes" "declares [B=2, N=999, Hq=8, D=128]" && contains "names the file" "tiny_qkv.safetensors holds [B=1, N=16, Hq=2, D=8]"
 check "inputs read as NHD" 0 "$S" run --variant reference --inputs "$TINY" --iterations 1 --warmup 0 \
     && contains "NHD shape" "[1, 16, 2, 8] Hkv 2 NHD"
-check "inputs read as HND" 0 "$S" run --variant reference --inputs "$TINY" --layout hnd --iterations 1 --warmup 0 \
-    && contains "HND shape" "[1, 2, 16, 8] Hkv 16 HND"
+# the same tensors without the __metadata__ that names their layout: --layout says how to read them
+python3 -c '
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); h.pop("__metadata__", None); t = json.dumps(h).encode()
+t += b" " * (-len(t) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])' "$TINY" "$TMP/tiny_bare.safetensors"
+check "inputs read as HND" 0 "$S" run --variant reference --inputs "$TMP/tiny_bare.safetensors" --layout hnd \
+    --iterations 1 --warmup 0 && contains "HND shape" "[1, 2, 16, 8] Hkv 16 HND"
 # as reports write it (only "hnd" was taken)
-check "--layout HND" 0 "$S" run --variant reference --inputs "$TINY" --layout HND --iterations 1 --warmup 0 \
-    && contains "--layout HND: read as HND" "[1, 2, 16, 8] Hkv 16 HND"
+check "--layout HND" 0 "$S" run --variant reference --inputs "$TMP/tiny_bare.safetensors" --layout HND \
+    --iterations 1 --warmup 0 && contains "--layout HND: read as HND" "[1, 2, 16, 8] Hkv 16 HND"
 # An HND file with fewer k/v heads than q heads (GQA), no layout in its metadata: --layout hnd
 # says how to read it (before, the shapes were checked as NHD and the file refused).
 python3 - "$TMP/gqa_hnd.safetensors" <<'PY'
@@ -125,7 +132,15 @@ want=$("$S" run --variant reference --backend host --inputs "$TMP/hnd.safetensor
 check "... runs as the file itself" 0 "$S" run --variant reference --backend host --workload "$TMP/hnd_wl.json" --iterations 1 \
     && contains "the same output" "output_sha256 $want"
 printf '{"shape": [1, 4, 4, 32], "layout": "NHD", "input": {"source": "safetensors", "path": "hnd.safetensors"}}' > "$TMP/nhd_wl.json"
-check "... a layout the workload gives is its word" 0 "$S" workload show "$TMP/nhd_wl.json" && contains "says NHD" '"layout": "NHD"'
+# ... and a layout given that the file contradicts is refused: the given word over the file's read
+# an NHD file as HND (or an HND one as NHD), its axes swapped, silently
+check "... a workload's layout that the file contradicts" 1 "$S" workload show "$TMP/nhd_wl.json" \
+    && contains "says both" "hnd.safetensors: the layout given, NHD, is not the file's (its __metadata__ says HND)"
+check "... --layout that the file contradicts" 1 "$S" run --variant reference --backend host \
+    --inputs "$TMP/hnd.safetensors" --layout nhd --iterations 1 \
+    && contains "says both" "the layout given, NHD, is not the file's (its __metadata__ says HND)"
+check "... --layout that the file agrees with" 0 "$S" run --variant reference --backend host \
+    --inputs "$TMP/hnd.safetensors" --layout hnd --iterations 1 && contains "the same output" "output_sha256 $want"
 # An error quoting a file (a key, a tensor name) shows its bytes: a key with ESC sequences and a
 # line break cleared the screen and forged a line of output
 printf '{"shape":[1,16,2,32],"\\u001b[2J\\u001b[Hsagerun: ok\\n\\u001b[8m":1}' > "$TMP/esc.json"
