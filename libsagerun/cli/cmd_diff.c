@@ -151,8 +151,12 @@ static sagerun_status diff_sweeps(sagerun_diff *d, const char *old_path, const j
         }
         judged++;
         if (read_point(new_path, nw, &b, &perr) != SAGERUN_OK) {
-            snprintf(why, sizeof why, "NO REPORT in new: %s", perr.message);
             sagerun_compare_result_destroy(a);
+            if (json_is_string(json_object_get(nw, "report"))) /* it ran: as in old, an error */
+                return sr_cli_error_set(err, perr.status, "%s: workload %s: %s", new_path, name,
+                                        perr.message);
+            /* it failed in the new sweep: a regression */
+            snprintf(why, sizeof why, "NO REPORT in new: %s", perr.message);
             if (sagerun_diff_add_missing(d, name, why, err) != SAGERUN_OK)
                 return err->status;
             continue;

@@ -98,9 +98,20 @@ s = json.load(open(sys.argv[1])); s['workloads'] = s['workloads'][:2]
 json.dump(s, open(sys.argv[1], 'w'))" "$TMP/gone/summary.json"
 check "a point missing from new" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
 contains "names it" "MISSING in new"
+# a point that ran in new (its row names a report) whose report is gone or does not read: an
+# error, as on the old side (it was exit 4, a regression, on the new side only)
 rm "$TMP/gone/n32.json"
-check "a point's report missing from new" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
-contains "names the file" "NO REPORT in new"
+check "a point's report missing from new" 1 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
+contains "names the point and the file" "workload n32: $TMP/gone/n32.json: No such file or directory"
+echo '{}' > "$TMP/gone/n32.json"
+check "a point's report unreadable in new" 1 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
+contains "names the point and the file" "workload n32: $TMP/gone/n32.json: metadata: missing"
+# a point that failed in new (no report): that is the regression
+python3 -c "import json, sys
+s = json.load(open(sys.argv[1])); w = s['workloads'][0]; w['status'] = 'error'; w['report'] = None
+w['error'] = 'compare exited 1'; json.dump(s, open(sys.argv[1], 'w'))" "$TMP/gone/summary.json"
+check "a point failed in new" 4 "$S" diff "$TMP/a/summary.json" "$TMP/gone/summary.json"
+contains "says so" "NO REPORT in new: no report (status error: compare exited 1)"
 check "a sweep against a report" 1 "$S" diff "$TMP/a/summary.json" "$TMP/a/n32.json"
 contains "says what is wrong" "is a sweep summary and $TMP/a/n32.json is not"
 # a file that does not read or is not JSON: that is the error, not "is not a sweep summary"
