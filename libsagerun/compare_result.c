@@ -263,6 +263,13 @@ void sagerun_compare_result_csv_rows(const sagerun_compare_result *res, FILE *ou
         sr_report_csv_rows(out, &res->report, lead, lead ? n_lead : 0);
 }
 
+void sagerun_compare_csv_failure_row(FILE *out, const char *const *lead, size_t n_lead,
+                                     const char *failure)
+{
+    if (out)
+        sr_report_csv_failure_row(out, lead, lead ? n_lead : 0, failure);
+}
+
 /* ---- reports read back ------------------------------------------------------------------------ */
 
 /* A report in the seed's format has no interval, verdict or TOPS, but its per-round p50s and

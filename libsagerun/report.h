@@ -173,6 +173,8 @@ sagerun_status sr_report_write_markdown(const sr_report *r, const char *path, sa
 sagerun_status sr_report_write_csv(const sr_report *r, const char *path, sagerun_error *err);
 void sr_report_csv_header(FILE *f, const char *const *lead, size_t n_lead);
 void sr_report_csv_rows(FILE *f, const sr_report *r, const char *const *lead, size_t n_lead);
+void sr_report_csv_failure_row(FILE *f, const char *const *lead, size_t n_lead,
+                               const char *failure);
 /* One CSV field (quoted where it holds a comma, quote or line break), preceded by a comma unless
  * first; NULL is an empty field. */
 void sr_csv_field(FILE *f, const char *text, bool first);

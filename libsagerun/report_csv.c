@@ -103,6 +103,17 @@ void sr_report_csv_rows(FILE *f, const sr_report *r, const char *const *lead, si
     }
 }
 
+void sr_report_csv_failure_row(FILE *f, const char *const *lead, size_t n_lead,
+                               const char *failure)
+{
+    for (size_t k = 0; k < n_lead; k++)
+        sr_csv_field(f, lead[k], k == 0);
+    for (size_t i = 0; i < SR_ARRAY_LEN(csv_columns); i++)
+        sr_csv_field(f, strcmp(csv_columns[i], "failure") == 0 ? failure : NULL,
+                     i == 0 && n_lead == 0);
+    fputc('\n', f);
+}
+
 static bool write_csv_cb(FILE *f, const void *user)
 {
     const sr_report *r = user;

@@ -264,12 +264,16 @@ SAGERUN_API void sagerun_compare_result_print(const sagerun_compare_result *resu
  * failure; empty where the report has no value. write_csv writes the header and the rows as a
  * file (as sagerun_file_write writes). header and rows print them to a stream after leading
  * columns of the caller's (e.g. a sweep's "workload"): lead names the columns in the header,
- * the values in the rows (n_lead of each; NULL, 0 for none). */
+ * the values in the rows (n_lead of each; NULL, 0 for none). failure_row prints one row of a
+ * comparison that has no report (a sweep's workload that failed): the leading values, then every
+ * column empty but failure. */
 SAGERUN_API sagerun_status sagerun_compare_result_write_csv(const sagerun_compare_result *result,
                                                             const char *path, sagerun_error *err);
 SAGERUN_API void sagerun_compare_csv_header(FILE *out, const char *const *lead, size_t n_lead);
 SAGERUN_API void sagerun_compare_result_csv_rows(const sagerun_compare_result *result, FILE *out,
                                                  const char *const *lead, size_t n_lead);
+SAGERUN_API void sagerun_compare_csv_failure_row(FILE *out, const char *const *lead, size_t n_lead,
+                                                 const char *failure);
 
 /* ---- Reports read back (any report: ours or the seed's) ---------------------------------------*/
 /* Reads and validates a JSON report as a result: every accessor and writer above works on it

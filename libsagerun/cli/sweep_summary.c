@@ -10,28 +10,43 @@
 #include "sweep.h"
 #include "sweep_axes.h"
 
+static const char *str_or(const json_t *o, const char *key, const char *fallback)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : fallback;
+}
+
 typedef struct csv_source {
     const json_t *summary;
     const char *dir;
 } csv_source;
 
-/* The rows of one workload's report (if it has one), its name and axis values first. */
+/* The rows of one workload's report, its name and axis values first; a workload without one (it
+ * failed, or its report does not read) gets one row that says why in the failure column (such a
+ * workload was left out, and a sweep whose every workload failed wrote a header alone). */
 static void csv_workload_rows(FILE *f, const csv_source *src, const json_t *w,
                               const char *const *axes, size_t n_axes)
 {
     const char *name = json_string_value(json_object_get(w, "name"));
     const char *file = json_string_value(json_object_get(w, "report"));
-    if (!name || !file)
+    if (!name)
         return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", src->dir, file);
+    char path[4096], why[sizeof(((sagerun_error *)0)->message) + 64];
     sagerun_compare_result *r = NULL;
-    if (sagerun_compare_result_read(path, &r, NULL) != SAGERUN_OK)
-        return; /* the summary says why that workload has no report */
+    sagerun_error err = {0};
+    snprintf(path, sizeof path, "%s/%s", src->dir, file ? file : "");
+    if (!file)
+        snprintf(why, sizeof why, "no report (status %s%s%s)", str_or(w, "status", "?"),
+                 str_or(w, "error", NULL) ? ": " : "", str_or(w, "error", ""));
+    else if (sagerun_compare_result_read(path, &r, &err) != SAGERUN_OK)
+        snprintf(why, sizeof why, "its report does not read: %s", err.message);
     char *values[1 + SR_SWEEP_MAX_AXES] = {(char *)name};
     for (size_t k = 0; k < n_axes; k++)
         values[1 + k] = sr_sweep_row_axis_value(w, axes[k]);
-    sagerun_compare_result_csv_rows(r, f, (const char *const *)values, 1 + n_axes);
+    if (r)
+        sagerun_compare_result_csv_rows(r, f, (const char *const *)values, 1 + n_axes);
+    else
+        sagerun_compare_csv_failure_row(f, (const char *const *)values, 1 + n_axes, why);
     for (size_t k = 0; k < n_axes; k++)
         free(values[1 + k]);
     sagerun_compare_result_destroy(r);
@@ -78,12 +93,6 @@ bool sr_sweep_status_known(const char *status)
         if (strcmp(status, statuses[k]) == 0)
             return true;
     return false;
-}
-
-static const char *str_or(const json_t *o, const char *key, const char *fallback)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : fallback;
 }
 
 /* Why the sweep part (sweep.name, sha256, workload_count, the workload names) is unusable, or NULL. */

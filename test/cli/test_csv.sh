@@ -58,6 +58,22 @@ for r in rows:
     v = next(x for x in rep["variants"] if x["label"] == r["variant"])
     assert abs(float(r["p50_s"]) - v["timing"]["p50_s"]) <= 1e-8 * v["timing"]["p50_s"]
     assert r["seq_len"] == str(rep["problem"]["seq_len"])' "$TMP/sw.csv" "$TMP/sw"
+# a workload that failed has a row that says why (it was left out: a sweep whose workloads all
+# failed wrote a header alone, which read as an empty, successful sweep)
+cat > "$TMP/swf.json" <<'E'
+{"name": "f", "baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "iterations": 1,
+ "warmup": 0, "workloads": [{"name": "ok", "shape": [1, 32, 1, 32]}, {"name": "gone",
+ "shape": [1, 32, 1, 32], "input": {"source": "safetensors", "path": "gone.safetensors"}}]}
+E
+check "sweep --csv, a workload failing" 1 "$S" sweep "$TMP/swf.json" --backend host --quiet \
+    --out-dir "$TMP/swf" --csv "$TMP/swf.csv"
+py "its row says why, the others are whole" '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [(r["workload"], r["variant"]) for r in rows] == [("ok", "reference"), ("ok", "reference-mt"),
+                                                         ("gone", "")], rows
+assert rows[2]["failure"].startswith("no report (status error: ") and "gone.safetensors" in rows[2]["failure"], rows[2]
+assert rows[2]["p50_s"] == "" and rows[0]["p50_s"] != "", rows' "$TMP/swf.csv"
 check "sweep --csv into a missing folder, before running" 1 "$S" sweep "$ROOT/test/data/sweep-host.json" \
     --backend host --quiet --out-dir "$TMP/sw2" --csv "$TMP/nope/x.csv"
 contains "names it" "--csv"
