@@ -165,6 +165,32 @@ static void args_free(arg_list *a)
  * options first, where the command line does not give them, then the command line's compare
  * options as given (a later value wins in compare). With variant-parameter axes each point names
  * its own variants (run_one): none are shared. */
+/* Every variant the comparisons name (the baseline, the variants: the sweep file's or --variant)
+ * is found before any runs: a misspelt one failed every workload, one comparison at a time, and
+ * left a folder of errors that a corrected sweep could not write over. false after saying which. */
+static bool variants_found(const char *sweep_path, const sagerun_compare_options *o,
+                           sagerun_registry *reg)
+{
+    sagerun_error err = {0};
+    size_t n = o->variants ? o->variant_count : 0;
+    for (size_t i = 0; i <= n; i++) {
+        const char *name = i == 0 ? o->baseline : o->variants[i - 1];
+        if (!name)
+            continue;
+        if (sr_cli_bind_specs(reg, &name, 1, &err) != SAGERUN_OK) {
+            sr_cli_error("sweep: %s: %s", sweep_path, err.message);
+            return false;
+        }
+        if (sagerun_registry_find(reg, name) < 0) {
+            sr_cli_error("sweep: %s: no %s named '%s' (the sweep file's or the command line's; "
+                         "see 'sagerun list' for what was found and rejected): nothing ran",
+                         sweep_path, i == 0 ? "baseline variant" : "variant", name);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compare_settings *set)
 {
     const sagerun_compare_options *o = &set->opts;
@@ -683,6 +709,8 @@ int sr_cmd_sweep(int argc, char **argv)
     const sagerun_compare_options opts = set.opts;
     if (run.on_host && !sr_cli_compare_given(&set, SR_OPT_BASELINE) && !s.baseline && !run.quiet)
         fprintf(stderr, "sagerun: host backend: baseline 'reference' (CUDA variants need a GPU)\n");
+    if (!variants_found(sweep_path, &opts, reg))
+        goto out;
     if (sr_sweep_file_bind_points(&s, sweep_path, &opts, reg, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
         goto out;

@@ -40,6 +40,14 @@ check "diff of a summary of 4097 rows" 1 timeout 20 "$S" diff "$TMP/big-summary.
 # an empty --out-dir: a usage error (the folder walk read and wrote past the empty name's end: ASan)
 check "merge --out-dir ''" 2 "$S" merge "$TMP/a" "$TMP/b" --out-dir "" && contains "merge --out-dir ''" "--out-dir: an empty path"
 check "sweep --out-dir ''" 2 "$S" sweep "$SWEEP" "${H[@]}" --out-dir "" && contains "sweep --out-dir ''" "--out-dir: an empty path"
+# a variant or baseline that no plugin gives is refused before anything runs (every workload failed
+# on it, one comparison at a time, and the folder of errors left behind was not the corrected
+# sweep's to write over)
+for o in "--variant refrence-mt" "--baseline nope"; do
+    check "sweep $o: refused up front" 1 "$S" sweep "$SWEEP" "${H[@]}" $o --out-dir "$TMP/typo" \
+        && contains "names it" "named '${o#* }'" && contains "says nothing ran" "nothing ran"
+    [ -e "$TMP/typo" ] && fail "sweep $o: $TMP/typo was made"
+done
 py "shards: every N-th workload from I, a report each" '
 import json, os, sys
 a = json.load(open(sys.argv[1] + "/summary.json")); b = json.load(open(sys.argv[2] + "/summary.json"))
@@ -271,12 +279,17 @@ check "missing sweep file" 1 "$S" sweep "$TMP/none.json" "${H[@]}" && contains "
 check "bad --shard" 2 "$S" sweep "$SWEEP" "${H[@]}" --shard 2/2 && contains "says what" "0 <= I < N"
 check "bad --shard text" 2 "$S" sweep "$SWEEP" "${H[@]}" --shard one
 check "no sweep file" 2 "$S" sweep "${H[@]}"
-check "a variant that is not there: the sweep goes on, exit 1" 1 "$S" sweep "$SWEEP" "${H[@]}" \
-    --variant nope --out-dir "$TMP/nope" && contains "error noted" "ERROR"
+# a workload that cannot run (its input file is gone): the sweep goes on, its row says why, exit 1
+printf '{"baseline": "reference", "variants": ["reference-mt"], "rounds": 2, "iterations": 1,
+ "workloads": [{"name": "gone", "shape": [1, 32, 1, 32], "input": {"source": "safetensors",
+ "path": "gone.safetensors"}}, {"name": "here", "shape": [1, 32, 1, 32]}]}' > "$TMP/gone.json"
+check "a workload that cannot run: the sweep goes on, exit 1" 1 "$S" sweep "$TMP/gone.json" "${H[@]}" \
+    --out-dir "$TMP/nope" && contains "error noted" "ERROR"
 py "error rows" '
 import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))
-assert len(s["workloads"]) == 3 and all(w["status"] == "error" and "nope" in w["error"] for w in s["workloads"])
+assert [w["status"] for w in s["workloads"]] == ["error", "ok"], s["workloads"]
+assert "gone.safetensors" in s["workloads"][0]["error"], s["workloads"][0]
 ' "$TMP/nope"
 
 # A variant that crashes costs its rows, not the sweep: every workload still has the good
