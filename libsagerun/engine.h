@@ -112,7 +112,7 @@ void sr_entries_destroy(sagerun_context *ctx, const sagerun_compare_hooks *h, sr
 typedef struct sr_measurement {
     sr_schedule_result sched;
     const char *schedule_name; /* "timed", "fixed", "seed" */
-    uint32_t warmup_calls;     /* FIXED/SEED: per entry; TIMED: 0 (by time) */
+    uint32_t warmup_calls;     /* FIXED/SEED: per entry; TIMED: the fewest an entry made */
     double launch_floor_s;     /* per launch of an empty kernel; NaN on the host */
     uint64_t flush_bytes;      /* cold: the flush buffer */
     const char *sample_clock;  /* sr_sample_timer_clock */

@@ -273,6 +273,7 @@ static sagerun_status warm_and_plan(measurer *ms, bool *stop)
 {
     const sagerun_compare_options *o = &ms->eo->o;
     double fastest = INFINITY;
+    uint32_t fewest = UINT32_MAX;
     for (size_t i = 0; i < ms->n; i++) {
         sr_entry *e = &ms->es[i];
         if (e->failed)
@@ -288,7 +289,11 @@ static sagerun_status warm_and_plan(measurer *ms, bool *stop)
             return sr_error_set(ms->err, SAGERUN_VARIANT, "baseline %s", e->failure);
         if (!e->failed)
             fastest = fmin(fastest, e->timing.warm_call_s);
+        if (!e->failed && e->timing.warmup_calls < fewest)
+            fewest = e->timing.warmup_calls;
     }
+    if (o->schedule == SAGERUN_SCHEDULE_TIMED && fewest != UINT32_MAX)
+        ms->m->warmup_calls = fewest; /* the seed's "warmup": calls every variant had at least */
     for (size_t i = 0; i < ms->n && !*stop; i++) {
         if (!ms->es[i].failed)
             plan_timer(ms, &ms->es[i], fastest);

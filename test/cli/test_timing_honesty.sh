@@ -82,6 +82,12 @@ for v in json.load(open(sys.argv[1]))["variants"]:
     m = v["measurement"]
     assert m["timer"] == "batch" and m["calls_per_sample"] > 20, m
     assert m["first_call_s"] >= 2e-3 and m["warmup_calls"] == 3, m' "$TMP/w0.json"
+# the seed's key "warmup" (warm-up calls per variant) says them: it read 0 for every timed run, 1000
+# calls made or 3
+py "timed: the seed key warmup is the calls every variant made" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["warmup"] == min(v["measurement"]["warmup_calls"] for v in r["variants"]) == 3, r["warmup"]' "$TMP/w0.json"
 check "--warmup 0" 0 "$S" compare "${H[@]}" --baseline 'spin[us=1]' --variant 'spin[us=1,slowx=2]' \
     --rounds 4 --iterations 2 --warmup 0 --json "$TMP/w1.json"
 py "--warmup 0: no call made, said, first_call_s null" '
