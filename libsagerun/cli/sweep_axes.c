@@ -14,8 +14,20 @@ sagerun_status sr_sweep_bad_key(const char *file, const char *key, const char *e
 {
     static const char *const types[] = {"an object", "an array", "a string", "an integer",
                                         "a number",  "true",     "false",    "null"};
+    char seen[96]; /* the value where it is one: "found 0" said "found an integer" */
+    if (json_is_integer(found))
+        snprintf(seen, sizeof seen, "%lld", (long long)json_integer_value(found));
+    else if (json_is_real(found)) {
+        snprintf(seen, sizeof seen, "%.17g", json_real_value(found));
+        if (!strpbrk(seen, ".en")) /* 32.0, not 32: a real where an integer is wanted */
+            strcat(seen, ".0");
+    } else if (json_is_string(found))
+        snprintf(seen, sizeof seen, "the string \"%.48s%s\"", json_string_value(found),
+                 strlen(json_string_value(found)) > 48 ? "..." : "");
+    else
+        snprintf(seen, sizeof seen, "%s", found ? types[json_typeof(found)] : "nothing");
     return sr_cli_error_set(err, SAGERUN_FORMAT, "%s: key '%s': expected %s, found %s", file, key,
-                        expected, found ? types[json_typeof(found)] : "nothing");
+                        expected, seen);
 }
 
 static int shape_axis(const char *name)

@@ -272,7 +272,7 @@ bad "variants type" '{"workloads": [{"shape": [1, 32, 2, 64]}], "variants": "ref
 # [] compared every variant found, and the summary said []
 bad "no variants" '{"workloads": [{"shape": [1, 32, 2, 64]}], "variants": []}' "bad.json: key 'variants': expected a non-empty array of variant names (without the key: every variant found), found an array"
 # no entry an object: the entry named (the message blamed 'defaults')
-bad "no workload an object" '{"defaults": {"heads_kv": 1}, "workloads": [0]}' "bad.json: key 'workloads[0]': expected a workload object or a workload file path, found an integer"
+bad "no workload an object" '{"defaults": {"heads_kv": 1}, "workloads": [0]}' "bad.json: key 'workloads[0]': expected a workload object or a workload file path, found 0"
 bad "not JSON" '{"workloads": [' "bad.json:2:0: not valid JSON"
 [ -e "$TMP/bad-out" ] && { echo "FAIL a bad sweep file created its output folder"; fails=$((fails+1)); }
 check "missing sweep file" 1 "$S" sweep "$TMP/none.json" "${H[@]}" && contains "names it" "$TMP/none.json"

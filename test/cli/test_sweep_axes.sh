@@ -59,7 +59,7 @@ bad "2 and 2.0 on one axis" '{"sm_scale": [2, 2.0]}' "axes.sm_scale: value 1 rep
 # the same point under two names (they ran twice); the bad value named, not the array
 bad "two spellings of one dtype" '{"dtype": ["fp16", "bf16", "half"]}' "axes.dtype: value 2 repeats value 0"
 bad "two sm_scale values of one float" '{"sm_scale": [0.1, 0.2, 0.1000000001]}' "axes.sm_scale: value 2 repeats value 0"
-bad "a real on a size axis" '{"N": [16, 32.0]}' "key 'axes.N[1]': expected a size >= 1 (an integer), found a number"
+bad "a real on a size axis" '{"N": [16, 32.0]}' "key 'axes.N[1]': expected a size >= 1 (an integer), found 32.0"
 # an axis too long for any sweep: refused at once (its repeats' pairwise scan took minutes first)
 python3 -c "import json,sys;json.dump({'workloads':[{'shape':[1,16,1,32]}],'axes':{'N':list(range(1,200001))}},open(sys.argv[1],'w'))" "$TMP/long.json"
 t0=$(date +%s)

@@ -82,7 +82,7 @@ bad() { # bad NAME AXES-JSON VARIANTS-JSON EXPECTED-TEXT
 bad "an unknown parameter" '{"work[blok]": [4]}' '["work"]' "workload 'w/work[blok]=4': work[blok=4]: variant work: unknown parameter 'blok' (its parameters: block)"
 bad "a value out of range" '{"N": [16], "work[block]": [4, 65]}' '["work"]' "workload 'w/N=16,work[block]=65': work[block=65]: variant work: parameter block=65 is outside [1, 64]"
 bad "a fraction for an int" '{"work[block]": [2.5]}' '["work"]' "block=2.5 is not an integer"
-bad "a string value" '{"work[block]": ["big"]}' '["work"]' "key 'axes.work[block][0]': expected a parameter value (a number, true or false), found a string"
+bad "a string value" '{"work[block]": ["big"]}' '["work"]' "key 'axes.work[block][0]': expected a parameter value (a number, true or false), found the string \"big\""
 bad "a repeated value" '{"work[block]": [4, 4]}' '["work"]' "axes.work[block]: value 1 repeats value 0"
 bad "a variant not compared" '{"work[block]": [4]}' '["reference"]' "axes: 'work[block]' sweeps a parameter of variant 'work', which is not among the variants compared"
 bad "no variants named" '{"work[block]": [4]}' '' "which is not among the variants compared"
