@@ -167,7 +167,7 @@ static int print_result(const sr_cli_one_variant *v, const profile_options *o, c
                         const profile_result *r)
 {
     sr_cli_one_variant_print(v, o->variant, stdout);
-    printf("prepare_s     %.6f\n", r->prepare_s);
+    printf("prepare_s     %.9f\n", r->prepare_s);
     printf("warmup        %u calls, then one checked call\n", o->warmup);
     printf("range         \"%s\" around that one call (NVTX: %s)\n", range, nvtx_state());
     printf("call_s        %.9f\n", r->call_s);

@@ -176,8 +176,8 @@ static int run_variant(const run_options *o, sr_cli_one_variant *v)
         uint32_t n = o->iterations;
         double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
         sr_cli_one_variant_print(v, o->variant, out);
-        fprintf(out, "prepare_s     %.6f\n", prepare_s);
-        fprintf(out, "run_p50_s     %.6f (min %.6f, max %.6f, %u runs)\n", median, times[0],
+        fprintf(out, "prepare_s     %.9f\n", prepare_s);
+        fprintf(out, "run_p50_s     %.9f (min %.9f, max %.9f, %u runs)\n", median, times[0],
                 times[n - 1], n);
         fprintf(out, "output_sha256 %s\n", hex);
         fflush(out);

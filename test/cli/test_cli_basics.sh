@@ -21,6 +21,9 @@ contains "list shows init failure" "init failed"
 
 check "run reference" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0
 contains "run prints a time" "run_p50_s"
+# times to the nanosecond, as profile's call_s (microsecond calls read 0.000009, one digit)
+grep -Eq "^prepare_s +[0-9]+\.[0-9]{9}$" <<<"$out" && grep -Eq "^run_p50_s +[0-9]+\.[0-9]{9} \(min [0-9]+\.[0-9]{9}, max [0-9]+\.[0-9]{9}, 1 runs\)$" <<<"$out" \
+    && echo "ok   run: times in seconds to 9 decimals" || fail "run: times to 9 decimals" "$out"
 h1=$(grep output_sha256 <<<"$out")
 check "run reference again" 0 "$S" run --variant reference --shape 1,256,2,128 --iterations 1 --warmup 0
 h2=$(grep output_sha256 <<<"$out")

@@ -31,6 +31,8 @@ done
 contains "the range" 'range         "profile fake-call-log" around that one call'
 contains "warm-up said" "warmup        4 calls, then one checked call"
 contains "the time" "call_s        "
+grep -Eq "^prepare_s +[0-9]+\.[0-9]{9}$" <<<"$out" && echo "ok   prepare_s to 9 decimals, as call_s" \
+    || fail "prepare_s to 9 decimals (it had 6, call_s 9)" "$out"
 hash=$(sed -n 's/^output_sha256 \([0-9a-f]\{64\}\) (the same as the checked call.s)$/\1/p' <<<"$out")
 [ -n "$hash" ] && echo "ok   the output hash, the same as the checked call's" || fail "the output hash" "$out"
 check "run on the same workload" 0 "$S" run --variant fake-call-log "${P[@]}" --warmup 0 --iterations 1
