@@ -1223,6 +1223,17 @@ void sr_format_seconds(double s, char *buf, size_t len)
         snprintf(buf, len, "%.2f us", s * 1e6);
 }
 
+const char *sr_report_interrupted(const sr_report *r, char *buf, size_t len)
+{
+    if (r->measurement.present && strcmp(r->measurement.schedule, "timed") == 0)
+        snprintf(buf, len, "interrupted after %llu rounds", /* of no set count */
+                 (unsigned long long)r->rounds_completed);
+    else
+        snprintf(buf, len, "interrupted after %llu of %llu rounds",
+                 (unsigned long long)r->rounds_completed, (unsigned long long)r->rounds);
+    return buf;
+}
+
 const char *sr_report_variant_label(const sr_report_variant *v)
 {
     return v->label ? v->label : v->name ? v->name : "?";
@@ -1331,7 +1342,8 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
     if (m->present) {
         sr_line_printf(out, "%sschedule: %s, %s order, %llu rounds x %llu samples, ended by %s",
                        bullet, m->schedule, m->order, (unsigned long long)r->rounds_completed,
-                       (unsigned long long)r->iterations, m->end);
+                       (unsigned long long)r->iterations,
+                       strcmp(m->end, "stopped") == 0 ? "an interruption" : m->end);
         if (isfinite(m->half_width))
             fprintf(out, " (half-width %.3f points", m->half_width);
         if (isfinite(m->half_width) && isfinite(m->target_half_width))
@@ -1351,12 +1363,10 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
     if (isfinite(r->noise_threshold_percent))
         fprintf(out, ", noise threshold %.3g%%", r->noise_threshold_percent);
     fprintf(out, "\n");
-    if (r->incomplete && r->measurement.present && strcmp(r->measurement.schedule, "timed") == 0)
-        fprintf(out, "%sINCOMPLETE: interrupted after %llu rounds\n", bullet, /* of no set count */
-                (unsigned long long)r->rounds_completed);
-    else if (r->incomplete)
-        fprintf(out, "%sINCOMPLETE: interrupted after %llu of %llu rounds\n", bullet,
-                (unsigned long long)r->rounds_completed, (unsigned long long)r->rounds);
+    if (r->incomplete) {
+        char why[96];
+        fprintf(out, "%sINCOMPLETE: %s\n", bullet, sr_report_interrupted(r, why, sizeof why));
+    }
     if (r->reference_sha256)
         sr_line_printf(out, "%sreference output sha256 %s%s\n", bullet, r->reference_sha256,
                        r->expect_sha256 ? " (pinned)" : "");

@@ -186,6 +186,9 @@ void sr_markdown_cell(FILE *out, const char *s);
 void sr_line_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A variant's label (its name in the seed's format); "[B, N, H, D]" of q_shape. */
 const char *sr_report_variant_label(const sr_report_variant *v);
+/* How an incomplete report's run ended, into buf: "interrupted after 12 of 20 rounds" (12 rounds
+ * where the schedule is timed: it had no set count). Returns buf. */
+const char *sr_report_interrupted(const sr_report *r, char *buf, size_t len);
 void sr_report_format_shape(const sr_report *r, char *buf, size_t len);
 
 /* ---- diff (report_diff.c) ----

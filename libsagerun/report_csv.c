@@ -13,7 +13,7 @@ static const char *const csv_columns[] = {
     "variant", "is_baseline", "backend", "batch", "seq_len", "heads_q", "heads_kv", "head_dim",
     "layout", "dtype", "causal", "count", "p50_s", "min_s", "p90_s", "mean_s", "tops",
     "speedup_percent", "speedup_low_percent", "speedup_high_percent", "verdict", "byte_exact",
-    "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by"};
+    "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by", "complete"};
 
 void sr_csv_field(FILE *f, const char *text, bool first)
 {
@@ -91,6 +91,7 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
     sr_csv_field(f, v->failure, false);
     sr_csv_field(f, v->byte_exact == 1 ? "bytes" : sr_report_variant_accepted(v) ? "tolerance"
                                                                                 : NULL, false);
+    sr_csv_field(f, r->incomplete ? "false" : "true", false); /* false: interrupted */
     fputc('\n', f);
 }
 

@@ -294,11 +294,10 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
     const sr_report *both[2] = {o, n};
     for (int k = 0; k < 2; k++)
         if (both[k]->incomplete) {
+            char why[96];
             snprintf(note, sizeof note,
-                     "the %s report is incomplete (interrupted after %llu of %llu rounds): its "
-                     "numbers cover fewer rounds",
-                     k ? "new" : "old", (unsigned long long)both[k]->rounds_completed,
-                     (unsigned long long)both[k]->rounds);
+                     "the %s report is incomplete (%s): its numbers cover only the rounds "
+                     "finished", k ? "new" : "old", sr_report_interrupted(both[k], why, sizeof why));
             add_note(d, point, note);
         }
     for (size_t i = 0; i < o->variant_count; i++) {

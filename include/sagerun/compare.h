@@ -261,7 +261,8 @@ SAGERUN_API void sagerun_compare_result_print(const sagerun_compare_result *resu
  * backend, the problem (batch, seq_len, heads_q, heads_kv, head_dim, layout, dtype, causal),
  * count, p50_s, min_s, p90_s, mean_s, tops, speedup_percent, speedup_low_percent,
  * speedup_high_percent, verdict, byte_exact, output_sha256, cosine_similarity, relative_l1,
- * failure; empty where the report has no value. write_csv writes the header and the rows as a
+ * failure, accepted_by, complete (false: the run was interrupted, its numbers cover the rounds
+ * finished); empty where the report has no value. write_csv writes the header and the rows as a
  * file (as sagerun_file_write writes). header and rows print them to a stream after leading
  * columns of the caller's (e.g. a sweep's "workload"): lead names the columns in the header,
  * the values in the rows (n_lead of each; NULL, 0 for none). failure_row prints one row of a

@@ -227,9 +227,16 @@ forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r =
 }
 forge neg 'r["variants"][0]["timing"]["p50_s"] = -1.0'
 forge sha 'r["reference_output_sha256"] = "zz"'
-for f in neg sha; do
+forge order 'r["variants"][0]["timing"]["p50_s"] = 1e308'
+forge rorder 'r["variants"][1]["rounds"][2]["min_s"] = 9.0'
+for f in neg sha order rorder; do
     check "show: forged report ($f) refused" 1 "$S" show "rep-$f.json"
 done
+# a p50 above the max read as a spread of "-100.00/+-100.00%"
+check "show: p50 above max refused" 1 "$S" show rep-order.json && contains "names it" \
+    "variants[0] (baseline): timing: p90_s 0.247062 is below p50_s 1e+308"
+check "show: a round's min above its p50 refused" 1 "$S" show rep-rorder.json && contains "names it" \
+    "variants[1] (interleave-softmax): rounds[2]: p50_s"
 forge ctl 'r["variants"][0]["name"] = "evil\u001b[2J\rforged row | x"'
 check "show: control characters escaped" 0 "$S" show rep-ctl.json && contains "escaped" 'evil\x1b[2J\x0dforged'
 grep -q $'\x1b' <<<"$out" && fail "show: a raw ESC reached the terminal"
@@ -239,6 +246,13 @@ check "diff: a null p50 in new is reported" 4 "$S" diff "$SEED" rep-nullp50.json
 check "compare: an incomplete report" 0 "$S" compare "${H[@]}" --json inc.json
 python3 -c "import json; p='inc.json'; r=json.load(open(p)); r['complete']=False; r['rounds_completed']=1; json.dump(r, open(p,'w'))"
 check "diff: an incomplete report is noted" 0 "$S" diff inc.json inc.json && contains "note" "report is incomplete"
+# ... of a timed schedule, which has no set count (it read "interrupted after 6 of 6 rounds: its
+# numbers cover fewer rounds")
+check "compare: a timed report" 0 "$S" compare --backend host --shape 1,32,1,32 --quiet --no-accuracy \
+    --max-time 0.3 --json inct.json
+python3 -c "import json; p='inct.json'; r=json.load(open(p)); r['complete']=False; json.dump(r, open(p,'w'))"
+check "diff: an incomplete timed report is noted" 0 "$S" diff inct.json inct.json \
+    && contains "note" "the old report is incomplete (interrupted after $(python3 -c "import json; print(json.load(open('inct.json'))['rounds_completed'])") rounds): its numbers cover only the rounds finished"
 # two rows of one label (our format; the seed's, which has no labels, reads a name's second entry
 # as NAME#2, test_compare) could not be told apart
 python3 -c "import json; r=json.load(open('inc.json')); r['variants'][1]['label']=r['variants'][0]['label']; json.dump(r, open('rep-dup.json','w'))"

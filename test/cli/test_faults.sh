@@ -336,7 +336,7 @@ interrupt_case() { # interrupt_case SIGNAL EXPECTED_RC [extra options]
     local sig=$1 want=$2; shift 2
     "$S" compare --backend host --shape 1,256,2,64 --quiet --baseline reference \
         --variant reference-mt --rounds 1000 --iterations 2 --warmup 1 "$@" \
-        --json "$TMP/int.json" --markdown "$TMP/int.md" >"$TMP/int.out" 2>&1 &
+        --json "$TMP/int.json" --markdown "$TMP/int.md" --csv "$TMP/int.csv" >"$TMP/int.out" 2>&1 &
     local pid=$!
     sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }')
     kill -"$sig" $pid
@@ -354,7 +354,12 @@ for v in r["variants"]:
 assert r["rounds"] == 1000 and r["measurement"]["ended_by"] == "stopped", r["measurement"]
 assert any("interrupted after" in w for w in r["warnings"])
 ' "$TMP/int.json"
-    rm -f "$TMP/int.json"
+    # the CSV says it too (a script reading it could not tell): complete false on every row
+    py "SIG$sig $*: the CSV rows say complete false" '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2 and all(x["complete"] == "false" for x in rows), rows' "$TMP/int.csv"
+    rm -f "$TMP/int.json" "$TMP/int.csv"
 }
 interrupt_case INT 130
 interrupt_case TERM 143
@@ -373,6 +378,8 @@ assert not any("one round gives no interval" in w for w in r["warnings"]) or r["
 ' "$TMP/early.json"
 grep -q "INCOMPLETE: interrupted after [0-9]* rounds$" "$TMP/early.out" && echo "ok   ... the table: interrupted after N rounds (timed: of no set count)" \
     || fail "stopped early: the table's line" "$(cat "$TMP/early.out")"
+grep -q "ended by an interruption" "$TMP/early.out" && echo "ok   ... the schedule: ended by an interruption" \
+    || fail "stopped early: the schedule line (it read 'ended by stopped')" "$(cat "$TMP/early.out")"
 # a variant that set the stop signals to SIG_IGN: the stop still comes through (the handlers are
 # put back after each call, the parent sends it again each second)
 "$S" compare --backend host --shape 1,256,2,64 --quiet --baseline reference --variant reference-mt \
