@@ -187,11 +187,15 @@ static int finish_report(const compare_cmd *c, sagerun_compare_result *r, int si
 }
 
 
+/* Whether every variant named runs on the host: the baseline too where it is named (NULL: not
+ * named, the backend's default follows). */
 static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
                                  const char *const *names, size_t n)
 {
     for (size_t i = 0; i <= n; i++) {
         const char *name = i == n ? baseline : names[i];
+        if (!name)
+            continue;
         long idx = sagerun_registry_find(reg, name);
         sagerun_variant_info vi = {.struct_size = sizeof vi};
         if (idx < 0 || sagerun_registry_variant_info(reg, (size_t)idx, &vi, NULL) != SAGERUN_OK ||
@@ -203,7 +207,9 @@ static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
 
 /* The context and registry to measure in, the variant specs bound, and the baseline for the
  * backend: host-only variants named on a GPU machine with --backend auto run on the host (*host
- * is that context), and without a GPU the baseline is the host's 'reference' unless named. */
+ * is that context; a baseline not named does not count: `--variant reference-mt` alone ran it
+ * against the GPU's 'baseline' and failed it at create), and on the host the baseline is
+ * 'reference' unless named. */
 static sagerun_status open_backend(const compare_cmd *c, sagerun_compare_options *opts,
                                    sagerun_context **ctx, sagerun_context **host,
                                    sagerun_registry **reg, sagerun_error *err)
@@ -218,7 +224,8 @@ static sagerun_status open_backend(const compare_cmd *c, sagerun_compare_options
         return st;
     if (strcmp(s->backend, "auto") == 0 && s->n_variants &&
         sagerun_context_backend(*ctx) == SAGERUN_BACKEND_CUDA &&
-        variants_all_on_host(*reg, opts->baseline, s->variants, s->n_variants)) {
+        variants_all_on_host(*reg, sr_cli_compare_given(s, SR_OPT_BASELINE) ? opts->baseline : NULL,
+                             s->variants, s->n_variants)) {
         if ((st = sagerun_context_create(SAGERUN_BACKEND_HOST, 0, host, err)) != SAGERUN_OK)
             return st;
         if (!c->quiet)
