@@ -777,6 +777,25 @@ static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
     m->present = true;
 }
 
+/* What a JSON object that holds neither of a report's first keys looks like, for the message
+ * (show of a workload file said "metadata: missing"); NULL when it may be a damaged report. */
+static const char *other_kind(const json_t *root)
+{
+    if (json_object_get(root, "metadata"))
+        return NULL;
+    if (json_object_get(root, "workloads")) /* a report has none */
+        return json_object_get(root, "sweep")
+                   ? "a sweep summary that does not read as one (sagerun show names why)"
+                   : "a sweep file (run it: 'sagerun sweep FILE')";
+    if (json_object_get(root, "variants"))
+        return NULL;
+    if (json_object_get(root, "shape") || json_object_get(root, "input"))
+        return "a workload file (run it: 'sagerun compare --workload FILE')";
+    if (json_object_get(root, "rows") && json_object_get(root, "regression"))
+        return "the JSON output of 'sagerun diff'";
+    return "no 'metadata', no 'variants'";
+}
+
 /* The seed's format has names, no labels: a name's second entry (an A/A run) is labelled as
  * compare labels it, NAME#2, so that its rows can be told apart. false when out of memory. */
 static bool label_repeats(sr_report *r)
@@ -1100,6 +1119,11 @@ sagerun_status sr_report_from_json(json_t *root, const char *name, sr_report *ou
                      type_name(root));
         return SAGERUN_FORMAT;
     }
+    const char *other = other_kind(root);
+    if (other) {
+        sr_error_set(err, SAGERUN_FORMAT, "%s: not a report: %s", name, other);
+        return SAGERUN_FORMAT;
+    }
     json_t *meta = get_object(&rd, root, "", "metadata", true, false);
     if (meta)
         r->metadata = json_incref(meta);
@@ -1240,13 +1264,14 @@ const char *sr_report_variant_label(const sr_report_variant *v)
 }
 
 /* The spread of one variant's calls around its median: "-1.85/+1.29%" from min and p90 (the
- * slowest tenth is left out: one-off hiccups are not spread). */
+ * slowest tenth is left out: one-off hiccups are not spread), each with its own sign (a report
+ * whose p50 lies above its p90, forged or edited, showed "-100.00/+-100.00%"). */
 static void format_spread(const sr_summary *t, char *buf, size_t len)
 {
     if (!(t->count > 0) || !isfinite(t->p50) || !(t->p50 > 0))
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "-%.2f/+%.2f%%", (t->p50 - t->min) / t->p50 * 100.0,
+        snprintf(buf, len, "%+.2f/%+.2f%%", -((t->p50 - t->min) / t->p50 * 100.0),
                  (t->p90 - t->p50) / t->p50 * 100.0);
 }
 

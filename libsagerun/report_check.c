@@ -28,37 +28,10 @@ static const char *negative_key(const sr_summary *t)
     return NULL;
 }
 
-/* Whether t's statistics are out of order (min <= p50 <= p90 <= p95 <= p99 <= max, the mean
- * between min and max; absent ones skipped, 1e-9 relative allowed: a mean of equal times may round
- * one ulp past them), saying which two into why. A p50 of 1e308 above a max of 0.25 s read as a
- * spread of "-100.00/+-100.00%". */
-static bool disorder(const sr_summary *t, char *why, size_t len)
-{
-    static const char *const keys[] = {"min_s", "p50_s", "p90_s", "p95_s", "p99_s", "max_s"};
-    const double v[] = {t->min, t->p50, t->p90, t->p95, t->p99, t->max};
-    size_t below = SR_ARRAY_LEN(v);
-    for (size_t i = 0; i < SR_ARRAY_LEN(v); i++) {
-        if (isnan(v[i]))
-            continue;
-        if (below < SR_ARRAY_LEN(v) && v[i] < v[below] * (1 - 1e-9)) {
-            snprintf(why, len, "%s %g is below %s %g", keys[i], v[i], keys[below], v[below]);
-            return true;
-        }
-        below = i;
-    }
-    if (!isnan(t->mean) && ((!isnan(t->min) && t->mean < t->min * (1 - 1e-9)) ||
-                            (!isnan(t->max) && t->mean > t->max * (1 + 1e-9)))) {
-        snprintf(why, len, "mean_s %g is outside [min_s %g, max_s %g]", t->mean, t->min, t->max);
-        return true;
-    }
-    return false;
-}
-
 /* The first problem of one variant into why (its JSON path and what is wrong); false if none. */
 static bool variant_problem(const sr_report_variant *v, char *why, size_t len)
 {
     const char *key;
-    char order[128];
     if (!is_sha256(v->output_sha256))
         snprintf(why, len, "output_sha256 is not a SHA-256 (64 hex digits)");
     else if (!is_sha256(v->last_output_sha256))
@@ -67,8 +40,6 @@ static bool variant_problem(const sr_report_variant *v, char *why, size_t len)
         snprintf(why, len, "plugin_sha256 is not a SHA-256 (64 hex digits)");
     else if ((key = negative_key(&v->timing)))
         snprintf(why, len, "timing.%s: a negative duration", key);
-    else if (disorder(&v->timing, order, sizeof order))
-        snprintf(why, len, "timing: %s", order);
     else if (v->timing.count > 0 && !(v->timing.p50 > 0) && !isnan(v->timing.p50))
         snprintf(why, len, "timing.p50_s: 0 for a variant that ran (count > 0): no call takes no time");
     else if (!isnan(v->prepare_s) && v->prepare_s < 0)
@@ -82,9 +53,6 @@ static bool variant_problem(const sr_report_variant *v, char *why, size_t len)
         for (size_t i = 0; i < v->round_count; i++)
             if ((key = negative_key(&v->rounds[i]))) {
                 snprintf(why, len, "rounds[%zu].%s: a negative duration", i, key);
-                return true;
-            } else if (disorder(&v->rounds[i], order, sizeof order)) {
-                snprintf(why, len, "rounds[%zu]: %s", i, order);
                 return true;
             }
         size_t per = v->samples_per_round ? v->samples_per_round : 1;

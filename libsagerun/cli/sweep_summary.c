@@ -161,10 +161,16 @@ static bool row_problem(const json_t *root, const json_t *row, size_t i, char *w
 const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len)
 {
     const char *bad = sweep_key_problem(root);
-    if (bad) {
+    const json_t *sweep = json_object_get(root, "sweep"), *names = json_object_get(sweep, "workloads");
+    if (bad && !strcmp(bad, "sweep.workloads") && json_is_array(names)) /* it named the names */
+        snprintf(why, len, "key 'sweep.workload_count' (%lld) is not the number of names in "
+                 "'sweep.workloads' (%zu)",
+                 (long long)json_integer_value(json_object_get(sweep, "workload_count")),
+                 json_array_size(names));
+    else if (bad)
         snprintf(why, len, "key '%s' is missing or malformed", bad);
+    if (bad)
         return why;
-    }
     const json_t *rows = json_object_get(root, "workloads");
     for (size_t i = 0; i < json_array_size(rows); i++) {
         if (row_problem(root, json_array_get(rows, i), i, why, len))

@@ -326,7 +326,16 @@ printf '{"metadata": {}, ' > "$TMP/broken.json"
 check "not JSON" 1 "$S" plot "$TMP/broken.json" -o "$TMP/x.svg" && contains "names it" "broken.json"
 echo '{"hello": 1}' > "$TMP/other.json"
 check "not a report" 1 "$S" plot "$TMP/other.json" -o "$TMP/x.svg" \
-    && contains "names file and key" "other.json: metadata: missing"
+    && contains "names file and key" "other.json: not a report: no 'metadata', no 'variants'"
+# a file of another kind is named as what it looks like (show of a workload file said "metadata:
+# missing")
+printf '{"shape": [1, 16, 1, 16]}' > "$TMP/wl.json"
+printf '{"workloads": [{"shape": [1, 16, 1, 16]}], "variants": ["reference-mt"]}' > "$TMP/sw.json"
+for kind in "wl.json:a workload file (run it: 'sagerun compare --workload FILE')" \
+            "sw.json:a sweep file (run it: 'sagerun sweep FILE')"; do
+    check "plot ${kind%%:*}: not a report" 1 "$S" plot "$TMP/${kind%%:*}" -o "$TMP/x.svg" \
+        && contains "says what it is" "${kind%%:*}: not a report: ${kind#*:}"
+done
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1])); r["variants"][1]["samples_s"][1] = [1.0]

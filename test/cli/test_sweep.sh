@@ -228,11 +228,11 @@ check "... and show" 1 "$S" show "$TMP/a-odd/summary.json" \
     && contains "names the row" "a-odd/summary.json: workloads[0]: malformed row"
 # show, diff and plot check a summary as merge does (they read "3 of -5 workloads", a p50 of -1 s as
 # "-1000000.00 us", a second row of one workload that diff never judged, a report outside the folder)
-for case in count:-5 p50:-1 dup: report:../../a.json; do
+for case in count:-5 count5:5 p50:-1 dup: report:../../a.json; do
     mkdir -p "$TMP/odd-${case%%:*}" && cp "$TMP/a"/*.json "$TMP/odd-${case%%:*}/"
     python3 -c "import json, sys
 s = json.load(open(sys.argv[1])); what, value = sys.argv[2].split(':', 1); w = s['workloads']
-if what == 'count': s['sweep']['workload_count'] = int(value)
+if what.startswith('count'): s['sweep']['workload_count'] = int(value)
 if what == 'p50': w[0]['variants'][0]['p50_s'] = float(value)
 if what == 'dup': w.append(dict(w[0]))
 if what == 'report': w[0]['report'] = value
@@ -240,6 +240,10 @@ json.dump(s, open(sys.argv[1], 'w'))" "$TMP/odd-${case%%:*}/summary.json" "$case
 done
 check "show: a negative workload count" 1 "$S" show "$TMP/odd-count/summary.json" \
     && contains "names the key" "key 'sweep.workload_count' is missing or malformed"
+# a count that is not the number of names: both named (it said "key 'sweep.workloads' is missing or
+# malformed")
+check "show: a workload count not the names'" 1 "$S" show "$TMP/odd-count5/summary.json" \
+    && contains "names both" "key 'sweep.workload_count' (5) is not the number of names in 'sweep.workloads' (3)"
 check "show: a negative p50" 1 "$S" show "$TMP/odd-p50/summary.json" \
     && contains "names the row" "workloads[0].variants[0]: expected an object whose p50_s is a time"
 check "diff: one workload in two rows" 1 "$S" diff "$TMP/a/summary.json" "$TMP/odd-dup/summary.json" \
