@@ -207,7 +207,15 @@ sagerun_status sr_inputs_write_tensors(const sagerun_inputs *in, const char *pat
         t[i].ctx = in->ctx;
         t[i].addr = addrs[i];
     }
+    /* what the tensors alone do not say, as the reader takes it back (workload.c): a file saved
+     * from a causal run replayed as a full one, its sm_scale as D^-0.5 */
     json_t *meta = json_pack("{s:s}", "layout", hnd ? "HND" : "NHD");
+    char scale[32];
+    snprintf(scale, sizeof scale, "%.9g", (double)p->sm_scale);
+    if (meta && p->causal && json_object_set_new(meta, "causal", json_string("true")) != 0)
+        json_decref(meta), meta = NULL;
+    if (meta && p->sm_scale > 0 && json_object_set_new(meta, "sm_scale", json_string(scale)) != 0)
+        json_decref(meta), meta = NULL;
     sagerun_status st = meta ? sr_safetensors_write(path, t, count < 3 ? count : 3, meta, err)
                              : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     json_decref(meta);

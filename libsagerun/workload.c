@@ -452,6 +452,14 @@ sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, s
         }
         w->problem.sm_scale = (float)v;
     }
+    const char *causal = f->metadata ? json_string_value(json_object_get(f->metadata, "causal"))
+                                     : NULL;
+    if (causal && strcmp(causal, "true") != 0 && strcmp(causal, "false") != 0) {
+        st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'causal' is '%s' (true or false)",
+                          path, causal);
+        goto done;
+    }
+    w->problem.causal = causal && strcmp(causal, "true") == 0;
     if ((st = sagerun_problem_check(&w->problem, err))) {
         sr_error_prefix(st, err, "%s", path);
         goto done;

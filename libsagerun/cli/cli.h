@@ -176,7 +176,7 @@ typedef struct sr_cli_workload_options {
     const char *shape;
     const char *layout;  /* "nhd" / "hnd", or NULL: NHD (files: their own) */
     const char *dtype;   /* a word of sagerun_dtype_parse for --shape and the default, or NULL: fp16 */
-    bool causal;         /* for --shape and the default */
+    bool causal;         /* for --shape, --inputs and the default */
     unsigned long long seed;
     bool seed_given;
     bool on_host;
@@ -212,7 +212,8 @@ enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT
     "                         file names none (a file that names the other is refused)\n"      \
     "  --dtype T              fp16 (default; also f16, float16, half) or bf16 (also\n"          \
     "                         bfloat16), for --shape and the default workload\n"                \
-    "  --causal               causal attention (for --shape and the default workload)\n"        \
+    "  --causal               causal attention (for --shape, --inputs and the default;\n"     \
+    "                         a file saved from a causal run is causal without it)\n"         \
     "  --seed S               generator seed (default 440420)\n"
 /* Takes one of the workload options into o, checking its value: 1 when opt is one of them, 0
  * when it is not, -1 after printing "sagerun: CMD: OPT 'VALUE': expected ..." */

@@ -598,12 +598,16 @@ static sagerun_status check_workload_options(const sr_cli_workload_options *o, s
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "--workload, --inputs and --shape exclude each other");
     const char *file_opt = o->workload_file ? "--workload" : o->inputs_file ? "--inputs" : NULL;
-    const char *ignored = o->dtype ? "--dtype" : o->causal ? "--causal" : o->seed_given ? "--seed" : NULL;
+    /* --causal is the computation's, not the data's: it applies to --inputs too (a file saved
+     * from a causal run says so itself) */
+    const char *ignored = o->dtype ? "--dtype" : o->seed_given ? "--seed"
+                          : o->causal && o->workload_file ? "--causal" : NULL;
     if (file_opt && ignored)
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                                "%s applies to --shape and the default workload, not to %s (the "
+                                "%s applies to --shape%s and the default workload, not to %s (the "
                                 "file says what it holds)",
-                                ignored, file_opt);
+                                ignored, o->causal && !o->dtype && !o->seed_given ? ", --inputs" : "",
+                                file_opt);
     if (o->workload_file && o->layout)
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "--layout applies to --shape and --inputs, not to --workload (a "
@@ -653,6 +657,26 @@ static sagerun_status synthetic_workload(const sr_cli_workload_options *o, sager
     return st;
 }
 
+/* The workload of an --inputs file: read in --layout or the file's own, causal where the file or
+ * --causal says so. */
+static sagerun_status inputs_workload(const sr_cli_workload_options *o, sagerun_workload **out,
+                                      sagerun_error *err)
+{
+    int layout = !o->layout                            ? -1
+                 : strcasecmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND
+                                                     : SAGERUN_LAYOUT_NHD;
+    sagerun_status st = sagerun_workload_from_safetensors(o->inputs_file, layout, out, err);
+    if (st != SAGERUN_OK || !o->causal)
+        return st;
+    sagerun_problem p = *sagerun_workload_problem(*out);
+    p.causal = 1;
+    if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK) {
+        sagerun_workload_destroy(*out); /* the caller owns the workload only on success */
+        *out = NULL;
+    }
+    return st;
+}
+
 bool sr_cli_workload_options_check(const char *cmd, const sr_cli_workload_options *o)
 {
     sagerun_error err = {0};
@@ -671,12 +695,8 @@ sagerun_status sr_cli_workload(const sr_cli_workload_options *o, sagerun_workloa
         return st;
     if (o->workload_file)
         return sagerun_workload_load(o->workload_file, out, err);
-    if (o->inputs_file) {
-        int layout = !o->layout ? -1
-                     : strcasecmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND
-                                                     : SAGERUN_LAYOUT_NHD;
-        return sagerun_workload_from_safetensors(o->inputs_file, layout, out, err);
-    }
+    if (o->inputs_file)
+        return inputs_workload(o, out, err);
     return synthetic_workload(o, out, err);
 }
 

@@ -212,16 +212,35 @@ done
 check "--noise-threshold 0x1 refused" 2 "$S" compare "${H[@]}" --noise-threshold 0x1
 # options that do not go together are a usage error (2) before any plugin loads, as --workload
 # with --shape was (they were exit 1, found in the measuring child)
-for opt in --causal "--seed 3" "--dtype bf16"; do
+for opt in "--seed 3" "--dtype bf16"; do
     check "$opt with --inputs refused" 2 "$S" compare --backend host --quiet --rounds 2 \
         --iterations 1 --inputs in.safetensors $opt && contains "says why" "not to --inputs"
 done
+check "--causal with --workload refused" 2 "$S" compare --backend host --quiet --rounds 2 \
+    --iterations 1 --workload wl.json --causal \
+    && contains "says why" "--causal applies to --shape, --inputs and the default workload, not to --workload"
 check "run: --seed with --inputs refused" 2 "$S" run --variant reference --backend host \
     --inputs in.safetensors --seed 3 --iterations 1 --warmup 0
 check "compare: --layout with --workload refused" 2 "$S" compare --backend host --quiet --rounds 2 \
     --iterations 1 --workload wl.json --layout hnd && contains "says why" "not to --workload"
-check "profile: --causal with --inputs refused" 2 "$S" profile --variant reference --backend host \
-    --inputs in.safetensors --causal && contains "says why" "not to --inputs"
+# --causal is the computation's, not the data's: it applies to --inputs (it was refused, "the file
+# says what it holds", though a file did not say it), and a file saved from a causal run (or one of
+# another sm_scale) says so itself: it replayed as a full attention at D^-0.5
+"$S" run --variant reference --backend host --shape 1,32,2,32 --causal --iterations 1 \
+    --save-inputs causal.safetensors > causal.out || fail "run --causal --save-inputs"
+want=$(awk '/output_sha256/ {print $2}' causal.out)
+check "run --inputs of a causal run's file" 0 "$S" run --variant reference --backend host \
+    --inputs causal.safetensors --iterations 1 && contains "causal, as saved" "output_sha256 $want"
+check "run --inputs FILE --causal" 0 "$S" run --variant reference --backend host \
+    --inputs in.safetensors --causal --iterations 1 && contains "causal" "fp16 causal from in.safetensors"
+check "profile --inputs FILE --causal" 0 "$S" profile --variant reference --backend host \
+    --inputs causal.safetensors --causal
+printf '{"shape": [1, 32, 2, 32], "sm_scale": 0.25, "input": {"source": "synthetic"}}' > scale.json
+"$S" run --variant reference --backend host --workload scale.json --iterations 1 \
+    --save-inputs scale.safetensors > scale.out || fail "run sm_scale --save-inputs"
+want=$(awk '/output_sha256/ {print $2}' scale.out)
+check "run --inputs of a file saved at sm_scale 0.25" 0 "$S" run --variant reference --backend host \
+    --inputs scale.safetensors --iterations 1 && contains "its sm_scale, as saved" "output_sha256 $want"
 forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r = the report
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2],'w'))" "$SEED" "rep-$1.json"
 }
