@@ -334,8 +334,10 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_safetensors(sagerun_contex
 SAGERUN_API void sagerun_inputs_destroy(sagerun_inputs *in);
 SAGERUN_API const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in);
 /* Writes Q, K, V as the tensors "q", "k", "v" of a safetensors file (the problem's dtype and
- * layout, __metadata__ {"layout": "NHD" or "HND"}): what sagerun_inputs_create_from_safetensors
- * reads back into the same bytes. The file is written as sagerun_file_write writes. */
+ * layout, __metadata__ {"layout": "NHD" or "HND"}, and "causal": "true" and "sm_scale" where the
+ * problem has them, as sagerun_workload_from_safetensors takes them back): what
+ * sagerun_inputs_create_from_safetensors reads back into the same bytes. The file is written as
+ * sagerun_file_write writes. */
 SAGERUN_API sagerun_status sagerun_inputs_write_safetensors(const sagerun_inputs *in,
                                                             const char *path,
                                                             sagerun_error *err);

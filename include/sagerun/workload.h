@@ -69,7 +69,8 @@ SAGERUN_API sagerun_status sagerun_workload_parse(const char *json_text, const c
  * "layout" ("NHD" or "HND"; NHD when absent); one given where the file names the other is
  * SAGERUN_INVALID_ARGUMENT. The shapes are checked in that layout; k and v may
  * have fewer heads than q (GQA). __metadata__ "sm_scale" (a decimal string), when present, is
- * the softmax scale. metadata: the file's __metadata__; name: the file name without extension. */
+ * the softmax scale, and "causal" ("true" or "false"; false when absent) says whether the
+ * attention is causal. metadata: the file's __metadata__; name: the file name without extension. */
 SAGERUN_API sagerun_status sagerun_workload_from_safetensors(const char *path, int layout,
                                                              sagerun_workload **out,
                                                              sagerun_error *err);
