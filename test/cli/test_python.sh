@@ -60,6 +60,21 @@ check "a .py file without a declaration, named" 0 "$S" list --backend host \
     "no variant declared: a Python variant file has lines"
 check "a missing .py file" 1 "$S" list --backend host --plugin "$TMP/none.py" \
     && contains "names it" "$TMP/none.py: No such file or directory"
+# extension=$VAR/file and ${VAR}/file: the variable, then the rest of the path (${VAR}/x.so lost its
+# /x.so and named the folder; $VAR/x.so took VAR/x.so for the variable's name)
+mkdir -p "$TMP/extdir" && cp "$EX" "$TMP/extdir/x.so"
+printf '%s\n' '# sagerun-variant: ext-braced run=f backend=host extension=${SAGERUN_TEST_EXTD}/x.so' \
+    '# sagerun-variant: ext-bare run=f backend=host extension=$SAGERUN_TEST_EXTD/x.so' \
+    '# sagerun-variant: ext-nameless run=f backend=host extension=$/x.so' \
+    'def f(call):' '    call.o[...] = 0' > "$TMP/ext.py"
+check "extension=\$VAR/file" 0 env SAGERUN_TEST_EXTD="$TMP/extdir" "$S" list --backend host --plugin "$TMP/ext.py"
+[ "$(grep -c "extension $TMP/extdir/x.so" <<<"$out")" = 2 ] && echo "ok   ... both forms name the file" \
+    || fail "extension=\$VAR/file: both forms name $TMP/extdir/x.so" "$out"
+contains "a \$ without a name refused" 'line 3: extension=$/x.so: $ is not followed by a variable name'
+# a UTF-8 byte order mark before the first line (Python reads past it): the file declared nothing
+printf '\xef\xbb\xbf# sagerun-variant: py-bom run=f backend=host\ndef f(call):\n    call.o[...] = 0\n' > "$TMP/bom.py"
+check "a .py file with a byte order mark" 0 "$S" list --backend host --plugin "$TMP/bom.py" \
+    && contains "its variant" "py-bom "
 cp "$EX" "$TMP/open.py" && chmod o+w "$TMP/open.py"
 check "a .py file others can write" 0 "$S" list --backend host --plugin "$TMP/open.py" \
     && contains "refused as a plugin would be" "unsafe permissions"
@@ -216,7 +231,7 @@ assert v["extension_module"] == {"path": sys.argv[2], "sha256": sys.argv[3]}, v[
 ' "$TMP/ext.json" "$TMP/ext.bin" "$(sha "$TMP/ext.bin")"
 check "an extension module that is not there" 0 env SAGERUN_TEST_EXTENSION="$TMP/none.so" \
     "$S" list --backend host --plugin "$T/extension.py" \
-    && contains "refused, naming it" "SAGERUN_TEST_EXTENSION=$TMP/none.so: No such file or directory"
+    && contains "refused, naming it" "extension=\${SAGERUN_TEST_EXTENSION}: $TMP/none.so: No such file or directory"
 
 # ---- the interpreter: a setting, and clear errors without one ----
 fake() { # fake NAME FIELD...: an "interpreter" answering the bridge's question with these fields

@@ -74,7 +74,10 @@ static int read_declarations(const char *real, sr_script_answer *a)
         lineno++;
         if (got > 0 && line[got - 1] == '\n')
             line[got - 1] = '\0';
-        const char *text = py_declaration_text(line);
+        /* a UTF-8 byte order mark (Python reads past it; editors on Windows write it): the first
+         * line was no declaration, and the file none */
+        bool bom = lineno == 1 && strncmp(line, "\xef\xbb\xbf", 3) == 0;
+        const char *text = py_declaration_text(line + (bom ? 3 : 0));
         if (text) {
             declared++;
             declare_line(real, lineno, text, a, lines);

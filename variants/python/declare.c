@@ -155,24 +155,33 @@ static int add_param(py_declared *d, const char *value, char *err, size_t errlen
 }
 
 /* extension=PATH, $VAR or ${VAR}: an existing file, relative to the script's folder. */
+/* extension=PATH: a leading $VAR or ${VAR} (a shell name: letters, digits, '_') is taken from
+ * the environment and the rest of PATH follows it ($EXTD/x.so; the whole rest was taken for the
+ * name, and ${EXTD}/x.so lost its /x.so); a relative result is the .py file's folder's. */
 static int set_extension(py_declared *d, const char *value, char *err, size_t errlen)
 {
-    char var[128] = "", path[PATH_MAX];
+    char var[128] = "", path[PATH_MAX], expanded[PATH_MAX];
     const char *v = value;
     if (value[0] == '$') {
         bool braced = value[1] == '{';
-        size_t n = strcspn(value + 1 + braced, "}");
-        snprintf(var, sizeof var, "%.*s", (int)n, value + 1 + braced);
-        if (braced && value[2 + n] != '}') {
-            snprintf(err, errlen, "extension=%.80s: unterminated ${", value);
+        const char *name = value + 1 + braced;
+        size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (n == 0 || n >= sizeof var || (name[0] >= '0' && name[0] <= '9') ||
+            (braced && name[n] != '}')) {
+            snprintf(err, errlen, "extension=%.80s: %s", value,
+                     braced && name[n] != '}' && n ? "unterminated ${"
+                                                   : "$ is not followed by a variable name");
             return -1;
         }
-        v = getenv(var);
-        if (!v || !*v) {
+        snprintf(var, sizeof var, "%.*s", (int)n, name);
+        const char *set = getenv(var);
+        if (!set || !*set) {
             snprintf(err, errlen, "extension=%.80s: %s is not set (the path of the extension "
                      "module this variant loads)", value, var);
             return -1;
         }
+        snprintf(expanded, sizeof expanded, "%s%s", set, name + n + braced);
+        v = expanded;
     }
     const char *slash = strrchr(d->script, '/');
     if (v[0] == '/' || !slash)
@@ -180,8 +189,7 @@ static int set_extension(py_declared *d, const char *value, char *err, size_t er
     else
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - d->script), d->script, v);
     if (access(path, R_OK) != 0) {
-        snprintf(err, errlen, "extension=%.80s: %s%s%s: %s", value, var[0] ? var : "",
-                 var[0] ? "=" : "", path, strerror(errno));
+        snprintf(err, errlen, "extension=%.80s: %s: %s", value, path, strerror(errno));
         return -1;
     }
     snprintf(d->extension, sizeof d->extension, "%s", path);

@@ -16,7 +16,8 @@
  *   param=KEY:int|float:DEFAULT:MIN:MAX[:DESCRIPTION], param=KEY:bool:DEFAULT[:DESCRIPTION]
  *                  a typed parameter (repeatable, at most 16), given to F as call.params[KEY]
  *   extension=PATH a file the variant loads (an extension module), hashed into the reports:
- *                  $VAR or ${VAR} takes it from the environment; relative to the .py's folder */
+ *                  a leading $VAR or ${VAR} from the environment, the rest of the path after
+ *                  it ($EXT_DIR/attn.so); relative to the .py's folder */
 #ifndef SAGERUN_PYTHON_DECLARE_H
 #define SAGERUN_PYTHON_DECLARE_H
 
