@@ -99,6 +99,12 @@ static sagerun_status complete_options(const sagerun_compare_options *opts, sr_e
             o->baseline = "baseline";
     }
     memset(&eo->hooks, 0, sizeof(eo->hooks));
+    if (o->hooks && o->hooks->struct_size < offsetof(sagerun_compare_hooks, call) +
+                                                 sizeof(o->hooks->call))
+        /* hooks that cover no hook were dropped in silence: interrupted and skip_labels too */
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "compare hooks: struct_size %u covers no hook (set it to "
+                            "sizeof(sagerun_compare_hooks))", o->hooks->struct_size);
     if (o->hooks)
         memcpy(&eo->hooks, o->hooks,
                o->hooks->struct_size < sizeof(eo->hooks) ? o->hooks->struct_size

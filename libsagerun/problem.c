@@ -146,16 +146,22 @@ sagerun_status sagerun_problem_check(const sagerun_problem *p, sagerun_error *er
 
 uint64_t sagerun_problem_q_elements(const sagerun_problem *p)
 {
+    if (!p)
+        return 0;
     return (uint64_t)p->batch * p->seq_len * p->heads_q * p->head_dim;
 }
 
 uint64_t sagerun_problem_kv_elements(const sagerun_problem *p)
 {
+    if (!p)
+        return 0;
     return (uint64_t)p->batch * p->seq_len * p->heads_kv * p->head_dim;
 }
 
 double sagerun_problem_operations(const sagerun_problem *p)
 {
+    if (!p)
+        return 0;
     /* causal: row n attends to keys 0..n, N(N+1)/2 (query, key) pairs instead of N^2 */
     const double pairs = p->causal ? (double)p->seq_len * ((double)p->seq_len + 1) / 2
                                    : (double)p->seq_len * (double)p->seq_len;
@@ -164,6 +170,8 @@ double sagerun_problem_operations(const sagerun_problem *p)
 
 float sagerun_problem_sm_scale(const sagerun_problem *p)
 {
+    if (!p)
+        return 0.0f;
     if (p->sm_scale > 0.0f)
         return p->sm_scale;
     return (float)(1.0 / sqrt((double)p->head_dim));

@@ -122,7 +122,8 @@ SAGERUN_API sagerun_problem sagerun_problem_make(uint32_t batch, uint32_t seq_le
  * overflow 64-bit byte sizes or 32-bit grid limits. */
 SAGERUN_API sagerun_status sagerun_problem_check(const sagerun_problem *problem,
                                                  sagerun_error *err);
-/* Elements of Q or O (B*N*Hq*D) and of K or V (B*N*Hkv*D). Call only on a checked problem. */
+/* Elements of Q or O (B*N*Hq*D) and of K or V (B*N*Hkv*D). Call only on a checked problem. These
+ * four return 0 for NULL, as the other accessors do. */
 SAGERUN_API uint64_t sagerun_problem_q_elements(const sagerun_problem *problem);
 SAGERUN_API uint64_t sagerun_problem_kv_elements(const sagerun_problem *problem);
 /* Multiply-adds counted as in the seed: 4*B*Hq*N*N*D operations per call; causal counts the

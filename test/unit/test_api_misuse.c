@@ -68,6 +68,42 @@ static void expect_error(sagerun_status st, const sagerun_error *e, const char *
         fail_msg("got \"%s\", want \"%s\"", e->message, text);
 }
 
+/* Hooks whose struct_size covers no hook (a caller who left it 0) were dropped in silence: an
+ * interrupted hook that always stops, and a skip of the baseline, went unheeded (status OK,
+ * complete, every round run). */
+static void compare_hooks_without_struct_size_are_refused(void **state)
+{
+    fixture *f = *state;
+    static const char *const skip[] = {"reference"};
+    sagerun_compare_hooks h;
+    memset(&h, 0, sizeof h);
+    h.skip_labels = skip;
+    h.skip_count = 1;
+    sagerun_compare_options o;
+    sagerun_compare_options_init(&o);
+    o.baseline = "reference";
+    o.schedule = SAGERUN_SCHEDULE_FIXED;
+    o.rounds = 2;
+    o.iterations = 1;
+    o.warmup = 0;
+    o.hooks = &h;
+    sagerun_compare_result *r = (sagerun_compare_result *)(uintptr_t)1;
+    sagerun_error e = {0};
+    expect_error(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &r, &e), &e,
+                 "compare hooks: struct_size 0 covers no hook");
+    assert_null(r);
+}
+
+/* The problem's helpers read through NULL (a SIGSEGV) where every other accessor answers 0. */
+static void problem_helpers_take_null(void **state)
+{
+    (void)state;
+    assert_int_equal(sagerun_problem_q_elements(NULL), 0);
+    assert_int_equal(sagerun_problem_kv_elements(NULL), 0);
+    assert_true(sagerun_problem_operations(NULL) == 0.0);
+    assert_true(sagerun_problem_sm_scale(NULL) == 0.0f);
+}
+
 /* A NaN, negative or infinite threshold made every regression vanish (OK, no findings). */
 static void report_diff_checks_its_threshold(void **state)
 {
@@ -261,6 +297,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(report_diff_checks_its_threshold),
+        cmocka_unit_test(compare_hooks_without_struct_size_are_refused),
+        cmocka_unit_test(problem_helpers_take_null),
         cmocka_unit_test(creates_take_null_and_clear_out),
         cmocka_unit_test(status_is_the_same_without_err),
         cmocka_unit_test(file_functions_refuse_null),
