@@ -467,6 +467,16 @@ sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes, uint64_t 
     return SAGERUN_OK;
 }
 
+/* A host span that is no block's (host_memory.c): an error, not a fault in the caller. */
+static sagerun_status outside_blocks(sagerun_error *err, const char *what, uint64_t addr,
+                                     uint64_t bytes)
+{
+    return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                        "%s: %llu bytes at 0x%llx are not within a block of sagerun_mem_alloc "
+                        "(freed, made up, or past its end)",
+                        what, (unsigned long long)bytes, (unsigned long long)addr);
+}
+
 void sr_mem_seal(sagerun_context *ctx, uint64_t addr, uint64_t bytes)
 {
     if (ctx && ctx->backend == SAGERUN_BACKEND_HOST && bytes <= SIZE_MAX)
@@ -495,6 +505,8 @@ sagerun_status sagerun_mem_upload(sagerun_context *ctx, uint64_t dst, const void
     if (!dst) /* never an allocation's (sagerun_mem_alloc): it crashed the host backend */
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_upload: address 0");
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        if (!sr_host_block_holds(dst, bytes))
+            return outside_blocks(err, "mem_upload", dst, bytes);
         memcpy((void *)(uintptr_t)dst, src, (size_t)bytes);
         return SAGERUN_OK;
     }
@@ -516,6 +528,8 @@ sagerun_status sagerun_mem_download(sagerun_context *ctx, void *dst, uint64_t sr
     if (!src)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_download: address 0");
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        if (!sr_host_block_holds(src, bytes))
+            return outside_blocks(err, "mem_download", src, bytes);
         memcpy(dst, (const void *)(uintptr_t)src, (size_t)bytes);
         return SAGERUN_OK;
     }
@@ -537,6 +551,8 @@ sagerun_status sagerun_mem_fill(sagerun_context *ctx, uint64_t dst, uint8_t byte
     if (!dst)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "mem_fill: address 0");
     if (ctx->backend == SAGERUN_BACKEND_HOST) {
+        if (!sr_host_block_holds(dst, bytes))
+            return outside_blocks(err, "mem_fill", dst, bytes);
         memset((void *)(uintptr_t)dst, byte, (size_t)bytes);
         return SAGERUN_OK;
     }

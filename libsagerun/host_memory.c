@@ -9,8 +9,14 @@
  * The block ends where its pages end, less what keeps its start 256-byte aligned (plugin.h), so
  * that a read or write just past it faults too (within 255 bytes). The header holds the mapping's
  * base and length for the free; being read-only, a stray write cannot change it. Inaccessible
- * pages cost address space, not memory. */
+ * pages cost address space, not memory.
+ *
+ * The live blocks are listed, so that the memory calls of the API can refuse an address that is
+ * no block's, or a span past a block's end (sagerun_mem_upload to a stale or made-up address
+ * was a SIGSEGV in the caller's process, where CUDA answers an error). */
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,6 +29,58 @@ typedef struct host_block_header {
     void *base;
     size_t length;
 } host_block_header;
+
+typedef struct live_block {
+    uintptr_t start;
+    size_t bytes;
+} live_block;
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static live_block *live;
+static size_t live_count, live_cap;
+
+static bool live_add(uintptr_t start, size_t bytes)
+{
+    pthread_mutex_lock(&live_lock);
+    if (live_count == live_cap) {
+        size_t cap = live_cap ? 2 * live_cap : 64;
+        live_block *grown = realloc(live, cap * sizeof *live);
+        if (!grown) {
+            pthread_mutex_unlock(&live_lock);
+            return false;
+        }
+        live = grown;
+        live_cap = cap;
+    }
+    live[live_count++] = (live_block){start, bytes};
+    pthread_mutex_unlock(&live_lock);
+    return true;
+}
+
+/* Takes start off the list; false when it is no live block's start. */
+static bool live_remove(uintptr_t start)
+{
+    bool found = false;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < live_count && !found; i++)
+        if (live[i].start == start) {
+            live[i] = live[--live_count];
+            found = true;
+        }
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+bool sr_host_block_holds(uint64_t addr, uint64_t bytes)
+{
+    bool held = false;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < live_count && !held; i++)
+        held = addr >= live[i].start && addr - live[i].start <= live[i].bytes &&
+               bytes <= live[i].bytes - (addr - live[i].start);
+    pthread_mutex_unlock(&live_lock);
+    return held;
+}
 
 static size_t page_size(void)
 {
@@ -53,11 +111,12 @@ void *sr_host_block_alloc(size_t bytes)
         return NULL;
     }
     *(host_block_header *)base = (host_block_header){HOST_BLOCK_MAGIC, base, length};
-    if (mprotect(base, page, PROT_READ) != 0) {
+    char *block = pages + data - used;
+    if (mprotect(base, page, PROT_READ) != 0 || !live_add((uintptr_t)block, bytes ? bytes : 1)) {
         munmap(base, length);
         return NULL;
     }
-    return pages + data - used;
+    return block;
 }
 
 /* The first page of a block's pages (the block starts in it: it is less than a page from it). */
@@ -68,7 +127,7 @@ static char *first_page(const void *block)
 
 void sr_host_block_free(void *block)
 {
-    if (!block)
+    if (!block || !live_remove((uintptr_t)block)) /* no block's: nothing to read a header from */
         return;
     const host_block_header *h =
         (const host_block_header *)(first_page(block) - SR_HOST_GUARD_BEFORE - page_size());

@@ -172,6 +172,8 @@ int sr_instance_call(void *instance, sagerun_error *err);
 void *sr_host_block_alloc(size_t bytes);
 void sr_host_block_free(void *block);
 bool sr_host_block_seal(void *block, size_t bytes);
+/* Whether [addr, addr + bytes) lies within one live block (the bytes it was allocated with). */
+bool sr_host_block_holds(uint64_t addr, uint64_t bytes);
 /* Makes a block of the context read-only where the backend can (the host's; on CUDA nothing). */
 void sr_mem_seal(sagerun_context *ctx, uint64_t addr, uint64_t bytes);
 

@@ -175,7 +175,10 @@ SAGERUN_API sagerun_status sagerun_context_device_info(sagerun_context *ctx,
  * (1 MiB, from the block's size rounded up to 256 bytes), so that a stray access near a block
  * faults where it is made. Addresses are uint64_t in both cases (a host pointer cast through
  * uintptr_t); 0 is never one (upload, download and fill of address 0 are
- * SAGERUN_INVALID_ARGUMENT; of 0 bytes, nothing). Free with sagerun_mem_free only. */
+ * SAGERUN_INVALID_ARGUMENT; of 0 bytes, nothing). On the host backend, upload, download and fill
+ * of a span that is not within one live block (freed, made up, past its end) are
+ * SAGERUN_INVALID_ARGUMENT too, and mem_free of an address that is no block's does nothing; CUDA
+ * answers such calls with its own error. Free with sagerun_mem_free only. */
 SAGERUN_API sagerun_status sagerun_mem_alloc(sagerun_context *ctx, uint64_t bytes,
                                              uint64_t *addr, sagerun_error *err);
 SAGERUN_API void sagerun_mem_free(sagerun_context *ctx, uint64_t addr);

@@ -94,6 +94,26 @@ static void compare_hooks_without_struct_size_are_refused(void **state)
     assert_null(r);
 }
 
+/* On the host backend a span that is no live block's was a SIGSEGV in the caller: a made-up
+ * address, a block's end passed, a freed block (and a free of a made-up address). */
+static void host_memory_outside_blocks_is_refused(void **state)
+{
+    fixture *f = *state;
+    sagerun_error e = {0};
+    uint64_t a = 0;
+    char buf[4096] = {0};
+    assert_int_equal(sagerun_mem_alloc(f->ctx, 16, &a, &e), SAGERUN_OK);
+    expect_error(sagerun_mem_upload(f->ctx, a, buf, sizeof buf, &e), &e,
+                 "mem_upload: 4096 bytes at");
+    expect_error(sagerun_mem_download(f->ctx, buf, a + 8, 9, &e), &e, "not within a block");
+    expect_error(sagerun_mem_fill(f->ctx, a, 0, 2u << 20, &e), &e, "mem_fill");
+    expect_error(sagerun_mem_upload(f->ctx, 12345, buf, 1, &e), &e, "not within a block");
+    assert_int_equal(sagerun_mem_upload(f->ctx, a + 8, buf, 8, &e), SAGERUN_OK); /* its last 8 */
+    sagerun_mem_free(f->ctx, 12345); /* no block's: nothing */
+    sagerun_mem_free(f->ctx, a);
+    expect_error(sagerun_mem_download(f->ctx, buf, a, 1, &e), &e, "freed, made up");
+}
+
 /* The problem's helpers read through NULL (a SIGSEGV) where every other accessor answers 0. */
 static void problem_helpers_take_null(void **state)
 {
@@ -299,6 +319,7 @@ int main(void)
         cmocka_unit_test(report_diff_checks_its_threshold),
         cmocka_unit_test(compare_hooks_without_struct_size_are_refused),
         cmocka_unit_test(problem_helpers_take_null),
+        cmocka_unit_test(host_memory_outside_blocks_is_refused),
         cmocka_unit_test(creates_take_null_and_clear_out),
         cmocka_unit_test(status_is_the_same_without_err),
         cmocka_unit_test(file_functions_refuse_null),
