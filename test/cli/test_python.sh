@@ -165,7 +165,8 @@ args=(); for v in "${FAULTS[@]}"; do args+=(--variant "$v"); done
 check "a compare of faulty variants: exit 1" 1 "$S" compare "${HOST[@]}" --plugin "$T" \
     --plugin "$EX" --baseline reference --variant numpy-reference "${args[@]}" \
     --json "$TMP/faults.json"
-for want in "py-raises failed: checked run: variant py-raises: run failed (SAGERUN_VARIANT): ValueError: bad thing in run" \
+# an exception names the variant's file and line (only a syntax error's did)
+for want in "py-raises failed: checked run: variant py-raises: run failed (SAGERUN_VARIANT): ValueError: bad thing in run (at $T/faults.py:27, in raises)" \
     "py-create-raises failed: create: variant py-create-raises: create failed (SAGERUN_VARIANT): RuntimeError: no GPU handle for py-create-raises" \
     "create failed (SAGERUN_UNSUPPORTED): Unsupported: head_dim 64 is not done here" \
     "AttributeError: $T/faults.py has no function nowhere() (declared by run=nowhere on line 6)" \

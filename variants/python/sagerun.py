@@ -261,8 +261,15 @@ def _destroy(call):
 
 
 def _describe(exc):
-    """(one line: "Type: message", the traceback, whether it is Unsupported)."""
+    """(one line: "Type: message (at FILE:LINE, in FUNCTION)", the traceback, whether it is
+    Unsupported). The place is the innermost frame outside this module: the variant's own code
+    (the line named neither the file nor the line, but a syntax error's)."""
     line = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
+    own = globals().get("__file__", "<sagerun>/sagerun.py")  # embed.c compiles it by that name
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename != own and not f.filename.startswith("<frozen ")]
+    if frames and not isinstance(exc, SyntaxError):
+        line += " (at %s:%d, in %s)" % (frames[-1].filename, frames[-1].lineno, frames[-1].name)
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return line, text, isinstance(exc, Unsupported)
 
