@@ -60,7 +60,8 @@ static sr_script_entry_fn open_bridge(bool allow_unsafe, char *reason, size_t le
 }
 
 /* The bridge's answer made safe to read: counts in range, strings terminated, descriptors
- * checked as any plugin's (a bad one becomes a refusal). */
+ * checked as any plugin's (a bad one becomes a refusal naming its line, as the bridge's own do:
+ * an inverted parameter range said which variant, not where). */
 static void check_answer(sr_script_answer *a)
 {
     if (a->n_variants > SR_SCRIPT_MAX_VARIANTS)
@@ -76,6 +77,9 @@ static void check_answer(sr_script_answer *a)
         const char *why = d ? sr_descriptor_problem(d, buf, sizeof buf) : "no descriptor";
         if (!why)
             a->variants[kept++] = a->variants[i];
+        else if (a->n_refused < SR_SCRIPT_MAX_REFUSED && a->variants[i].line > 0)
+            snprintf(a->refused[a->n_refused++], SR_SCRIPT_REASON_MAX, "line %d: %s",
+                     a->variants[i].line, why);
         else if (a->n_refused < SR_SCRIPT_MAX_REFUSED)
             snprintf(a->refused[a->n_refused++], SR_SCRIPT_REASON_MAX, "%s", why);
     }

@@ -45,7 +45,8 @@ for want in "line 3: unknown key 'colour'" "line 4: missing run=FUNCTION" \
     "line 9: param=block:int:64: expected KEY:int|float:DEFAULT:MIN:MAX" \
     "line 10: unterminated quote" "line 11: run= given twice" \
     "line 12: extension=\$SAGERUN_TEST_UNSET_EXTENSION: SAGERUN_TEST_UNSET_EXTENSION is not set" \
-    "line 13: variant \"py-good\" is declared twice in this file (first on line 2)"; do
+    "line 13: variant \"py-good\" is declared twice in this file (first on line 2)" \
+    "line 14: variant py-inverted: parameter block: its range [10, 1] is inverted"; do
     contains "refused: $want" "$want"
 done
 grep -q "no_declaration.py" <<<"$out" && fail "a folder's .py file without a declaration is rejected" "$out" \

@@ -11,5 +11,6 @@
 # sagerun-variant: py-twice run=run run=again backend=host
 # sagerun-variant: py-extension run=run backend=cuda extension=$SAGERUN_TEST_UNSET_EXTENSION
 # sagerun-variant: py-good run=run backend=cuda
+# sagerun-variant: py-inverted run=run backend=host param=block:int:5:10:1
 def run(call):
     call.o[...] = 0

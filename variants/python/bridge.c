@@ -48,8 +48,9 @@ static void declare_line(const char *real, int line, const char *text, sr_script
     if (desc && a->n_variants < SR_SCRIPT_MAX_VARIANTS) {
         lines[a->n_variants] = line;
         a->variants[a->n_variants++] =
-            (sr_script_variant){.desc = desc, .extension = kept->extension[0] ? kept->extension
-                                                                               : NULL};
+            (sr_script_variant){.desc = desc,
+                                .extension = kept->extension[0] ? kept->extension : NULL,
+                                .line = line};
         return;
     }
     if (desc)
