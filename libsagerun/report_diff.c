@@ -297,7 +297,8 @@ sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *o
             char why[96];
             snprintf(note, sizeof note,
                      "the %s report is incomplete (%s): its numbers cover only the rounds "
-                     "finished", k ? "new" : "old", sr_report_interrupted(both[k], why, sizeof why));
+                     "finished",
+                     k ? "new" : "old", sr_report_interrupted(both[k], why, sizeof why));
             add_note(d, point, note);
         }
     for (size_t i = 0; i < o->variant_count; i++) {

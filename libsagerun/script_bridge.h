@@ -25,7 +25,7 @@
 typedef struct sr_script_variant {
     const sagerun_variant_descriptor *desc;
     const char *extension; /* the extension module (a file) the variant loads, or NULL */
-    int line;              /* its declaration's line (1-based), named when the registry refuses it */
+    int line; /* its declaration's line (1-based), named where the registry refuses it */
 } sr_script_variant;
 
 typedef struct sr_script_answer {

@@ -606,7 +606,8 @@ static sagerun_status check_workload_options(const sr_cli_workload_options *o, s
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "%s applies to --shape%s and the default workload, not to %s (the "
                                 "file says what it holds)",
-                                ignored, o->causal && !o->dtype && !o->seed_given ? ", --inputs" : "",
+                                ignored,
+                                o->causal && !o->dtype && !o->seed_given ? ", --inputs" : "",
                                 file_opt);
     if (o->workload_file && o->layout)
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,

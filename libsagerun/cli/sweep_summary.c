@@ -161,7 +161,8 @@ static bool row_problem(const json_t *root, const json_t *row, size_t i, char *w
 const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len)
 {
     const char *bad = sweep_key_problem(root);
-    const json_t *sweep = json_object_get(root, "sweep"), *names = json_object_get(sweep, "workloads");
+    const json_t *sweep = json_object_get(root, "sweep");
+    const json_t *names = json_object_get(sweep, "workloads");
     if (bad && !strcmp(bad, "sweep.workloads") && json_is_array(names)) /* it named the names */
         snprintf(why, len, "key 'sweep.workload_count' (%lld) is not the number of names in "
                  "'sweep.workloads' (%zu)",
