@@ -91,8 +91,10 @@ sr_drift sr_judge_drift(const double *b, const double *x, size_t rounds, double 
         dr.last_percent = third_speedup(d + n - third, third, d + rounds);
         dr.rank_correlation = rank_correlation_with_time(d, n);
         double moved = dr.last_percent - dr.first_percent;
-        dr.found = fabs(dr.rank_correlation) * sqrt((double)(n - 1)) > 3.29 &&
-                   fabs(moved) > fmax(threshold, 2.0) && moved * dr.rank_correlation > 0;
+        double rho = dr.rank_correlation, n2 = (double)(n - 2);
+        bool trend = fabs(rho) >= 1.0 ||
+                     fabs(rho) * sqrt(n2 / (1.0 - rho * rho)) > sr_t_quantile_9995(n - 2);
+        dr.found = trend && fabs(moved) > fmax(threshold, 2.0) && moved * rho > 0;
     }
     free(d);
     return dr;

@@ -4,7 +4,9 @@
  *
  * The headline is the paired estimate: each round r gives d_r = ln(p50 of the baseline in r / p50
  * of the variant in r) (both ran in the same round, interleaved, so drift cancels in the ratio);
- * the estimate is exp(mean d) - 1 and the 95% interval is Student's t on the mean of d. The seed's
+ * the estimate is exp(m) - 1, m the mean of d (from 10 rounds on its 20%-trimmed mean), and the
+ * 95% interval Student's t on m (from 10 rounds on the Tukey-McLaughlin interval of the trimmed
+ * mean; where the winsorized values are all equal, the plain SD: stats.c). The seed's
  * formula (ratio of the pooled p50s) is kept beside it for the seed's JSON key, flagged when it
  * falls outside the interval. */
 #ifndef SAGERUN_JUDGE_H
@@ -46,8 +48,10 @@ bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs,
  * out). The rounds' interleaving cancels drift that hits both sides alike (clocks, temperature); a
  * drift of the ratio itself does not cancel, and the interval, which takes the rounds as draws of
  * one ratio, then holds for a run of this length only. Found where, over at least
- * SR_DRIFT_MIN_ROUNDS rounds, Spearman's rank correlation of d_r with time lies beyond 3.29 standard
- * errors (two-sided p < 0.001 with no trend: sqrt(n - 1) * rho, normal) and the speedups of the
+ * SR_DRIFT_MIN_ROUNDS rounds, Spearman's rank correlation rho of d_r with time is beyond chance at
+ * two-sided p < 0.001 (rho sqrt((n - 2) / (1 - rho^2)) against Student's t on n - 2 dof: the normal
+ * form, sqrt(n - 1) rho beyond 3.29, asked for rho 0.992 at 12 rounds, a false-alarm rate of 5e-8,
+ * and missed a drift across the threshold there) and the speedups of the
  * first and the last third of the rounds (exp of the third's median d, minus 1) differ, in the same
  * direction, by more than max(threshold, 2) percent points. */
 enum { SR_DRIFT_MIN_ROUNDS = 12 };

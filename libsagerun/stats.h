@@ -45,8 +45,10 @@ size_t sr_slow_outliers(const double *values, size_t n);
 double sr_speedup_percent(double p50_baseline, double p50_variant);
 
 /* The 0.975 quantile of Student's t distribution with dof degrees of freedom (dof >= 1): the
- * multiplier of a two-sided 95% interval. */
+ * multiplier of a two-sided 95% interval; and the 0.9995 quantile, of a two-sided test at
+ * p < 0.001. */
 double sr_t_quantile_975(unsigned dof);
+double sr_t_quantile_9995(unsigned dof);
 
 /* A 95% confidence interval of the speedup, in percent (same sign convention as
  * sr_speedup_percent). valid is false when fewer than two rounds or a non-positive time. */
