@@ -60,12 +60,15 @@ static void tensor_params(const sagerun_problem *p, const sr_synthetic *syn, int
     t->key = sr_gen_key(syn->seed, (uint32_t)tensor);
     t->key_bias = sr_gen_key(syn->seed, SR_GEN_STREAM_K_BIAS);
     t->key_outliers = sr_gen_key(syn->seed, SR_GEN_STREAM_OUTLIERS);
-    t->batch = p->batch;
-    t->seq_len = p->seq_len;
+    uint32_t qb, kb;
+    uint64_t qr, kr; /* as stored: packed (varlen), a page cache (paged), or [B, N] */
+    sr_problem_rows(p, &qb, &qr, &kb, &kr);
+    t->batch = tensor == SR_GEN_STREAM_Q ? qb : kb;
+    t->seq_len = (uint32_t)(tensor == SR_GEN_STREAM_Q ? qr : kr);
     t->heads = tensor == SR_GEN_STREAM_Q ? p->heads_q : p->heads_kv;
     t->head_dim = p->head_dim;
     t->group = tensor == SR_GEN_STREAM_Q ? p->heads_q / p->heads_kv : 1;
-    t->elements = (uint64_t)p->batch * p->seq_len * t->heads * p->head_dim;
+    t->elements = (uint64_t)t->batch * t->seq_len * t->heads * p->head_dim;
     t->layout = p->layout;
     t->bf16 = p->dtype == SAGERUN_DTYPE_BF16;
     double std = tensor == SR_GEN_STREAM_Q ? syn->q_std

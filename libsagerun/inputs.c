@@ -6,7 +6,8 @@
 #include "internal.h"
 
 sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
-                                   sagerun_inputs **out, sagerun_error *err)
+                               const sagerun_sequences *seq, uint64_t seed, sagerun_inputs **out,
+                               sagerun_error *err)
 {
     if (!ctx || !problem || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs: NULL argument");
@@ -18,16 +19,20 @@ sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *prob
     if (!in)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     in->ctx = ctx;
-    in->problem = *problem;
-    in->problem.struct_size = sizeof in->problem;
-    size_t es = sagerun_dtype_size((int)problem->dtype);
-    in->q_bytes = sagerun_problem_q_elements(problem) * es;
-    in->kv_bytes = sagerun_problem_kv_elements(problem) * es;
+    sr_problem_load(problem, &in->problem);
+    size_t es = sagerun_dtype_size((int)in->problem.dtype);
+    in->q_bytes = sagerun_problem_q_elements(&in->problem) * es;
+    in->kv_bytes = sagerun_problem_kv_elements(&in->problem) * es;
+    if ((st = sr_sequences_make(ctx, &in->problem, seq, seed, &in->seq, err)) != SAGERUN_OK) {
+        free(in);
+        return st;
+    }
     if ((st = sagerun_mem_alloc(ctx, in->q_bytes, &in->q, err)) != SAGERUN_OK ||
         (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->k, err)) != SAGERUN_OK ||
         (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->v, err)) != SAGERUN_OK) {
-        sr_error_prefix(st, err, "allocating Q/K/V for shape [%u, %u, %u, %u]", problem->batch,
-                        problem->seq_len, problem->heads_q, problem->head_dim);
+        sr_error_prefix(st, err, "allocating Q/K/V for shape [%u, %u, %u, %u] (kv_len %u)",
+                        problem->batch, problem->seq_len, problem->heads_q, problem->head_dim,
+                        sagerun_problem_kv_len(&in->problem));
         sagerun_inputs_destroy(in);
         return st;
     }
@@ -37,14 +42,14 @@ sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *prob
 
 /* Q, K, V of a checked problem, filled by the generator with the given knobs. */
 static sagerun_status create_generated(sagerun_context *ctx, const sagerun_problem *problem,
-                                       const sr_synthetic *syn, sagerun_inputs **out,
-                                       sagerun_error *err)
+                                       const sagerun_sequences *seq, const sr_synthetic *syn,
+                                       sagerun_inputs **out, sagerun_error *err)
 {
     if (!out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_synthetic: NULL out");
     *out = NULL;
     sagerun_inputs *in;
-    sagerun_status st = sr_inputs_alloc(ctx, problem, &in, err);
+    sagerun_status st = sr_inputs_alloc(ctx, problem, seq, syn->seed, &in, err);
     if (st != SAGERUN_OK)
         return st;
     st = sr_generate_inputs(ctx, &in->problem, syn, in->q, in->k, in->v, err);
@@ -58,27 +63,42 @@ static sagerun_status create_generated(sagerun_context *ctx, const sagerun_probl
     return SAGERUN_OK;
 }
 
+sagerun_status sagerun_inputs_create_synthetic_seq(sagerun_context *ctx,
+                                                   const sagerun_problem *problem,
+                                                   const sagerun_sequences *sequences,
+                                                   uint64_t seed, sagerun_inputs **out,
+                                                   sagerun_error *err)
+{
+    sr_synthetic syn;
+    sr_synthetic_default(&syn, seed);
+    return create_generated(ctx, problem, sequences, &syn, out, err);
+}
+
 sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
                                                const sagerun_problem *problem, uint64_t seed,
                                                sagerun_inputs **out, sagerun_error *err)
 {
-    sr_synthetic syn;
-    sr_synthetic_default(&syn, seed);
-    return create_generated(ctx, problem, &syn, out, err);
+    return sagerun_inputs_create_synthetic_seq(ctx, problem, NULL, seed, out, err);
 }
 
-sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
-                                               const sagerun_problem *problem, const void *q,
-                                               const void *k, const void *v,
-                                               sagerun_inputs **out, sagerun_error *err)
+sagerun_status sagerun_inputs_create_from_host_seq(sagerun_context *ctx,
+                                                   const sagerun_problem *problem,
+                                                   const sagerun_sequences *sequences,
+                                                   const void *q, const void *k, const void *v,
+                                                   sagerun_inputs **out, sagerun_error *err)
 {
     if (!out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL out");
     *out = NULL;
     if (!q || !k || !v)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL tensor");
+    if (problem && problem->struct_size >= sizeof *problem && problem->page_size &&
+        (!sequences || !sequences->block_table))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "inputs_create_from_host: a paged problem's K/V need their block "
+                            "table");
     sagerun_inputs *in;
-    sagerun_status st = sr_inputs_alloc(ctx, problem, &in, err);
+    sagerun_status st = sr_inputs_alloc(ctx, problem, sequences, 0, &in, err);
     if (st != SAGERUN_OK)
         return st;
     if ((st = sagerun_mem_upload(ctx, in->q, q, in->q_bytes, err)) != SAGERUN_OK ||
@@ -88,6 +108,28 @@ sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
         return st;
     }
     *out = in;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
+                                               const sagerun_problem *problem, const void *q,
+                                               const void *k, const void *v,
+                                               sagerun_inputs **out, sagerun_error *err)
+{
+    return sagerun_inputs_create_from_host_seq(ctx, problem, NULL, q, k, v, out, err);
+}
+
+sagerun_status sagerun_inputs_sequences(const sagerun_inputs *in, sagerun_sequences *out,
+                                        sagerun_error *err)
+{
+    if (!in || !out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_sequences: NULL argument");
+    sagerun_sequences view;
+    sr_sequences_view(&in->seq, &in->problem, &view);
+    uint32_t size = out->struct_size && out->struct_size < sizeof view ? out->struct_size
+                                                                        : sizeof view;
+    memcpy(out, &view, size);
+    out->struct_size = size;
     return SAGERUN_OK;
 }
 
@@ -102,6 +144,7 @@ void sagerun_inputs_destroy(sagerun_inputs *in)
         sr_sage2_tensors_free(in->ctx, &in->sage2);
     if (in->k_mean)
         sagerun_mem_free(in->ctx, in->k_mean);
+    sr_sequences_free(in->ctx, &in->seq);
     free(in);
 }
 
@@ -143,5 +186,5 @@ sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_work
         (*out)->problem.causal = d->causal;
         return SAGERUN_OK;
     }
-    return create_generated(ctx, &w->problem, &w->synthetic, out, err);
+    return create_generated(ctx, &w->problem, sr_workload_sequences(w), &w->synthetic, out, err);
 }

@@ -161,7 +161,7 @@ sagerun_status sagerun_inputs_create_from_safetensors(sagerun_context *ctx, cons
     sagerun_inputs *in = NULL;
     st = problem_from_file(f, layout, &p, err);
     if (st == SAGERUN_OK)
-        st = sr_inputs_alloc(ctx, &p, &in, err);
+        st = sr_inputs_alloc(ctx, &p, NULL, 0, &in, err);
     if (st == SAGERUN_OK)
         st = sr_safetensors_upload_tensor(f, sr_safetensors_find(f, "q"), ctx, in->q, err);
     if (st == SAGERUN_OK)

@@ -12,11 +12,28 @@
 _Static_assert(SR_PLUGIN_ERR_SIZE >= SAGERUN_PLUGIN_MIN_ERRLEN, "plugin.h section 8");
 #define SR_OUTPUT_ALIGN (2ull << 20)
 
+/* The plugin inputs as the 1.0 and 1.1 headers lay them out: what a plugin built with them reads
+ * (plugin.h section 11). */
+typedef struct sr_plugin_inputs_1_1 {
+    uint32_t struct_size;
+    uint32_t problem[SR_PROBLEM_0_1_SIZE / 4]; /* sagerun_problem up to sm_scale */
+    uint64_t q, k, v;
+    const sagerun_sage2_tensors *sage2;
+    uint64_t o;
+    const double *param_values;
+    uint32_t n_param_values;
+    uint32_t reserved;
+    const sagerun_plugin_device *device;
+} sr_plugin_inputs_1_1;
+_Static_assert(sizeof(sr_plugin_inputs_1_1) == 112 && offsetof(sr_plugin_inputs_1_1, q) == 48,
+               "the 1.1 header's sagerun_plugin_inputs");
+
 struct sagerun_instance {
     sagerun_context *ctx;
     sagerun_inputs *in;
     const sagerun_variant_descriptor *desc;
     sagerun_plugin_inputs plugin_inputs;
+    sr_plugin_inputs_1_1 plugin_inputs_1_1; /* what a 1.0/1.1 plugin is given */
     double param_values[SAGERUN_PLUGIN_MAX_PARAMS]; /* what plugin_inputs.param_values names */
     const sr_input_provider *provider; /* of the variant's input kind */
     sr_provided_inputs provided;       /* plugin_inputs.sage2 points at provided.sage2 */
@@ -98,6 +115,29 @@ sagerun_status sagerun_instance_check_output_end(const sagerun_instance *inst, s
     return st;
 }
 
+/* The inputs in the layout the variant's header has: a descriptor that covers head_dims was
+ * built with the 1.2 header; an older one gets the 1.1 layout (the same values). */
+static const sagerun_plugin_inputs *plugin_inputs_for(sagerun_instance *inst)
+{
+    const sagerun_variant_descriptor *d = inst->desc;
+    if (d->struct_size >= offsetof(sagerun_variant_descriptor, head_dims) + sizeof d->head_dims)
+        return &inst->plugin_inputs;
+    const sagerun_plugin_inputs *pi = &inst->plugin_inputs;
+    sr_plugin_inputs_1_1 *old = &inst->plugin_inputs_1_1;
+    old->struct_size = sizeof *old;
+    memcpy(old->problem, &pi->problem, sizeof old->problem);
+    old->problem[0] = sizeof old->problem; /* its struct_size */
+    old->q = pi->q;
+    old->k = pi->k;
+    old->v = pi->v;
+    old->sage2 = pi->sage2;
+    old->o = pi->o;
+    old->param_values = pi->param_values;
+    old->n_param_values = pi->n_param_values;
+    old->device = pi->device;
+    return (const sagerun_plugin_inputs *)(const void *)old;
+}
+
 sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_index,
                                        sagerun_context *ctx, sagerun_inputs *in,
                                        sagerun_instance **out, sagerun_error *err)
@@ -123,6 +163,9 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
                             d->name, d->min_compute_capability / 10,
                             d->min_compute_capability % 10, ctx->compute_capability / 10,
                             ctx->compute_capability % 10);
+    sagerun_status fst = sr_features_check(d, &in->problem, err);
+    if (fst != SAGERUN_OK)
+        return fst;
     char why[SR_PLUGIN_ERR_SIZE] = "";
     sagerun_launch_geometry g;
     memset(&g, 0, sizeof g);
@@ -161,8 +204,14 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
            pi->n_param_values * sizeof(double));
     pi->param_values = pi->n_param_values ? inst->param_values : NULL;
     pi->device = &ctx->plugin_device;
+    pi->cu_seqlens_q = in->seq.d_cu_q;
+    pi->cu_seqlens_kv = in->seq.d_cu_kv;
+    pi->block_table = in->seq.d_table;
+    pi->host_cu_seqlens_q = in->seq.cu_q;
+    pi->host_cu_seqlens_kv = in->seq.cu_kv;
+    pi->host_block_table = in->seq.table;
     sr_plugin_calling = d->name;
-    rc = d->create(&ctx->services, pi, &inst->state, why, sizeof why);
+    rc = d->create(&ctx->services, plugin_inputs_for(inst), &inst->state, why, sizeof why);
     sr_plugin_calling = NULL;
     if (rc != 0) {
         inst->state = NULL;

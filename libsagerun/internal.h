@@ -38,6 +38,41 @@ sagerun_status sr_error_prefix(sagerun_status status, sagerun_error *err, const 
 int sr_errbuf_set(char *buf, size_t len, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* ---- problems (problem.c) and sequences (sequences.c) ---- */
+/* The size of ABI 0.1's sagerun_problem (the fields up to sm_scale). */
+#define SR_PROBLEM_0_1_SIZE 40u
+/* Whether a problem's struct_size covers a field. */
+#define SR_PROBLEM_COVERS(p, field)                                                                \
+    ((p)->struct_size >= offsetof(sagerun_problem, field) + sizeof((p)->field))
+/* A caller's problem as this build's struct: the fields its struct_size covers, the others at
+ * their defaults (zero; no window). Every problem the library keeps is loaded through this. */
+void sr_problem_load(const sagerun_problem *in, sagerun_problem *out);
+/* How Q/O and K/V are stored: batch x rows x heads x D (varlen: one batch of total tokens; paged
+ * K/V: one batch of pages * page_size rows). */
+void sr_problem_rows(const sagerun_problem *p, uint32_t *q_batch, uint64_t *q_rows,
+                     uint32_t *kv_batch, uint64_t *kv_rows);
+/* The problem features (SAGERUN_FEATURE_*) a problem needs: what a variant must declare. */
+uint32_t sr_problem_features(const sagerun_problem *p);
+/* The name of one feature bit ("kv_len != q_len", "paged K/V"), for refusals and `list`. */
+const char *sr_feature_name(uint32_t feature);
+/* Whether a variant runs the problem by what it declares: SAGERUN_OK, or SAGERUN_UNSUPPORTED
+ * naming the variant and the first feature, dtype or head_dim it lacks. */
+sagerun_status sr_features_check(const sagerun_variant_descriptor *d, const sagerun_problem *p,
+                                 sagerun_error *err);
+/* The sequences of inputs, owned: host arrays and their device copies (0 when absent). */
+typedef struct sr_sequences {
+    int32_t *cu_q, *cu_kv, *table; /* host copies, malloc'd; NULL when the problem has none */
+    uint64_t d_cu_q, d_cu_kv, d_table; /* in the context's memory */
+} sr_sequences;
+/* Copies checked sequences for a problem into seq (host and context memory). table NULL for a
+ * paged problem: a permutation of the pages drawn from seed. */
+sagerun_status sr_sequences_make(sagerun_context *ctx, const sagerun_problem *p,
+                                 const sagerun_sequences *given, uint64_t seed, sr_sequences *seq,
+                                 sagerun_error *err);
+void sr_sequences_free(sagerun_context *ctx, sr_sequences *seq);
+/* The public view of seq for problem p. */
+void sr_sequences_view(const sr_sequences *seq, const sagerun_problem *p, sagerun_sequences *out);
+
 /* ---- dtypes of Q/K/V (problem.c): sagerun_dtype_parse and sagerun_dtype_word (sagerun.h) ---- */
 
 /* Checked size arithmetic: false on overflow. */
@@ -117,11 +152,14 @@ struct sagerun_inputs {
      * the input dtype), used instead of computing torch.mean's; owned, 0 when absent. */
     uint64_t k_mean;
     bool warned_zero_v; /* the all-zero V channel warning was given */
+    sr_sequences seq;   /* lengths and block table of a varlen or paged problem */
 };
 
-/* Allocates inputs (Q, K, V uninitialised) for a problem, after checking it. */
+/* Allocates inputs (Q, K, V uninitialised) for a problem and its sequences (NULL: dense; a paged
+ * problem's block table drawn from seed where seq has none), after checking them. */
 sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
-                               sagerun_inputs **out, sagerun_error *err);
+                               const sagerun_sequences *seq, uint64_t seed, sagerun_inputs **out,
+                               sagerun_error *err);
 /* Writes count (<= 3) tensors of the inputs' problem from its context as a safetensors file:
  * names[i] of heads[i] heads at addrs[i], the problem's dtype and layout (inputs_file.c). */
 sagerun_status sr_inputs_write_tensors(const sagerun_inputs *in, const char *path,

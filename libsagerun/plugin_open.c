@@ -123,6 +123,27 @@ static const char *descriptor_1_1_problem(const sagerun_variant_descriptor *d, c
     return NULL;
 }
 
+/* Checks the 1.2 fields (features, dtypes, head_dims) a descriptor covers; NULL when usable. */
+static const char *descriptor_1_2_problem(const sagerun_variant_descriptor *d, char *buf,
+                                          size_t len)
+{
+    if (!SR_COVERS(d, head_dims))
+        return NULL;
+    if (d->features & ~SAGERUN_FEATURE_ALL)
+        snprintf(buf, len, "variant %s: features 0x%x has bits no feature of ABI 1.%d has (0x%x)",
+                 d->name, d->features, SAGERUN_PLUGIN_ABI_MINOR,
+                 d->features & ~SAGERUN_FEATURE_ALL);
+    else if (d->dtypes & ~((1u << SAGERUN_DTYPE_F16) | (1u << SAGERUN_DTYPE_BF16)))
+        snprintf(buf, len, "variant %s: dtypes 0x%x names a dtype Q, K, V cannot have (F16, BF16)",
+                 d->name, d->dtypes);
+    else if (d->n_head_dims > 64 || (d->n_head_dims && !d->head_dims))
+        snprintf(buf, len, "variant %s: n_head_dims %u with head_dims %s (1 to 64 entries)",
+                 d->name, d->n_head_dims, d->head_dims ? "set" : "NULL");
+    else
+        return NULL;
+    return buf;
+}
+
 /* Checks a descriptor; returns NULL when it is usable, else the reason. */
 const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf, size_t len)
 {
@@ -170,7 +191,8 @@ const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf
         snprintf(buf, len, "variant %s: required function %s is NULL", d->name, missing);
         return buf;
     }
-    return descriptor_1_1_problem(d, buf, len);
+    const char *why = descriptor_1_1_problem(d, buf, len);
+    return why ? why : descriptor_1_2_problem(d, buf, len);
 }
 
 /* The descriptors a factory gives, checked; false with the reason. */

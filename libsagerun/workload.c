@@ -31,6 +31,9 @@ void sr_workload_free(sr_workload *w)
     free(w->origin);
     free(w->input_path);
     json_decref(w->metadata);
+    free(w->cu_seqlens_q);
+    free(w->cu_seqlens_kv);
+    free(w->block_table);
     memset(w, 0, sizeof *w);
 }
 

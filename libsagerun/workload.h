@@ -24,7 +24,22 @@ typedef struct sr_workload {
     sr_synthetic synthetic; /* SR_WORKLOAD_SYNTHETIC */
     char *input_path;       /* SR_WORKLOAD_SAFETENSORS: resolved path */
     json_t *metadata;       /* a JSON object, owned (empty when none was given) */
+    /* A varlen problem's lengths (prefix sums, [batch + 1], owned) and a paged problem's block
+     * table when one was given ([batch, pages_per_seq], owned; NULL: drawn from the seed). */
+    int32_t *cu_seqlens_q, *cu_seqlens_kv, *block_table;
+    sagerun_sequences sequences; /* the view sr_workload_sequences gives */
 } sr_workload;
+
+/* The workload's sequences for sagerun_inputs_create_synthetic_seq: NULL for a dense problem. */
+const sagerun_sequences *sr_workload_sequences(const sr_workload *w);
+/* Sets the lengths of a varlen workload from count sequence lengths (q and kv; kv NULL: the
+ * same), making the problem varlen with its totals and longest; copies. */
+sagerun_status sr_workload_set_lengths(sr_workload *w, const uint32_t *q_lens,
+                                       const uint32_t *kv_lens, uint32_t count,
+                                       sagerun_error *err);
+/* Makes the workload's K/V a paged cache of pages of page_size keys: pages_per_seq and pages
+ * (exactly what the sequences use) from its lengths; the block table drawn from the seed. */
+sagerun_status sr_workload_set_paged(sr_workload *w, uint32_t page_size, sagerun_error *err);
 
 /* The public handle (sagerun/workload.h, workload_handle.c) is one of these. */
 struct sagerun_workload {

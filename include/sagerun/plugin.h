@@ -1,4 +1,4 @@
-/* sagerun plugin ABI, version 1.1 — the specification.
+/* sagerun plugin ABI, version 1.2 — the specification.
  *
  * This header is the whole contract between sagerun (the host) and a variant plugin. A plugin
  * written from this text alone is correct; nothing elsewhere adds rules. MUST, MUST NOT and MAY
@@ -138,7 +138,21 @@
  *    extension today is sage2 (SAGERUN_INPUT_SAGE2): the host's sage2 quantizer, with the
  *    descriptor's `quant` granularities, fills *inputs->sage2 before the first prepare; the
  *    sage2_quantize / sage2_tensors_free services and the sagerun_sage2_* structs belong to it
- *    and are never needed by an FP16 variant. */
+ *    and are never needed by an FP16 variant.
+ *
+ * 11. Problems beyond one length (1.2)
+ *    sagerun_problem grew (sagerun.h): kv_len, the alignment of causal and window, a sliding
+ *    window, a logit soft-cap, variable lengths (packed Q, K, V, O with cu_seqlens) and a paged
+ *    K/V cache (a block table). What the output contract (section 7) computes for them is
+ *    sagerun.h's: query i of sequence b attends the keys sagerun_problem_key_range gives (a row
+ *    attending none writes 0), its logits soft-capped where softcap > 0. A variant declares in
+ *    `features` which of these it does, in `dtypes` and `head_dims` what it takes; the host
+ *    refuses at create, before geometry, any problem needing what it does not declare, naming the
+ *    feature. Causal where q_len = kv_len needs no feature (the two alignments agree there), so a
+ *    1.0 or 1.1 plugin, which declares nothing, keeps running what it ran.
+ *    Layout: sagerun_plugin_inputs embeds sagerun_problem, which grew; the host gives a plugin
+ *    whose descriptor does not cover `features` (built with a 1.0 or 1.1 header) the inputs in
+ *    the layout of that header, and only problems it can state: nothing changes for it. */
 #ifndef SAGERUN_PLUGIN_H
 #define SAGERUN_PLUGIN_H
 
@@ -153,7 +167,7 @@ extern "C" {
 #endif
 
 #define SAGERUN_PLUGIN_ABI_MAJOR 1
-#define SAGERUN_PLUGIN_ABI_MINOR 1
+#define SAGERUN_PLUGIN_ABI_MINOR 2
 #define SAGERUN_PLUGIN_ENTRY_NAME "sagerun_plugin_entry"
 #define SAGERUN_PLUGIN_REASON_SIZE 256
 /* The smallest errlen the host passes to any call (section 8). */
@@ -311,6 +325,15 @@ typedef struct sagerun_plugin_inputs {
     uint32_t n_param_values;
     uint32_t reserved;
     const sagerun_plugin_device *device; /* (1.1) the device the instance runs on */
+    /* ---- (1.2) The lengths and block table of a varlen or paged problem (sagerun_sequences),
+     * in the context's memory (device addresses on CUDA) and, the same values, on the host for
+     * planning launches; 0 / NULL where the problem has none. ---- */
+    uint64_t cu_seqlens_q;  /* int32 [batch + 1]: sequence b's queries are rows
+                             * cu_seqlens_q[b] .. cu_seqlens_q[b+1] - 1 of the packed Q and O */
+    uint64_t cu_seqlens_kv; /* int32 [batch + 1]: its keys; packed K, V rows (varlen), or the keys
+                             * it has in its pages (paged) */
+    uint64_t block_table;   /* int32 [batch, pages_per_seq] (paged) */
+    const int32_t *host_cu_seqlens_q, *host_cu_seqlens_kv, *host_block_table;
 } sagerun_plugin_inputs;
 
 /* Launch geometry of a variant for a problem: the report's "scheduler". */
@@ -379,7 +402,25 @@ typedef struct sagerun_variant_descriptor {
      * (NULL). */
     int (*geometry_with)(const sagerun_geometry_args *args, const sagerun_problem *problem,
                          sagerun_launch_geometry *geometry, char *err, size_t errlen);
+
+    /* ---- (1.2) What the variant does (section 11). ---- */
+    uint32_t features;  /* SAGERUN_FEATURE_* beyond the 1.1 problem */
+    uint32_t dtypes;    /* bits 1u << sagerun_dtype of Q, K, V it takes; 0: F16 and BF16 */
+    uint32_t n_head_dims;          /* entries of head_dims; 0: any D (geometry decides) */
+    const uint32_t *head_dims;     /* the D it takes, static */
 } sagerun_variant_descriptor;
+
+/* (1.2) Problem features (section 11). A problem that needs one a variant does not declare is
+ * refused before create, the feature named; the 1.1 problem (q_len = kv_len, dense, causal or
+ * not) needs none. */
+#define SAGERUN_FEATURE_KV_LEN 0x1u        /* kv_len != seq_len (dense) */
+#define SAGERUN_FEATURE_CAUSAL_TOP_LEFT 0x2u     /* causal where q_len != kv_len, TOP_LEFT */
+#define SAGERUN_FEATURE_CAUSAL_BOTTOM_RIGHT 0x4u /* causal where q_len != kv_len, BOTTOM_RIGHT */
+#define SAGERUN_FEATURE_WINDOW 0x8u        /* a sliding window (with the alignments declared) */
+#define SAGERUN_FEATURE_SOFTCAP 0x10u      /* a logit soft-cap */
+#define SAGERUN_FEATURE_VARLEN 0x20u       /* per-sequence lengths, packed tensors */
+#define SAGERUN_FEATURE_PAGED 0x40u        /* a paged K/V cache with a block table */
+#define SAGERUN_FEATURE_ALL 0x7fu
 
 /* (1.1) descriptor flags */
 /* run may be captured into a CUDA graph and replayed (section 6); the graph timer (compare

@@ -101,36 +101,110 @@ SAGERUN_API int sagerun_dtype_parse(const char *word);
  * for other dtypes. */
 SAGERUN_API const char *sagerun_dtype_word(int dtype);
 
+/* Where the causal diagonal and a sliding window sit when a sequence has another number of keys
+ * than of queries (ABI 0.2, plugin ABI 1.2). Query row i (0-based) of a sequence of q_len queries
+ * and kv_len keys has its diagonal key at
+ *   TOP_LEFT:     d(i) = i                      SageAttention, torch SDPA's is_causal,
+ *                                               flex_attention's causal mask as usually written
+ *   BOTTOM_RIGHT: d(i) = i + kv_len - q_len     FlashAttention >= 2.1, varlen_attn, decode and
+ *                                               prefill with a cache (the last query sees every key)
+ * Causal attention attends the keys j <= d(i); a window attends d(i) - window_left <= j <=
+ * d(i) + window_right (both with causal). Where q_len = kv_len the two are the same. A row that
+ * attends no key (BOTTOM_RIGHT with q_len > kv_len: the first q_len - kv_len rows) has the output
+ * 0, as FlashAttention writes it. */
+typedef enum sagerun_mask_align {
+    SAGERUN_ALIGN_TOP_LEFT = 0,
+    SAGERUN_ALIGN_BOTTOM_RIGHT = 1
+} sagerun_mask_align;
+
 typedef struct sagerun_problem {
     uint32_t struct_size; /* sizeof(sagerun_problem) of the caller */
-    uint32_t batch;       /* B */
-    uint32_t seq_len;     /* N (queries and keys) */
+    uint32_t batch;       /* B: sequences */
+    uint32_t seq_len;     /* N: queries per sequence (varlen: the longest); keys too unless kv_len */
     uint32_t heads_q;     /* Hq */
     uint32_t heads_kv;    /* Hkv; Hq must be a multiple of it (GQA) */
     uint32_t head_dim;    /* D */
-    uint32_t layout;      /* sagerun_layout of Q, K, V and O */
+    uint32_t layout;      /* sagerun_layout of Q, K, V and O (varlen and paged: NHD only) */
     uint32_t dtype;       /* sagerun_dtype of Q, K, V and O: F16 or BF16 */
-    uint32_t causal;      /* 0 or 1 */
+    uint32_t causal;      /* 0 or 1; where its diagonal sits: align */
     float sm_scale;       /* softmax scale; 0 means D^-0.5 */
+    /* ---- (ABI 0.2, plugin ABI 1.2) read only where struct_size covers them; a field it does
+     * not cover, and a zero, mean what the problem meant before: one length, no mask but causal,
+     * dense tensors. sagerun_problem_check says which field is wrong and why. ---- */
+    uint32_t kv_len;      /* keys per sequence (varlen: the longest); 0: seq_len */
+    uint32_t align;       /* sagerun_mask_align of causal and of the window */
+    uint32_t window;      /* 1: a sliding window of window_left / window_right keys */
+    int32_t window_left;  /* keys before the diagonal each query sees, -1: all (FlashAttention's
+                           * window_size convention) */
+    int32_t window_right; /* keys after the diagonal, -1: all */
+    float softcap;        /* > 0: each logit x = sm_scale * q.k becomes softcap * tanh(x / softcap)
+                           * before the softmax (Gemma 2); 0: none */
+    uint32_t varlen;      /* 1: sequences of their own lengths (sagerun_sequences), Q, K, V and O
+                           * packed [total tokens, H, D], as flash_attn_varlen_func and varlen_attn
+                           * take them */
+    uint32_t total_q;     /* varlen: query tokens of all sequences (the sum of their lengths) */
+    uint32_t total_kv;    /* varlen: keys of all sequences */
+    uint32_t page_size;   /* > 0: K and V are a paged cache [pages, page_size, Hkv, D] (NHD),
+                           * sequence b's key j in page block_table[b][j / page_size] at row
+                           * j % page_size; 0: dense */
+    uint32_t pages;       /* paged: pages in the cache */
+    uint32_t pages_per_seq; /* paged: columns of the block table, >= ceil(kv_len / page_size) */
 } sagerun_problem;
 
-/* A problem with the given shape and the defaults: NHD, F16, non-causal, sm_scale D^-0.5. */
+/* The lengths and block table of a varlen or paged problem (ABI 0.2): arrays of the caller's,
+ * read during the call that takes them. cu_seqlens_* are what kernels are given (int32 prefix
+ * sums, [batch + 1], starting at 0); a dense problem has none. */
+typedef struct sagerun_sequences {
+    uint32_t struct_size;       /* sizeof(sagerun_sequences) of the caller */
+    uint32_t count;             /* = problem.batch */
+    const int32_t *cu_seqlens_q;  /* varlen: [count + 1], or NULL: every sequence has seq_len */
+    const int32_t *cu_seqlens_kv; /* varlen: [count + 1] (paged: the keys each sequence has in
+                                   * its pages), or NULL: every sequence has kv_len */
+    const int32_t *block_table;   /* paged: [count, pages_per_seq], each entry < pages (columns
+                                   * past a sequence's last page are not read), or NULL */
+} sagerun_sequences;
+
+/* A problem with the given shape and the defaults: NHD, F16, non-causal, sm_scale D^-0.5, kv_len
+ * = seq_len, no window (window_left = window_right = -1), no softcap, dense. */
 SAGERUN_API sagerun_problem sagerun_problem_make(uint32_t batch, uint32_t seq_len,
                                                  uint32_t heads_q, uint32_t heads_kv,
                                                  uint32_t head_dim);
 /* Checks a problem for consistency and for sizes whose element counts or index arithmetic would
- * overflow 64-bit byte sizes or 32-bit grid limits. */
+ * overflow 64-bit byte sizes or 32-bit grid limits. A problem whose struct_size covers only the
+ * fields before kv_len (a caller of ABI 0.1) is read with the later ones at their defaults. */
 SAGERUN_API sagerun_status sagerun_problem_check(const sagerun_problem *problem,
                                                  sagerun_error *err);
-/* Elements of Q or O (B*N*Hq*D) and of K or V (B*N*Hkv*D). Call only on a checked problem. These
- * four return 0 for NULL, as the other accessors do. */
+/* Checks sequences against a checked problem: present where the problem is varlen or paged,
+ * absent otherwise; prefix sums from 0, non-decreasing, ending at total_q / total_kv, no
+ * sequence longer than seq_len / kv_len; block table entries in [0, pages) for every page a
+ * sequence uses, no page used twice. Errors name the array and the index ("cu_seqlens_q[3] = 7
+ * is less than cu_seqlens_q[2] = 9"). */
+SAGERUN_API sagerun_status sagerun_sequences_check(const sagerun_problem *problem,
+                                                   const sagerun_sequences *sequences,
+                                                   sagerun_error *err);
+/* Elements of Q or O and of K or V as stored: B*N*Hq*D and B*kv_len*Hkv*D dense, total_q*Hq*D
+ * and total_kv*Hkv*D varlen, pages*page_size*Hkv*D paged. Call only on a checked problem. These
+ * return 0 for NULL, as the other accessors do. */
 SAGERUN_API uint64_t sagerun_problem_q_elements(const sagerun_problem *problem);
 SAGERUN_API uint64_t sagerun_problem_kv_elements(const sagerun_problem *problem);
-/* Multiply-adds counted as in the seed: 4*B*Hq*N*N*D operations per call; causal counts the
- * (query, key) pairs attended, 4*B*Hq*D*N(N+1)/2. */
+/* Operations counted as in the seed, 4*D per (query, key) pair attended: 4*B*Hq*N*N*D for full
+ * attention, causal, window and the alignment counted pair by pair (causal q_len = kv_len:
+ * 4*B*Hq*D*N(N+1)/2). A varlen problem counts its sequences' own lengths where they are given
+ * (_seq); without them as if each had seq_len queries and kv_len keys. Returns 0 for NULL. */
 SAGERUN_API double sagerun_problem_operations(const sagerun_problem *problem);
+SAGERUN_API double sagerun_problem_operations_seq(const sagerun_problem *problem,
+                                                  const sagerun_sequences *sequences);
 /* The softmax scale actually used: sm_scale, or D^-0.5 when sm_scale is 0. */
 SAGERUN_API float sagerun_problem_sm_scale(const sagerun_problem *problem);
+/* The keys of the problem: kv_len, or seq_len when kv_len is 0 or not covered. */
+SAGERUN_API uint32_t sagerun_problem_kv_len(const sagerun_problem *problem);
+/* The first and one-past-last key that query row i of a sequence of q_len queries and kv_len keys
+ * attends under the problem's causal flag, alignment and window (sagerun_mask_align); *first >=
+ * *end where it attends none. Every variant's mask, the reference's and the operation count are
+ * this rule. */
+SAGERUN_API void sagerun_problem_key_range(const sagerun_problem *problem, uint32_t q_len,
+                                           uint32_t kv_len, uint32_t i, uint32_t *first,
+                                           uint32_t *end);
 
 /* ---- Contexts ---------------------------------------------------------------------------------
  * A context is where variants run: a CUDA device (its primary context and one stream) or the host
@@ -336,6 +410,30 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_safetensors(sagerun_contex
                                                                   sagerun_inputs **out,
                                                                   sagerun_error *err);
 SAGERUN_API void sagerun_inputs_destroy(sagerun_inputs *in);
+/* (0.2) The same for any problem: a varlen problem needs its lengths (sequences->cu_seqlens_q and
+ * _kv), a paged one may give its block table (NULL: sequence b's pages are a permutation of the
+ * cache's drawn from the seed, so that a kernel ignoring the table reads other keys). sequences
+ * is NULL for a dense problem. Checked with sagerun_sequences_check. The arrays are copied. */
+SAGERUN_API sagerun_status sagerun_inputs_create_synthetic_seq(sagerun_context *ctx,
+                                                               const sagerun_problem *problem,
+                                                               const sagerun_sequences *sequences,
+                                                               uint64_t seed,
+                                                               sagerun_inputs **out,
+                                                               sagerun_error *err);
+/* (0.2) Q, K, V from host arrays as stored (sagerun_problem_q_elements / kv_elements elements:
+ * packed for varlen, the page cache for paged), with the problem's sequences (the block table is
+ * required for paged). */
+SAGERUN_API sagerun_status sagerun_inputs_create_from_host_seq(sagerun_context *ctx,
+                                                               const sagerun_problem *problem,
+                                                               const sagerun_sequences *sequences,
+                                                               const void *q, const void *k,
+                                                               const void *v, sagerun_inputs **out,
+                                                               sagerun_error *err);
+/* (0.2) The inputs' sequences: host arrays owned by the inputs (NULL where the problem has none),
+ * valid while they live; out->struct_size as the caller compiled it (0: this header's). */
+SAGERUN_API sagerun_status sagerun_inputs_sequences(const sagerun_inputs *in,
+                                                    sagerun_sequences *out, sagerun_error *err);
+
 SAGERUN_API const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in);
 /* Writes Q, K, V as the tensors "q", "k", "v" of a safetensors file (the problem's dtype and
  * layout, __metadata__ {"layout": "NHD" or "HND"}, and "causal": "true" and "sm_scale" where the

@@ -63,4 +63,15 @@ v = {v["name"]: v for v in r["variants"]}
 assert v["abi10-reference"]["byte_exact"] is True, v["abi10-reference"]
 assert v["abi10-reference"]["path"].endswith("abi10_reference.so")
 ' "$TMP/abi10.json"
+check "ABI 1.1 builds (sagerun_problem before it grew) run byte-exact with their 1.2 twins" 0 \
+    "$S" compare "${H[@]}" --baseline reference --variant abi11-reference --json "$TMP/abi11.json"
+py "report: abi11-reference is byte-exact with reference" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = {v["name"]: v for v in r["variants"]}
+assert v["abi11-reference"]["byte_exact"] is True, v["abi11-reference"]
+' "$TMP/abi11.json"
+check "an ABI 1.1 build is refused a kv_len it cannot state" 1 "$S" run "${P[@]}" \
+    --variant abi11-reference --shape 1,16,2,64 --kv-len 24
+contains "the refusal names the feature" "does not declare kv_len != q_len"
 finish
