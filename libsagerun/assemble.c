@@ -48,6 +48,11 @@ static void fill_header(sr_report *rep, sagerun_context *ctx, const sagerun_inpu
     rep->has_problem = true;
     rep->problem = *p;
     rep->problem.sm_scale = sagerun_problem_sm_scale(p);
+    sagerun_sequences seq = {.struct_size = sizeof seq};
+    if (sagerun_inputs_sequences(in, &seq, NULL) != SAGERUN_OK ||
+        !sr_report_set_sequences(rep, &seq))
+        sr_report_add_warning(rep, "the sequence lengths could not be recorded: TOPS count each "
+                                   "sequence as seq_len queries and kv_len keys");
     rep->noise_threshold_percent = o->noise_threshold_percent;
     rep->expect_sha256 = o->expect_sha256 ? strdup(o->expect_sha256) : NULL;
     if (rep->expect_sha256)

@@ -132,17 +132,6 @@ sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, doub
 
 /* ---- a whole report ---------------------------------------------------------------------------- */
 
-static double operations_of(const sr_report *r)
-{
-    if (r->has_problem)
-        return sagerun_problem_operations(&r->problem);
-    if (r->q_shape_len != 4)
-        return NAN;
-    /* the seed's q_shape is [B, N, H, D] */
-    const uint64_t *q = r->q_shape;
-    return 4.0 * (double)q[0] * (double)q[2] * (double)q[1] * (double)q[1] * (double)q[3];
-}
-
 static sr_judgement judge_variant(const sr_report_variant *base, const sr_report_variant *v,
                                   double threshold)
 {
@@ -190,7 +179,7 @@ static size_t baseline_index(const sr_report *r)
 size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
 {
     size_t outside = 0, b = baseline_index(r);
-    double ops = operations_of(r);
+    double ops = sr_report_operations(r); /* the pairs attended: varlen's own lengths */
     for (size_t i = 0; i < r->variant_count; i++) {
         sr_report_variant *v = &r->variants[i];
         if (v->failure || !v->timing.count)

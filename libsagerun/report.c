@@ -59,7 +59,49 @@ void sr_report_clear(sr_report *r)
     for (size_t i = 0; i < r->warning_count; i++)
         free(r->warnings[i]);
     free(r->warnings);
+    free(r->cu_seqlens_q);
+    free(r->cu_seqlens_kv);
     memset(r, 0, sizeof(*r));
+}
+
+static int32_t *copy_prefix(const int32_t *cu, uint32_t count)
+{
+    int32_t *c = malloc(sizeof *c * ((size_t)count + 1));
+    if (c)
+        memcpy(c, cu, sizeof *c * ((size_t)count + 1));
+    return c;
+}
+
+bool sr_report_set_sequences(sr_report *r, const sagerun_sequences *s)
+{
+    free(r->cu_seqlens_q);
+    free(r->cu_seqlens_kv);
+    r->cu_seqlens_q = r->cu_seqlens_kv = NULL;
+    if (!r->problem.varlen || !s || !s->cu_seqlens_q || !s->cu_seqlens_kv)
+        return true;
+    r->cu_seqlens_q = copy_prefix(s->cu_seqlens_q, r->problem.batch);
+    r->cu_seqlens_kv = copy_prefix(s->cu_seqlens_kv, r->problem.batch);
+    if (r->cu_seqlens_q && r->cu_seqlens_kv)
+        return true;
+    free(r->cu_seqlens_q);
+    free(r->cu_seqlens_kv);
+    r->cu_seqlens_q = r->cu_seqlens_kv = NULL;
+    return false;
+}
+
+double sr_report_operations(const sr_report *r)
+{
+    if (r->has_problem) {
+        sagerun_sequences s = {.struct_size = sizeof s, .count = r->problem.batch,
+                               .cu_seqlens_q = r->cu_seqlens_q,
+                               .cu_seqlens_kv = r->cu_seqlens_kv};
+        return sagerun_problem_operations_seq(&r->problem, &s);
+    }
+    if (r->q_shape_len != 4)
+        return NAN;
+    /* the seed's q_shape is [B, N, H, D] */
+    const uint64_t *q = r->q_shape;
+    return 4.0 * (double)q[0] * (double)q[2] * (double)q[1] * (double)q[1] * (double)q[3];
 }
 
 bool sr_report_add_warning(sr_report *r, const char *fmt, ...)
@@ -343,6 +385,42 @@ static json_t *device_json(builder *b, const sr_report *r)
     return dev;
 }
 
+/* The lengths of a varlen report as {"q_lens": [...], "kv_lens": [...]}; null where there are
+ * none. */
+static json_t *varlen_json(builder *b, const sr_report *r)
+{
+    if (!r->problem.varlen || !r->cu_seqlens_q || !r->cu_seqlens_kv)
+        return json_null();
+    json_t *o = json_object(), *q = json_array(), *k = json_array();
+    for (uint32_t i = 0; i < r->problem.batch; i++) {
+        append(b, q, json_integer(r->cu_seqlens_q[i + 1] - r->cu_seqlens_q[i]));
+        append(b, k, json_integer(r->cu_seqlens_kv[i + 1] - r->cu_seqlens_kv[i]));
+    }
+    put(b, o, "q_lens", q);
+    put(b, o, "kv_lens", k);
+    return o;
+}
+
+/* The keys of problem ABI 0.2, every one written (its default where unused). */
+static void put_problem_02(builder *b, json_t *pj, const sr_report *r)
+{
+    const sagerun_problem *p = &r->problem;
+    put(b, pj, "kv_len", json_integer(sagerun_problem_kv_len(p)));
+    put(b, pj, "align", json_string(p->align == SAGERUN_ALIGN_BOTTOM_RIGHT ? "bottom-right"
+                                                                           : "top-left"));
+    json_t *window = json_null();
+    if (p->window) {
+        window = json_array();
+        append(b, window, json_integer(p->window_left));
+        append(b, window, json_integer(p->window_right));
+    }
+    put(b, pj, "window", window);
+    put(b, pj, "softcap", json_real(p->softcap));
+    put(b, pj, "varlen", varlen_json(b, r));
+    put(b, pj, "page_size", json_integer(p->page_size));
+    put(b, pj, "pages", json_integer(p->pages));
+}
+
 static json_t *problem_json(builder *b, const sr_report *r)
 {
     if (!r->has_problem)
@@ -358,7 +436,9 @@ static json_t *problem_json(builder *b, const sr_report *r)
     put(b, pj, "dtype", string_or_null(sagerun_dtype_word((int)p->dtype)));
     put(b, pj, "causal", json_boolean(p->causal));
     put(b, pj, "sm_scale", json_real(p->sm_scale));
-    put(b, pj, "operations", json_real(sagerun_problem_operations(p)));
+    put_problem_02(b, pj, r);
+    double ops = sr_report_operations(r);
+    put(b, pj, "operations", json_real(isfinite(ops) ? ops : 0.0));
     return pj;
 }
 
@@ -992,8 +1072,112 @@ static uint32_t get_word(reader *rd, json_t *pj, const char *key, const word_val
     return w[0].value;
 }
 
-static void read_problem(reader *rd, json_t *pj, sagerun_problem *p)
+/* "window": null (none) or [left, right], each a number of keys or -1 (unbounded). */
+static void read_window(reader *rd, json_t *pj, sagerun_problem *p)
 {
+    json_t *w = member(rd, pj, "problem", "window", false);
+    if (!w || json_is_null(w))
+        return;
+    json_t *l = json_array_get(w, 0), *r = json_array_get(w, 1);
+    if (!json_is_array(w) || json_array_size(w) != 2 || !json_is_integer(l) ||
+        !json_is_integer(r) || json_integer_value(l) < -1 || json_integer_value(r) < -1 ||
+        json_integer_value(l) > INT32_MAX || json_integer_value(r) > INT32_MAX) {
+        fail_at(rd, "problem", "window", "expected null or [left, right], integers from -1 "
+                "(unbounded) to %d", INT32_MAX);
+        return;
+    }
+    p->window = 1;
+    p->window_left = (int32_t)json_integer_value(l);
+    p->window_right = (int32_t)json_integer_value(r);
+}
+
+/* One of "varlen"'s arrays into prefix sums, [count + 1]; NULL after an error. */
+static int32_t *read_lengths(reader *rd, json_t *vj, const char *key, uint32_t count,
+                             uint32_t *total, uint32_t *longest)
+{
+    json_t *a = get_array(rd, vj, "problem.varlen", key, true);
+    if (!a)
+        return NULL;
+    if (json_array_size(a) != count) {
+        fail_at(rd, "problem.varlen", key, "%zu lengths, the problem has batch %u",
+                json_array_size(a), count);
+        return NULL;
+    }
+    int32_t *cu = malloc(sizeof *cu * ((size_t)count + 1));
+    if (!cu) {
+        fail_at(rd, "problem.varlen", key, "out of memory");
+        return NULL;
+    }
+    int64_t sum = 0;
+    *longest = 0;
+    cu[0] = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        json_t *n = json_array_get(a, i);
+        json_int_t x = json_is_integer(n) ? json_integer_value(n) : -1;
+        if (x < 0 || (sum += x) > INT32_MAX) {
+            fail_at(rd, "problem.varlen", key, "[%u]: expected a length from 0 to %d in all", i,
+                    INT32_MAX);
+            free(cu);
+            return NULL;
+        }
+        cu[i + 1] = (int32_t)sum;
+        *longest = (uint32_t)x > *longest ? (uint32_t)x : *longest;
+    }
+    *total = (uint32_t)sum;
+    return cu;
+}
+
+static void read_varlen(reader *rd, json_t *pj, sr_report *r)
+{
+    json_t *vj = get_object(rd, pj, "problem", "varlen", false, true);
+    if (!vj || rd->failed)
+        return;
+    sagerun_problem *p = &r->problem;
+    uint32_t longest_q = 0, longest_kv = 0;
+    r->cu_seqlens_q = read_lengths(rd, vj, "q_lens", p->batch, &p->total_q, &longest_q);
+    if (r->cu_seqlens_q)
+        r->cu_seqlens_kv = read_lengths(rd, vj, "kv_lens", p->batch, &p->total_kv, &longest_kv);
+    if (rd->failed)
+        return;
+    if (longest_q > p->seq_len || longest_kv > sagerun_problem_kv_len(p))
+        fail_at(rd, "problem", "varlen", "a sequence is longer than seq_len %u or kv_len %u",
+                p->seq_len, sagerun_problem_kv_len(p));
+    p->varlen = 1;
+}
+
+/* The keys of problem ABI 0.2; absent (a report of an older sagerun): the defaults. */
+static void read_problem_02(reader *rd, json_t *pj, sr_report *r)
+{
+    sagerun_problem *p = &r->problem;
+    p->window_left = p->window_right = -1;
+    long long kv = get_uint(rd, pj, "problem", "kv_len", false, false, p->seq_len);
+    if (kv < 1 || kv > UINT32_MAX)
+        fail_at(rd, "problem", "kv_len", "expected an integer from 1 to %u", UINT32_MAX);
+    p->kv_len = kv == p->seq_len ? 0 : (uint32_t)kv;
+    static const word_value aligns[] = {{"top-left", SAGERUN_ALIGN_TOP_LEFT},
+                                        {"bottom-right", SAGERUN_ALIGN_BOTTOM_RIGHT}};
+    if (json_object_get(pj, "align"))
+        p->align = get_word(rd, pj, "align", aligns, SR_ARRAY_LEN(aligns));
+    read_window(rd, pj, p);
+    double cap = get_number(rd, pj, "problem", "softcap", false, false);
+    if (!isnan(cap) && !(cap >= 0 && cap <= FLT_MAX))
+        fail_at(rd, "problem", "softcap", "expected a number from 0 (none) to %g, found %g",
+                FLT_MAX, cap);
+    p->softcap = cap >= 0 && cap <= FLT_MAX ? (float)cap : 0.0f;
+    p->page_size = get_u32(rd, pj, "problem", "page_size", false, false, 0);
+    p->pages = get_u32(rd, pj, "problem", "pages", false, false, 0);
+    if (!p->page_size != !p->pages)
+        fail_at(rd, "problem", "pages", "%u pages with page_size %u: both or neither", p->pages,
+                p->page_size);
+    if (p->page_size)
+        p->pages_per_seq = (uint32_t)((sagerun_problem_kv_len(p) + (uint64_t)p->page_size - 1) /
+                                      p->page_size);
+    read_varlen(rd, pj, r);
+}
+
+static void read_problem(reader *rd, json_t *pj, sr_report *r)
+{
+    sagerun_problem *p = &r->problem;
     p->struct_size = sizeof(*p);
     p->batch = get_size(rd, pj, "batch");
     p->seq_len = get_size(rd, pj, "seq_len");
@@ -1008,6 +1192,8 @@ static void read_problem(reader *rd, json_t *pj, sagerun_problem *p)
         fail_at(rd, "problem", "sm_scale", "expected a number from 0 to %g (0: D^-0.5), found %g",
                 FLT_MAX, scale);
     p->sm_scale = scale >= 0 && scale <= FLT_MAX ? (float)scale : 0.0f;
+    if (!rd->failed)
+        read_problem_02(rd, pj, r);
 }
 
 /* "clocks": the source, the maximum, and one sample per round. */
@@ -1090,7 +1276,7 @@ static void read_ext(reader *rd, json_t *root, sr_report *r)
         read_device(rd, dev, r);
     json_t *pj = get_object(rd, root, "", "problem", false, true);
     if (pj) {
-        read_problem(rd, pj, &r->problem);
+        read_problem(rd, pj, r);
         r->has_problem = true;
     }
     r->noise_threshold_percent = get_number(rd, root, "", "noise_threshold_percent", false, true);
@@ -1342,15 +1528,64 @@ void sr_report_format_shape(const sr_report *r, char *buf, size_t len)
         snprintf(buf + used, len - used, "]");
 }
 
+/* Appends ", " (unless first) and a formatted part to buf (len bytes, *used of them taken). */
+static void add_part(char *buf, size_t len, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add_part(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used >= len)
+        return;
+    if (*used)
+        *used += (size_t)snprintf(buf + *used, len - *used, ", ");
+    if (*used >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    *used += (size_t)vsnprintf(buf + *used, len - *used, fmt, ap);
+    va_end(ap);
+}
+
+void sr_report_format_features(const sr_report *r, char *buf, size_t len)
+{
+    const sagerun_problem *p = &r->problem;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (!r->has_problem)
+        return;
+    uint32_t kv = sagerun_problem_kv_len(p);
+    /* the alignment matters where the lengths can differ; bottom-right is said always */
+    bool differ = kv != p->seq_len || p->varlen;
+    const char *align = p->align == SAGERUN_ALIGN_BOTTOM_RIGHT ? " bottom-right"
+                        : differ                               ? " top-left"
+                                                               : "";
+    if (kv != p->seq_len)
+        add_part(buf, len, &used, "kv_len %u", kv);
+    if (p->causal)
+        add_part(buf, len, &used, "causal%s", align);
+    if (p->window)
+        add_part(buf, len, &used, "window (%d, %d)%s", p->window_left, p->window_right,
+                 p->causal ? "" : align);
+    if (p->softcap > 0)
+        add_part(buf, len, &used, "softcap %g", (double)p->softcap);
+    if (p->varlen)
+        add_part(buf, len, &used, "varlen %u sequences", p->batch);
+    if (p->page_size)
+        add_part(buf, len, &used, "paged %u", p->page_size);
+}
+
 static void print_header(const sr_report *r, FILE *out, const char *bullet)
 {
     char shape[128];
     sr_report_format_shape(r, shape, sizeof(shape));
     fprintf(out, "%sq_shape %s", bullet, shape);
-    if (r->has_problem)
-        fprintf(out, " (%s %s, Hkv %u%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
+    if (r->has_problem) {
+        char features[256];
+        sr_report_format_features(r, features, sizeof features);
+        fprintf(out, " (%s %s, Hkv %u%s%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
                 sagerun_dtype_word((int)r->problem.dtype) ? sagerun_dtype_word((int)r->problem.dtype) : "?",
-                r->problem.heads_kv, r->problem.causal ? ", causal" : "");
+                r->problem.heads_kv, *features ? ", " : "", features);
+    }
     fprintf(out, "\n");
     if (r->device_name) {
         sr_line_printf(out, "%sdevice %s", bullet, r->device_name);

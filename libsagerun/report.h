@@ -131,6 +131,9 @@ typedef struct sr_report {
     char *driver_release; /* the NVIDIA driver's own version, "580.159.04"; NULL = unknown */
     bool has_problem;
     sagerun_problem problem;
+    /* a varlen problem's lengths as prefix sums ([problem.batch + 1] each, owned; "varlen" in the
+     * JSON as the lengths); NULL: dense, or the lengths were not recorded */
+    int32_t *cu_seqlens_q, *cu_seqlens_kv;
     double noise_threshold_percent; /* NaN = absent */
     char *expect_sha256;
     char *clock_source;       /* "nvml"; NULL = no clocks */
@@ -149,6 +152,16 @@ sagerun_status sr_report_check(const sr_report *r, const char *name, sagerun_err
 
 /* Frees what r owns and zeroes it. */
 void sr_report_clear(sr_report *r);
+/* Copies a varlen problem's lengths (r->problem set first) from sequences into r; nothing for
+ * another problem. false on allocation failure. */
+bool sr_report_set_sequences(sr_report *r, const sagerun_sequences *sequences);
+/* The (query, key) pairs the report's problem attends, as operations (4*D per pair, every head):
+ * the recorded lengths of a varlen problem, the seed's q_shape when there is no problem; NaN
+ * when neither says. */
+double sr_report_operations(const sr_report *r);
+/* The features of the problem beyond the 1.1 one, for the header line: "kv_len 4096, causal
+ * bottom-right, window (1024, 0), softcap 30, varlen 16 sequences, paged 16" ("" for none). */
+void sr_report_format_features(const sr_report *r, char *buf, size_t len);
 void sr_report_variant_clear(sr_report_variant *v);
 /* Appends a formatted warning unless r has it already; false on allocation failure. */
 bool sr_report_add_warning(sr_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,7 +13,10 @@ static const char *const csv_columns[] = {
     "variant", "is_baseline", "backend", "batch", "seq_len", "heads_q", "heads_kv", "head_dim",
     "layout", "dtype", "causal", "count", "p50_s", "min_s", "p90_s", "mean_s", "tops",
     "speedup_percent", "speedup_low_percent", "speedup_high_percent", "verdict", "byte_exact",
-    "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by", "complete"};
+    "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by", "complete",
+    /* problem ABI 0.2, after the columns of before so that none of theirs moves */
+    "kv_len", "align", "window_left", "window_right", "softcap", "total_q", "total_kv",
+    "page_size"};
 
 void sr_csv_field(FILE *f, const char *text, bool first)
 {
@@ -57,6 +60,28 @@ void sr_report_csv_header(FILE *f, const char *const *lead, size_t n_lead)
     fputc('\n', f);
 }
 
+static void csv_int(FILE *f, long long v, bool present)
+{
+    fputc(',', f);
+    if (present)
+        fprintf(f, "%lld", v);
+}
+
+/* The columns of problem ABI 0.2: the window's sides and the varlen totals empty where the
+ * problem has none; everything empty without a problem. */
+static void csv_problem_02(FILE *f, const sagerun_problem *p)
+{
+    csv_uint(f, p ? sagerun_problem_kv_len(p) : 0, p);
+    sr_csv_field(f, !p ? NULL : p->align == SAGERUN_ALIGN_BOTTOM_RIGHT ? "bottom-right"
+                                                                       : "top-left", false);
+    csv_int(f, p ? p->window_left : 0, p && p->window);
+    csv_int(f, p ? p->window_right : 0, p && p->window);
+    csv_number(f, p ? p->softcap : NAN);
+    csv_uint(f, p ? p->total_q : 0, p && p->varlen);
+    csv_uint(f, p ? p->total_kv : 0, p && p->varlen);
+    csv_uint(f, p ? p->page_size : 0, p);
+}
+
 static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v, bool first)
 {
     const sagerun_problem *p = &r->problem;
@@ -92,6 +117,7 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
     sr_csv_field(f, v->byte_exact == 1 ? "bytes" : sr_report_variant_accepted(v) ? "tolerance"
                                                                                 : NULL, false);
     sr_csv_field(f, r->incomplete ? "false" : "true", false); /* false: interrupted */
+    csv_problem_02(f, hp ? p : NULL);
     fputc('\n', f);
 }
 

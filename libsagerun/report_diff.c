@@ -192,6 +192,15 @@ static sagerun_status same_workload(const sr_report *o, const sr_report *n, sage
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "not the same workload: heads_kv, layout, dtype, causal or sm_scale "
                             "differ");
+    char a[256], b[256]; /* kv_len, alignment, window, softcap, varlen, paged: as the header says */
+    if (o->has_problem && n->has_problem) {
+        sr_report_format_features(o, a, sizeof a);
+        sr_report_format_features(n, b, sizeof b);
+        if (strcmp(a, b) != 0 || o->problem.total_q != n->problem.total_q ||
+            o->problem.total_kv != n->problem.total_kv)
+            return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "not the same workload: (%s) against (%s)", a, b);
+    }
     return SAGERUN_OK;
 }
 

@@ -34,6 +34,16 @@ edit "$TMP/cc0.json" 'r["device"]["compute_capability"] = 0'
 check "a host report with a compute capability is invalid" 1 "${V[@]}" "$TMP/cc0.json" && contains "names it" "device: "
 edit "$TMP/F16.json" 'r["problem"]["dtype"] = "F16"'
 check "a dtype other than fp16/bf16 is invalid" 1 "${V[@]}" "$TMP/F16.json" && contains "names the problem" "problem"
+# the whole problem (ABI 0.2): kv_len, alignment, window, softcap, lengths, pages; strict types
+edit "$TMP/p02.json" 'r["problem"].update(kv_len=512, align="bottom-right", window=[64, 0], softcap=30.0, varlen={"q_lens": [100, 7], "kv_lens": [300, 7]}, page_size=16, pages=20)'
+check "a report with every problem key validates" 0 "${V[@]}" "$TMP/p02.json"
+edit "$TMP/p02old.json" '[r["problem"].pop(k) for k in ("kv_len", "align", "window", "softcap", "varlen", "page_size", "pages")]'
+check "a report of an older sagerun (no such keys) validates" 0 "${V[@]}" "$TMP/p02old.json"
+for bad in 'window=[-2, 0]' 'window=[1, 2, 3]' 'align="bottom"' 'softcap=-1' 'kv_len=0' \
+        'varlen={"q_lens": [1]}' 'varlen={"q_lens": [-1], "kv_lens": [1]}' 'page_size=16.5'; do
+    edit "$TMP/p02bad.json" "r['problem'].update($bad)"
+    check "problem $bad is invalid" 1 "${V[@]}" "$TMP/p02bad.json" && contains "names the problem" "problem"
+done
 edit "$TMP/novariants.json" 'del r["variants"]'
 check "a report without variants is invalid" 1 "${V[@]}" "$TMP/novariants.json" && contains "names the key" "'variants' is a required property"
 edit "$TMP/badsha.json" 'r["variants"][0]["output_sha256"] = "xyz"'

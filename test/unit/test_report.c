@@ -591,6 +591,132 @@ static void test_problem_fields(void **state)
     }
 }
 
+/* make_report's problem with every key of problem ABI 0.2: three sequences of their own lengths
+ * (more keys than queries), causal bottom-right, a window, a soft-cap and a paged cache. */
+static void make_problem_02(sr_report *r)
+{
+    static const int32_t cu_q[] = {0, 100, 356, 363}, cu_kv[] = {0, 300, 812, 819};
+    sagerun_problem *p = &r->problem;
+    p->batch = 3, p->seq_len = 256, p->kv_len = 512;
+    p->causal = 1, p->align = SAGERUN_ALIGN_BOTTOM_RIGHT;
+    p->window = 1, p->window_left = 64, p->window_right = 0;
+    p->softcap = 30.0f;
+    p->varlen = 1, p->total_q = 363, p->total_kv = 819;
+    p->page_size = 16, p->pages = 52, p->pages_per_seq = 32;
+    sagerun_sequences s = {.struct_size = sizeof s, .count = 3, .cu_seqlens_q = cu_q,
+                           .cu_seqlens_kv = cu_kv};
+    assert_true(sr_report_set_sequences(r, &s));
+}
+
+/* The whole problem goes into the report and comes back: the keys of problem ABI 0.2, the
+ * lengths (owned by the report), the header line naming each feature, and TOPS counting the
+ * pairs the sequences attend, not B * seq_len * kv_len. */
+static void test_problem_02_roundtrip(void **state)
+{
+    (void)state;
+    sr_report r, back;
+    make_report(&r);
+    make_problem_02(&r);
+    sagerun_error err = {0};
+    assert_int_equal(sagerun_problem_check(&r.problem, &err), SAGERUN_OK);
+    assert_int_equal(sr_report_write_json(&r, tmp_path("p02.json"), &err), SAGERUN_OK);
+    assert_int_equal(sr_report_read(tmp_path("p02.json"), &back, &err), SAGERUN_OK);
+    const sagerun_problem *p = &back.problem;
+    assert_int_equal(sagerun_problem_kv_len(p), 512);
+    assert_int_equal(p->align, SAGERUN_ALIGN_BOTTOM_RIGHT);
+    assert_true(p->window && p->window_left == 64 && p->window_right == 0);
+    assert_true(p->softcap == 30.0f);
+    assert_true(p->varlen && p->total_q == 363 && p->total_kv == 819);
+    assert_true(p->page_size == 16 && p->pages == 52 && p->pages_per_seq == 32);
+    assert_int_equal(sagerun_problem_check(p, &err), SAGERUN_OK);
+    assert_non_null(back.cu_seqlens_q);
+    assert_memory_equal(back.cu_seqlens_q, r.cu_seqlens_q, 4 * sizeof(int32_t));
+    assert_memory_equal(back.cu_seqlens_kv, r.cu_seqlens_kv, 4 * sizeof(int32_t));
+    json_t *a = sr_report_to_json(&r), *b = sr_report_to_json(&back);
+    assert_true(json_equal(a, b));
+    json_t *lens = json_object_get(json_object_get(json_object_get(a, "problem"), "varlen"),
+                                   "kv_lens");
+    assert_int_equal(json_integer_value(json_array_get(lens, 1)), 512);
+    json_decref(a);
+    json_decref(b);
+    /* TOPS: each sequence's own pairs (every row attends at most 65 keys here) */
+    sagerun_sequences s = {.struct_size = sizeof s, .count = 3,
+                           .cu_seqlens_q = r.cu_seqlens_q, .cu_seqlens_kv = r.cu_seqlens_kv};
+    double ops = sagerun_problem_operations_seq(&r.problem, &s);
+    assert_true(sr_report_operations(&back) == ops);
+    assert_true(ops < sagerun_problem_operations(&r.problem));
+    assert_true(ops <= 4.0 * 2 * 128 * 363 * 65);
+    back.variants[1].tops = NAN;
+    sr_judge_report(&back, 1.0, true);
+    assert_true(fabs(back.variants[1].tops - ops / back.variants[1].timing.p50 / 1e12) <
+                1e-9 * back.variants[1].tops);
+    char *text = header_text(&back);
+    if (!strstr(text, "(NHD fp16, Hkv 2, kv_len 512, causal bottom-right, window (64, 0), "
+                      "softcap 30, varlen 3 sequences, paged 16)"))
+        fail_msg("the header does not name the features:\n%s", text);
+    free(text);
+    /* a diff matches the same problem only: another window is another workload */
+    sr_diff d;
+    sr_diff_init(&d, 1.0, false);
+    assert_int_equal(sr_diff_reports(&d, NULL, &r, &back, &err), SAGERUN_OK);
+    back.problem.window_left = 128;
+    assert_int_equal(sr_diff_reports(&d, NULL, &r, &back, &err), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "window (64, 0)"));
+    sr_diff_clear(&d);
+    sr_report_clear(&back);
+    sr_report_clear(&r);
+}
+
+/* A report of an older sagerun has none of the keys: it reads as the 1.1 problem. Each key
+ * holding what no problem has is named. */
+static void test_problem_02_fields(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"kv_len", "align", "window", "softcap", "varlen",
+                                       "page_size", "pages"};
+    sr_report back;
+    sagerun_error err = {0};
+    sr_report r;
+    make_report(&r);
+    json_t *j = sr_report_to_json(&r), *pj = json_object_get(j, "problem");
+    sr_report_clear(&r);
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        json_object_del(pj, keys[i]);
+    json_dump_file(j, tmp_path("old.json"), 0);
+    json_decref(j);
+    assert_int_equal(sr_report_read(tmp_path("old.json"), &back, &err), SAGERUN_OK);
+    assert_int_equal(sagerun_problem_kv_len(&back.problem), 256);
+    assert_true(!back.problem.window && back.problem.window_left == -1);
+    assert_true(!back.problem.varlen && !back.problem.page_size && !back.cu_seqlens_q);
+    sr_report_clear(&back);
+    static const struct {
+        const char *key, *json, *says;
+    } bad[] = {
+        {"kv_len", "0", "problem.kv_len: expected an integer from 1"},
+        {"kv_len", "-3", "problem.kv_len: expected a non-negative integer"},
+        {"align", "\"bottom\"", "problem.align: expected one of \"top-left\", \"bottom-right\""},
+        {"window", "[5]", "problem.window: expected null or [left, right]"},
+        {"window", "[-2, 0]", "problem.window: expected null or [left, right]"},
+        {"softcap", "-1", "problem.softcap: expected a number from 0"},
+        {"softcap", "\"30\"", "problem.softcap: expected a number"},
+        {"varlen", "[1, 2]", "problem.varlen: expected an object"},
+        {"varlen", "{\"q_lens\": [1]}", "problem.varlen.kv_lens: missing"},
+        {"varlen", "{\"q_lens\": [1, 2], \"kv_lens\": [1]}", "problem.varlen.q_lens: 2 lengths"},
+        {"varlen", "{\"q_lens\": [-1], \"kv_lens\": [1]}", "problem.varlen.q_lens: [0]"},
+        {"varlen", "{\"q_lens\": [257], \"kv_lens\": [1]}", "problem.varlen: a sequence is longer"},
+        {"page_size", "16", "problem.pages: 0 pages with page_size 16"},
+        {"pages", "-1", "problem.pages: expected a non-negative integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *value = json_loads(bad[i].json, JSON_DECODE_ANY, NULL);
+        assert_non_null(value);
+        assert_int_equal(read_problem_with(bad[i].key, value, &back, &err), SAGERUN_FORMAT);
+        if (!strstr(err.message, bad[i].says))
+            fail_msg("problem.%s = %s: error \"%s\" should say \"%s\"", bad[i].key, bad[i].json,
+                     err.message, bad[i].says);
+    }
+}
+
 /* What print(r, f) renders, or (print NULL) sr_diff_print. */
 static char *rendered(void (*print)(const sr_report *, FILE *), const sr_report *r,
                       const sr_diff *d, bool markdown)
@@ -830,6 +956,8 @@ int main(void)
         cmocka_unit_test(test_device_fields),
         cmocka_unit_test(test_seed_defaults),
         cmocka_unit_test(test_problem_fields),
+        cmocka_unit_test(test_problem_02_roundtrip),
+        cmocka_unit_test(test_problem_02_fields),
         cmocka_unit_test(test_forged_lines),
         cmocka_unit_test(test_forged_error_lines),
         cmocka_unit_test(test_csv_field),
