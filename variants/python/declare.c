@@ -207,6 +207,79 @@ static int set_word(int *dst, const char *key, const char *value, const char *a,
     return 0;
 }
 
+/* The words of features= (the agreed spelling; libsagerun/sequences.c names them in messages). */
+static const struct {
+    const char *word;
+    uint32_t bit;
+} feature_words[] = {
+    {"kv_len", SAGERUN_FEATURE_KV_LEN},
+    {"causal-top-left", SAGERUN_FEATURE_CAUSAL_TOP_LEFT},
+    {"causal-bottom-right", SAGERUN_FEATURE_CAUSAL_BOTTOM_RIGHT},
+    {"window", SAGERUN_FEATURE_WINDOW},
+    {"softcap", SAGERUN_FEATURE_SOFTCAP},
+    {"varlen", SAGERUN_FEATURE_VARLEN},
+    {"paged", SAGERUN_FEATURE_PAGED},
+};
+#define FEATURE_WORDS "kv_len, causal-top-left, causal-bottom-right, window, softcap, varlen, paged"
+
+/* One word of a comma-separated list value (features=, dtypes=, head_dims=) into d. */
+static int list_word(py_declared *d, const char *key, const char *word, char *err, size_t errlen)
+{
+    if (!strcmp(key, "features")) {
+        for (size_t i = 0; i < sizeof feature_words / sizeof feature_words[0]; i++)
+            if (!strcmp(word, feature_words[i].word))
+                return d->features |= feature_words[i].bit, 0;
+        snprintf(err, errlen, "features=: unknown feature '%.40s' (known: " FEATURE_WORDS ")",
+                 word);
+        return -1;
+    }
+    if (!strcmp(key, "dtypes")) {
+        if (strcmp(word, "fp16") && strcmp(word, "bf16")) {
+            snprintf(err, errlen, "dtypes=: unknown dtype '%.40s' (known: fp16, bf16)", word);
+            return -1;
+        }
+        d->dtypes |= 1u << (strcmp(word, "fp16") ? SAGERUN_DTYPE_BF16 : SAGERUN_DTYPE_F16);
+        return 0;
+    }
+    double dim;
+    if (!parse_number(word, &dim) || dim < 1 || dim > 1024 || dim != floor(dim)) {
+        snprintf(err, errlen, "head_dims=: '%.40s' is not a head dim (an integer, 1 to 1024)",
+                 word);
+        return -1;
+    }
+    for (uint32_t i = 0; i < d->n_head_dims; i++)
+        if (d->head_dims[i] == (uint32_t)dim)
+            return 0;
+    if (d->n_head_dims >= PY_MAX_HEAD_DIMS) {
+        snprintf(err, errlen, "head_dims=: more than %d head dims", PY_MAX_HEAD_DIMS);
+        return -1;
+    }
+    d->head_dims[d->n_head_dims++] = (uint32_t)dim;
+    return 0;
+}
+
+/* features=a,b / dtypes=fp16,bf16 / head_dims=64,128: words separated by commas, none empty. */
+static int set_list(py_declared *d, const char *key, const char *value, char *err, size_t errlen)
+{
+    char buf[TOKEN_MAX];
+    snprintf(buf, sizeof buf, "%s", value);
+    char *word = buf;
+    for (;;) {
+        char *comma = strchr(word, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*word) {
+            snprintf(err, errlen, "%s=%.80s: an empty entry (comma-separated words)", key, value);
+            return -1;
+        }
+        if (list_word(d, key, word, err, errlen) != 0)
+            return -1;
+        if (!comma)
+            return 0;
+        word = comma + 1;
+    }
+}
+
 /* One key=value of the declaration. */
 static int set_key(py_declared *d, const char *key, const char *value, char *err, size_t errlen)
 {
@@ -253,8 +326,11 @@ static int set_key(py_declared *d, const char *key, const char *value, char *err
         return add_param(d, value, err, errlen);
     if (!strcmp(key, "extension"))
         return set_extension(d, value, err, errlen);
+    if (!strcmp(key, "features") || !strcmp(key, "dtypes") || !strcmp(key, "head_dims"))
+        return set_list(d, key, value, err, errlen);
     snprintf(err, errlen, "unknown key '%.40s' (known: run, create, prepare, destroy, backend, "
-             "input, v_range, min_cc, graph, version, description, param, extension)", key);
+             "input, v_range, min_cc, graph, version, description, param, extension, features, "
+             "dtypes, head_dims)", key);
     return -1;
 }
 

@@ -17,7 +17,12 @@
  *                  a typed parameter (repeatable, at most 16), given to F as call.params[KEY]
  *   extension=PATH a file the variant loads (an extension module), hashed into the reports:
  *                  a leading $VAR or ${VAR} from the environment, the rest of the path after
- *                  it ($EXT_DIR/attn.so); relative to the .py's folder */
+ *                  it ($EXT_DIR/attn.so); relative to the .py's folder
+ *   features=W,... what the variant does beyond the 1.1 problem (plugin.h section 11): kv_len,
+ *                  causal-top-left, causal-bottom-right, window, softcap, varlen, paged; the host
+ *                  refuses a problem needing one not declared (none declared: the 1.1 problem)
+ *   dtypes=fp16,bf16  the dtypes it takes (default both)
+ *   head_dims=64,128  the head dims it takes (default any) */
 #ifndef SAGERUN_PYTHON_DECLARE_H
 #define SAGERUN_PYTHON_DECLARE_H
 

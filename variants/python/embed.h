@@ -22,6 +22,7 @@
 #define PY_EMBED_API_NAME "sagerun_python_embed"
 #define PY_EMBED_MIN_VERSION 0x03090000 /* Py_LIMITED_API of embed.so: CPython 3.9 */
 #define PY_NAME_MAX 64                  /* variant names, Python function names */
+#define PY_MAX_HEAD_DIMS 16             /* head_dims= entries of one declaration */
 
 /* One declared variant: a declaration line of a .py file, parsed (declare.c). */
 typedef struct py_declared {
@@ -38,6 +39,10 @@ typedef struct py_declared {
     bool graph;     /* declares SAGERUN_VARIANT_GRAPH_CAPTURABLE */
     float v_range;  /* sage2: V's FP8 range (448: fp32+fp32 accumulation) */
     char extension[PATH_MAX]; /* the extension module it loads ("" none), resolved */
+    /* (ABI 1.2) what it does beyond the 1.1 problem (features=), the dtypes it takes (dtypes=:
+     * bits 1u << sagerun_dtype, 0: both) and the head dims (head_dims=, none: any) */
+    uint32_t features, dtypes, n_head_dims;
+    uint32_t head_dims[PY_MAX_HEAD_DIMS];
     uint32_t n_params;
     sagerun_param_decl params[SAGERUN_PLUGIN_MAX_PARAMS]; /* key, description point below */
     char keys[SAGERUN_PLUGIN_MAX_PARAMS][SAGERUN_PLUGIN_MAX_KEY + 1];

@@ -25,15 +25,51 @@ static PyObject *buffer(const py_declared *d, uint64_t addr, uint64_t bytes, boo
                                    writable ? PyBUF_WRITE : PyBUF_READ);
 }
 
+/* Sets d[key] to value (a new reference, taken); false where either failed. */
+static bool put(PyObject *d, const char *key, PyObject *value)
+{
+    bool ok = value && PyDict_SetItemString(d, key, value) == 0;
+    Py_XDECREF(value);
+    return ok;
+}
+
+static uint32_t kv_len_of(const sagerun_problem *p)
+{
+    return p->kv_len ? p->kv_len : p->seq_len;
+}
+
+/* (1.2) The problem's fields beyond one length: kv_len as it is (seq_len where 0), the alignment
+ * as a word, the window as None or (left, right), the varlen and paged sizes. */
+static bool problem_12(PyObject *d, const sagerun_problem *p)
+{
+    PyObject *window = p->window ? Py_BuildValue("(ii)", p->window_left, p->window_right)
+                                 : (Py_INCREF(Py_None), Py_None);
+    return put(d, "kv_len", PyLong_FromUnsignedLong(kv_len_of(p))) &&
+           put(d, "align", PyUnicode_FromString(p->align == SAGERUN_ALIGN_BOTTOM_RIGHT
+                                                    ? "bottom-right"
+                                                    : "top-left")) &&
+           put(d, "window", window) && put(d, "softcap", PyFloat_FromDouble(p->softcap)) &&
+           put(d, "varlen", PyBool_FromLong(p->varlen != 0)) &&
+           put(d, "total_q", PyLong_FromUnsignedLong(p->total_q)) &&
+           put(d, "total_kv", PyLong_FromUnsignedLong(p->total_kv)) &&
+           put(d, "page_size", PyLong_FromUnsignedLong(p->page_size)) &&
+           put(d, "pages", PyLong_FromUnsignedLong(p->pages)) &&
+           put(d, "pages_per_seq", PyLong_FromUnsignedLong(p->pages_per_seq));
+}
+
 static PyObject *problem_dict(const sagerun_problem *p)
 {
     /* the problem's scale, or D^-0.5 as the reference computes it (double precision) */
     double scale = p->sm_scale > 0 ? p->sm_scale : 1.0 / sqrt((double)p->head_dim);
-    return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:N,s:d}", "batch", p->batch, "seq_len",
-                         p->seq_len, "heads_q", p->heads_q, "heads_kv", p->heads_kv, "head_dim",
-                         p->head_dim, "layout", p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD",
-                         "dtype", p->dtype == SAGERUN_DTYPE_BF16 ? "bf16" : "fp16", "causal",
-                         PyBool_FromLong(p->causal != 0), "sm_scale", scale);
+    PyObject *d = Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:N,s:d}", "batch", p->batch,
+                                "seq_len", p->seq_len, "heads_q", p->heads_q, "heads_kv",
+                                p->heads_kv, "head_dim", p->head_dim, "layout",
+                                p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", "dtype",
+                                p->dtype == SAGERUN_DTYPE_BF16 ? "bf16" : "fp16", "causal",
+                                PyBool_FromLong(p->causal != 0), "sm_scale", scale);
+    if (d && !problem_12(d, p))
+        Py_CLEAR(d);
+    return d;
 }
 
 static PyObject *params_dict(const py_declared *d, const sagerun_plugin_inputs *in)
@@ -64,14 +100,33 @@ static PyObject *device_dict(const sagerun_plugin_device *dev)
                          x->l2_bytes);
 }
 
+/* An int32 array of sagerun's of n entries (cu_seqlens, the block table), or None where the
+ * problem has none (address 0). */
+static PyObject *int32_buffer(const py_declared *d, uint64_t addr, uint64_t n)
+{
+    if (!addr)
+        return Py_INCREF(Py_None), Py_None;
+    return buffer(d, addr, n * sizeof(int32_t), false);
+}
+
+/* Q, K, V, O as stored (sagerun.h's sagerun_problem_q_elements / _kv_elements: packed [total, H,
+ * D] varlen, the page cache paged, kv_len rows of K and V dense) and the sequences' arrays. */
 static PyObject *buffers_dict(const py_declared *d, const sagerun_plugin_inputs *in)
 {
     const sagerun_problem *p = &in->problem;
-    uint64_t rows = (uint64_t)p->batch * p->seq_len * p->head_dim * 2;
-    uint64_t q = rows * p->heads_q, kv = rows * p->heads_kv;
-    return Py_BuildValue("{s:N,s:N,s:N,s:N}", "q", buffer(d, in->q, q, false), "k",
+    uint64_t q_rows = p->varlen ? p->total_q : (uint64_t)p->batch * p->seq_len;
+    uint64_t kv_rows = p->page_size ? (uint64_t)p->pages * p->page_size
+                       : p->varlen  ? p->total_kv
+                                    : (uint64_t)p->batch * kv_len_of(p);
+    uint64_t q = q_rows * p->heads_q * p->head_dim * 2;
+    uint64_t kv = kv_rows * p->heads_kv * p->head_dim * 2;
+    uint64_t table = (uint64_t)p->batch * p->pages_per_seq;
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "q", buffer(d, in->q, q, false), "k",
                          buffer(d, in->k, kv, false), "v", buffer(d, in->v, kv, false), "o",
-                         buffer(d, in->o, q, true));
+                         buffer(d, in->o, q, true), "cu_seqlens_q",
+                         int32_buffer(d, in->cu_seqlens_q, p->batch + 1ull), "cu_seqlens_kv",
+                         int32_buffer(d, in->cu_seqlens_kv, p->batch + 1ull), "block_table",
+                         int32_buffer(d, in->block_table, table));
 }
 
 /* What sagerun._create makes the Call from. */

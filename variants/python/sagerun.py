@@ -22,16 +22,45 @@ class Unsupported(Exception):
 class Problem:
     """The attention call: batch, seq_len, heads_q, heads_kv, head_dim (ints), layout ("NHD":
     [B, N, H, D] or "HND": [B, H, N, D]), dtype ("fp16" or "bf16"), causal (bool), sm_scale (the
-    problem's softmax scale, or D**-0.5 computed as 1/sqrt(D) in double precision)."""
+    problem's softmax scale, or D**-0.5 computed as 1/sqrt(D) in double precision).
+
+    Beyond one length (plugin ABI 1.2; a variant declares in features= which of these it does):
+    kv_len (keys per sequence, = seq_len unless set; varlen: the longest), align ("top-left" or
+    "bottom-right": where the causal diagonal and the window sit when a sequence has more or
+    fewer keys than queries; sagerun.h's sagerun_mask_align), window (None, or (left, right):
+    keys before/after the diagonal, -1 unbounded), softcap (0.0: none, else each logit x becomes
+    softcap * tanh(x / softcap)), varlen (bool: Q, K, V, O packed [total, H, D], sequence b's rows
+    cu_seqlens[b] .. cu_seqlens[b + 1] - 1), total_q, total_kv (varlen: the packed rows),
+    page_size, pages, pages_per_seq (page_size > 0: K and V are a page cache [pages, page_size,
+    Hkv, D], sequence b's key j in page block_table[b, j // page_size], row j % page_size)."""
 
     def __init__(self, fields):
         self.__dict__.update(fields)
 
     def shape(self, heads):
-        """q/o (heads_q) or k/v (heads_kv) in the problem's layout."""
+        """A dense [B, N, H, D] (or HND) tensor of seq_len rows: q/o (heads_q), or k/v (heads_kv)
+        where kv_len = seq_len."""
+        return self._dense(heads, self.seq_len)
+
+    def _dense(self, heads, rows):
         if self.layout == "HND":
-            return (self.batch, heads, self.seq_len, self.head_dim)
-        return (self.batch, self.seq_len, heads, self.head_dim)
+            return (self.batch, heads, rows, self.head_dim)
+        return (self.batch, rows, heads, self.head_dim)
+
+    def q_shape(self):
+        """q and o as stored: [total_q, Hq, D] varlen, else [B, seq_len, Hq, D] (or HND)."""
+        if getattr(self, "varlen", False):
+            return (self.total_q, self.heads_q, self.head_dim)
+        return self._dense(self.heads_q, self.seq_len)
+
+    def kv_shape(self):
+        """k and v as stored: [pages, page_size, Hkv, D] paged, [total_kv, Hkv, D] varlen, else
+        [B, kv_len, Hkv, D] (or HND)."""
+        if getattr(self, "page_size", 0):
+            return (self.pages, self.page_size, self.heads_kv, self.head_dim)
+        if getattr(self, "varlen", False):
+            return (self.total_kv, self.heads_kv, self.head_dim)
+        return self._dense(self.heads_kv, getattr(self, "kv_len", self.seq_len))
 
     def __repr__(self):
         return "Problem(%s)" % ", ".join("%s=%r" % kv for kv in sorted(self.__dict__.items()))
@@ -56,6 +85,11 @@ class Call:
                  (bf16 as uint16 bit patterns: see bf16_to_float32), torch tensors on CUDA; views
                  of sagerun's memory. q, k, v must not be written. run writes every element of o,
                  or returns an array/tensor of o's shape and dtype that sagerun copies into o.
+                 Their shapes are as stored (Problem.q_shape, kv_shape): dense k and v have
+                 kv_len rows, varlen tensors are packed [total, H, D], paged k and v the cache.
+    cu_seqlens_q, cu_seqlens_kv   varlen: int32 [B + 1] prefix sums (numpy on the host, torch
+                 on CUDA, views of sagerun's memory like q); None otherwise
+    block_table  paged: int32 [B, pages_per_seq]; None otherwise
     problem      a Problem; params: the declared parameters' values by key
     sage2        a Sage2 (input=sage2; from prepare on), else None
     stream       CUDA: sagerun's stream as a torch.cuda.ExternalStream, current while run runs
@@ -75,6 +109,7 @@ class Call:
         self.sage2 = None
         self.stream = None
         self.state = None
+        self.cu_seqlens_q = self.cu_seqlens_kv = self.block_table = None
         self._torch = None
 
     def __repr__(self):
@@ -106,6 +141,7 @@ _KINDS = {
     "i8": ("int8", "|i1", "int8"),
     "fp8": ("uint8", "|u1", "float8_e4m3fn"),
     "f32": ("float32", "<f4", "float32"),
+    "i32": ("int32", "<i4", "int32"),
 }
 
 
@@ -126,7 +162,8 @@ def _view(call, buf, shape, kind):
     t = torch.as_tensor(_CudaBuffer(buf, shape, typestr))
     if t.data_ptr() != buf:
         raise RuntimeError("torch copied sagerun's buffer instead of viewing it")
-    return t if torch_name in ("float16", "int8", "float32") else t.view(getattr(torch, torch_name))
+    return t if torch_name in ("float16", "int8", "float32", "int32") \
+        else t.view(getattr(torch, torch_name))
 
 
 # ---- the variant's module ----------------------------------------------------------------------
@@ -179,16 +216,27 @@ def _create(spec):
     if spec["backend"] == "cuda":
         import torch
         call._torch = torch
-    call.q = _view(call, b["q"], p.shape(p.heads_q), p.dtype)
-    call.k = _view(call, b["k"], p.shape(p.heads_kv), p.dtype)
-    call.v = _view(call, b["v"], p.shape(p.heads_kv), p.dtype)
-    call.o = _view(call, b["o"], p.shape(p.heads_q), p.dtype)
+    call.q = _view(call, b["q"], p.q_shape(), p.dtype)
+    call.k = _view(call, b["k"], p.kv_shape(), p.dtype)
+    call.v = _view(call, b["v"], p.kv_shape(), p.dtype)
+    call.o = _view(call, b["o"], p.q_shape(), p.dtype)
+    _sequences(call, b)
     if call._torch is not None:
         call._torch.cuda.set_device(call.o.device)
         call.stream = call._torch.cuda.ExternalStream(spec["stream"], device=call.o.device)
     if create is not None:
         call.state = _in_stream(call, create)
     return call
+
+
+def _sequences(call, b):
+    """cu_seqlens_q / _kv and block_table: int32 views where the problem has them, else None."""
+    p = call.problem
+    shapes = {"cu_seqlens_q": (p.batch + 1,), "cu_seqlens_kv": (p.batch + 1,),
+              "block_table": (p.batch, getattr(p, "pages_per_seq", 0))}
+    for key, shape in shapes.items():
+        addr = b.get(key)
+        setattr(call, key, None if addr is None else _view(call, addr, shape, "i32"))
 
 
 def _sage2(call, t):

@@ -78,6 +78,11 @@ static void fill_descriptor(py_slot *s, unsigned index)
         .flags = d->graph ? SAGERUN_VARIANT_GRAPH_CAPTURABLE : 0,
         .n_params = d->n_params,
         .params = d->n_params ? s->params : NULL,
+        /* 1.2: the host refuses, before create, a problem needing what is not declared */
+        .features = d->features,
+        .dtypes = d->dtypes,
+        .n_head_dims = d->n_head_dims,
+        .head_dims = d->n_head_dims ? d->head_dims : NULL,
     };
 }
 

@@ -18,8 +18,9 @@ class dtype:
 
 float16, bfloat16, int16 = dtype("float16", 2), dtype("bfloat16", 2), dtype("int16", 2)
 int8, uint8, float32 = dtype("int8", 1), dtype("uint8", 1), dtype("float32", 4)
-float8_e4m3fn = dtype("float8_e4m3fn", 1)
-_TYPESTR = {"<f2": float16, "<i2": int16, "|i1": int8, "|u1": uint8, "<f4": float32}
+float8_e4m3fn, int32 = dtype("float8_e4m3fn", 1), dtype("int32", 4)
+_TYPESTR = {"<f2": float16, "<i2": int16, "|i1": int8, "|u1": uint8, "<f4": float32,
+            "<i4": int32}
 
 
 class device:
