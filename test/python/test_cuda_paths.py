@@ -26,13 +26,23 @@ STREAM = 0x5A5A00
 ADDR = {"q": 0x10000000, "k": 0x20000000, "v": 0x30000000, "o": 0x40000000}
 
 
+SEQ = {"cu_seqlens_q": 0x60000000, "cu_seqlens_kv": 0x61000000, "block_table": 0x62000000}
+
+
 def make_spec(script, run, create="", prepare="", layout="NHD", dtype="fp16", causal=False,
-              heads=(8, 8), inputs="fp16", extension=None):
+              heads=(8, 8), inputs="fp16", extension=None, sequences=(), **problem):
+    """embed_call.c's dict; problem: the ABI 1.2 fields that differ from the 1.1 problem's, and
+    sequences: which of cu_seqlens_q, cu_seqlens_kv, block_table the buffers have."""
     p = {"batch": 2, "seq_len": 300, "heads_q": heads[0], "heads_kv": heads[1], "head_dim": 128,
-         "layout": layout, "dtype": dtype, "causal": causal, "sm_scale": 1 / math.sqrt(128)}
+         "layout": layout, "dtype": dtype, "causal": causal, "sm_scale": 1 / math.sqrt(128),
+         "kv_len": 300, "align": "top-left", "window": None, "softcap": 0.0, "varlen": False,
+         "total_q": 0, "total_kv": 0, "page_size": 0, "pages": 0, "pages_per_seq": 0}
+    p.update(problem)
+    buffers = dict(ADDR)
+    buffers.update((key, SEQ[key] if key in sequences else None) for key in SEQ)
     return {"name": "probe", "script": script, "line": 1, "backend": "cuda", "input": inputs,
             "functions": {"run": run, "create": create, "prepare": prepare, "destroy": ""},
-            "problem": p, "params": {}, "extension": extension, "buffers": dict(ADDR),
+            "problem": p, "params": {}, "extension": extension, "buffers": buffers,
             "stream": STREAM,
             "device": {"name": "stand-in", "compute_capability": 90, "sm_count": 132,
                        "shared_memory_per_block": 49152, "shared_memory_per_block_optin": 232448,
@@ -150,6 +160,134 @@ def check_readonly_refused():
     print("ok   views do not set the read-only flag (torch refuses it)")
 
 
+SDPA_PY = os.path.join(ROOT, "examples/python/torch_sdpa.py")
+FEATURES_PY = os.path.join(ROOT, "examples/python/torch_features.py")
+VARLEN = {"varlen": True, "total_q": 700, "total_kv": 900, "seq_len": 400, "kv_len": 500}
+
+
+def check_stored_shapes():
+    """q, k, v, o as stored and the sequences' int32 arrays, for each kind of problem."""
+    cases = [({"kv_len": 1000}, "NHD", (), (2, 300, 8, 128), (2, 1000, 2, 128)),
+             ({"kv_len": 1000}, "HND", (), (2, 8, 300, 128), (2, 2, 1000, 128)),
+             (VARLEN, "NHD", ("cu_seqlens_q", "cu_seqlens_kv"), (700, 8, 128), (900, 2, 128)),
+             ({"page_size": 16, "pages": 70, "pages_per_seq": 63, "kv_len": 1000}, "NHD",
+              ("block_table",), (2, 300, 8, 128), (70, 16, 2, 128)),
+             (dict(VARLEN, page_size=16, pages=70, pages_per_seq=32), "NHD",
+              ("cu_seqlens_q", "cu_seqlens_kv", "block_table"), (700, 8, 128), (70, 16, 2, 128))]
+    for problem, layout, sequences, q_shape, kv_shape in cases:
+        call = sagerun._create(make_spec(SDPA_PY, "cudnn", layout=layout, heads=(8, 2),
+                                         sequences=sequences, **problem))
+        assert call.q.shape == q_shape and call.o.shape == q_shape, (problem, call.q.shape)
+        assert call.k.shape == kv_shape and call.v.shape == kv_shape, (problem, call.k.shape)
+        assert call.k.data_ptr() == ADDR["k"] and call.o.data_ptr() == ADDR["o"]
+        want = {"cu_seqlens_q": (3,), "cu_seqlens_kv": (3,),
+                "block_table": (2, problem.get("pages_per_seq", 0))}
+        for key, shape in want.items():
+            t = getattr(call, key)
+            if key not in sequences:
+                assert t is None, (key, problem)
+                continue
+            assert t.shape == shape and t.dtype is torch.int32, (key, t.shape, t.dtype)
+            assert t.data_ptr() == SEQ[key], "%s is not a view of sagerun's memory" % key
+    print("ok   stored shapes: kv_len rows (NHD, HND), packed varlen, the page cache; "
+          "cu_seqlens and block_table int32 views, None where absent")
+
+
+def check_torch_varlen():
+    """torch-varlen on a varlen problem: the packed views, sagerun's cu_seqlens, the longest
+    lengths, the problem's scale and window_size (-1, 0) for causal; an older signature without
+    window_size refuses a window problem, naming the argument."""
+    module = sagerun._load(FEATURES_PY)
+    for causal, window, want in ((True, None, (-1, 0)), (False, None, None),
+                                 (True, (64, -1), (64, 0)), (False, (64, 8), (64, 8))):
+        del torch.LOG[:]
+        call = sagerun._create(make_spec(FEATURES_PY, "run_varlen", "create_varlen", heads=(8, 2),
+                                         causal=causal, window=window, align="bottom-right",
+                                         sequences=("cu_seqlens_q", "cu_seqlens_kv"), **VARLEN))
+        sagerun._run(call)
+        calls = [e for e in torch.LOG if e[0] == "varlen_attn"]
+        copies = [e for e in torch.LOG if e[0] == "copy_"]
+        assert len(calls) == 1 and len(copies) == 1, torch.LOG
+        _, q, k, v, cu_q, cu_kv, max_q, max_k, kwargs, stream = calls[0]
+        assert q.shape == (700, 8, 128) and k.shape == (900, 2, 128) and v.data_ptr() == ADDR["v"]
+        assert cu_q.data_ptr() == SEQ["cu_seqlens_q"] and cu_kv.data_ptr() == SEQ["cu_seqlens_kv"]
+        assert (max_q, max_k) == (400, 500) and kwargs["scale"] == 1 / math.sqrt(128), kwargs
+        assert kwargs["window_size"] == (want if want else (-1, -1)), (causal, window, kwargs)
+        assert stream.cuda_stream == STREAM
+        assert copies[0][1].data_ptr() == ADDR["o"] and copies[0][2].ptr == 0xBEEF0000
+    real = module.__dict__.get("varlen_attn")
+    import torch.nn.attention.varlen as varlen
+
+    def older(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, is_causal=False,
+              return_aux=None):
+        raise AssertionError("not to be called")
+    kept, varlen.varlen_attn = varlen.varlen_attn, older
+    try:
+        sagerun._create(make_spec(FEATURES_PY, "run_varlen", "create_varlen", window=(8, 8),
+                                  sequences=("cu_seqlens_q", "cu_seqlens_kv"), **VARLEN))
+        raise AssertionError("an older varlen_attn took a window")
+    except sagerun.Unsupported as e:
+        assert "window_size" in str(e), e
+    try:
+        sagerun._create(make_spec(FEATURES_PY, "run_varlen", "create_varlen", sm_scale=0.5,
+                                  sequences=("cu_seqlens_q", "cu_seqlens_kv"), **VARLEN))
+        raise AssertionError("an older varlen_attn took a scale it has no argument for")
+    except sagerun.Unsupported as e:
+        assert "scale" in str(e), e
+    finally:
+        varlen.varlen_attn = kept
+    assert real is None
+    print("ok   torch-varlen: packed views, sagerun's cu_seqlens, window_size per problem; an "
+          "older varlen_attn refused naming the argument it lacks")
+
+
+def key_rule(causal, align, window, q_len, kv_len):
+    """The mask as sagerun.h words it, row by row: [q_len, kv_len] bool, True where attended."""
+    import numpy as np
+    out = np.zeros((q_len, kv_len), dtype=bool)
+    for i in range(q_len):
+        d = i + (kv_len - q_len if align == "bottom-right" else 0)
+        lo, hi = 0, kv_len
+        if causal:
+            hi = min(hi, d + 1)
+        if window is not None and window[1] >= 0:
+            hi = min(hi, d + window[1] + 1)
+        if window is not None and window[0] >= 0:
+            lo = max(lo, d - window[0])
+        for j in range(max(lo, 0), max(hi, 0)):
+            out[i, j] = True
+    return out
+
+
+def check_masks():
+    """torch_features' mask functions on numpy index arrays against key_rule: dense shapes of
+    both alignments, and the varlen document mask sequence by sequence."""
+    import numpy as np
+    module = sagerun._load(FEATURES_PY)
+    P = sagerun.Problem
+    cases = [(True, "top-left", None), (True, "bottom-right", None), (False, "top-left", (2, 1)),
+             (False, "bottom-right", (3, -1)), (True, "bottom-right", (2, -1)),
+             (True, "top-left", (-1, 4)), (False, "top-left", None)]
+    for causal, align, window in cases:
+        p = P({"causal": causal, "align": align, "window": window})
+        for n, m in ((5, 5), (3, 7), (7, 3), (1, 4)):
+            keep = module.allowed(p, np.arange(n)[:, None], np.arange(m)[None, :],
+                                  module.diagonal_offset(p, n, m))
+            got = np.ones((n, m), dtype=bool) if keep is None else np.broadcast_to(keep, (n, m))
+            want = key_rule(causal, align, window, n, m)
+            assert (got == want).all(), (causal, align, window, n, m, got, want)
+        cu_q, cu_kv = [0, 3, 3, 8], [0, 6, 8, 10]
+        t = {k: np.array(v) for k, v in module.token_tables(p, cu_q, cu_kv).items()}
+        got = module.document_allowed(p, t, np.arange(8)[:, None], np.arange(10)[None, :])
+        want = np.zeros((8, 10), dtype=bool)
+        for b in range(3):
+            want[cu_q[b]:cu_q[b + 1], cu_kv[b]:cu_kv[b + 1]] = key_rule(
+                causal, align, window, cu_q[b + 1] - cu_q[b], cu_kv[b + 1] - cu_kv[b])
+        assert (got == want).all(), (causal, align, window, got, want)
+    print("ok   torch_features masks: the rule of sagerun.h, both alignments, windows, varlen "
+          "documents")
+
+
 if __name__ == "__main__":
     check_views()
     from torch.nn.attention import SDPBackend
@@ -159,3 +297,11 @@ if __name__ == "__main__":
     check_sageattention("HND")
     check_store()
     check_readonly_refused()
+    check_stored_shapes()
+    check_torch_varlen()
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        print("SKIP torch_features masks: no numpy")
+    else:
+        check_masks()
