@@ -14,7 +14,8 @@
     X(SAGERUN_DTYPE_F32, "F32", 4)                                                                 \
     X(SAGERUN_DTYPE_I8, "I8", 1)                                                                   \
     X(SAGERUN_DTYPE_F8_E4M3, "F8_E4M3", 1)                                                         \
-    X(SAGERUN_DTYPE_F64, "F64", 8)
+    X(SAGERUN_DTYPE_F64, "F64", 8)                                                                 \
+    X(SAGERUN_DTYPE_I32, "I32", 4)
 
 size_t sagerun_dtype_size(int dtype)
 {

@@ -563,6 +563,25 @@ size_t sagerun_registry_variant_count(const sagerun_registry *reg)
     return reg ? reg->n_variants : 0;
 }
 
+const char *sagerun_feature_name(uint32_t bit)
+{
+    return sr_feature_name(bit);
+}
+
+/* What a descriptor declares it does (plugin ABI 1.2): a 1.0/1.1 descriptor, which has no such
+ * fields, does the 1.1 problem only; declaring no dtype means F16 and BF16, as the host reads it
+ * (sr_features_check). */
+static void declared_capabilities(const sagerun_variant_descriptor *d, sagerun_variant_info *i)
+{
+    bool v12 = d->struct_size >= offsetof(sagerun_variant_descriptor, head_dims) +
+                                     sizeof d->head_dims;
+    i->features = v12 ? d->features : 0;
+    i->dtypes = v12 && d->dtypes ? d->dtypes
+                                 : (1u << SAGERUN_DTYPE_F16) | (1u << SAGERUN_DTYPE_BF16);
+    i->n_head_dims = v12 && d->head_dims ? d->n_head_dims : 0;
+    i->head_dims = i->n_head_dims ? d->head_dims : NULL;
+}
+
 sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t index,
                                              sagerun_variant_info *info, sagerun_error *err)
 {
@@ -588,6 +607,7 @@ sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t
     i.flags = sr_descriptor_flags(v->desc);
     i.extension_path = v->extension;
     memcpy(i.extension_sha256, v->extension_sha256, sizeof i.extension_sha256);
+    declared_capabilities(v->desc, &i);
     uint32_t size = info->struct_size && info->struct_size < sizeof i ? info->struct_size
                                                                       : (uint32_t)sizeof i;
     memcpy(info, &i, size);

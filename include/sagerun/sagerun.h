@@ -84,7 +84,8 @@ typedef enum sagerun_dtype {
     SAGERUN_DTYPE_F32 = 2,
     SAGERUN_DTYPE_I8 = 3,
     SAGERUN_DTYPE_F8_E4M3 = 4,
-    SAGERUN_DTYPE_F64 = 5
+    SAGERUN_DTYPE_F64 = 5,
+    SAGERUN_DTYPE_I32 = 6 /* (0.2) cu_seqlens and block tables in safetensors files */
 } sagerun_dtype;
 
 /* Bytes per element of a dtype; 0 for an unknown one. */
@@ -331,7 +332,18 @@ typedef struct sagerun_variant_info {
      * that file; NULL and "" otherwise. */
     const char *extension_path;
     char extension_sha256[65];
+    /* (0.2, plugin ABI 1.2) What the variant declares it does: SAGERUN_FEATURE_* of plugin.h
+     * (sagerun_feature_name names each bit), 0 for a plugin of ABI 1.0/1.1 (the 1.1 problem only:
+     * q_len = kv_len, dense); dtypes: bits 1u << sagerun_dtype of Q, K, V it takes (F16 and BF16
+     * where it declares none); head_dims: the n_head_dims head dims it takes (valid while the
+     * registry lives), 0 and NULL for any. */
+    uint32_t features, dtypes, n_head_dims;
+    const uint32_t *head_dims;
 } sagerun_variant_info;
+
+/* (0.2) The words `list` and refusals use for one SAGERUN_FEATURE_* bit of plugin.h ("kv_len !=
+ * q_len", "sliding window", "paged K/V", ...); "unknown feature" for another value. */
+SAGERUN_API const char *sagerun_feature_name(uint32_t bit);
 
 /* One declared parameter of a variant and its value in that entry. */
 typedef struct sagerun_variant_param {

@@ -12,7 +12,8 @@ static void list_usage(FILE *out)
             "                    [--allow-unsafe-plugins] [--expect-plugin-sha256 NAME=HEX]\n\n"
             "Lists every variant found (name, version, backend, minimum compute capability,\n"
             "plugin file and its SHA-256; for a Python variant its .py file and the extension\n"
-            "module it declares), then every plugin file that was rejected and why.\n"
+            "module it declares; what it does: the problem features, dtypes and head dims it\n"
+            "declares), then every plugin file that was rejected and why.\n"
             "With a CUDA device, variants that need a newer GPU are rejected.\n\n"
             "  --plugin PATH   also load this plugin file (.so), Python variant file (.py)\n"
             "                  or folder (first; may repeat)\n"
@@ -38,6 +39,31 @@ static void print_params(const sagerun_registry *reg, size_t index, uint32_t n)
     }
 }
 
+/* "does: kv_len != q_len, sliding window, dtypes fp16 bf16, head_dim 64 128": the problem
+ * features, dtypes and head dims the variant declares (plugin ABI 1.2). */
+static void print_capabilities(const sagerun_variant_info *vi)
+{
+    printf("  %-20s does: ", "");
+    if (!vi->features)
+        printf("the 1.1 problem only (q_len = kv_len, dense)");
+    const char *sep = "";
+    for (uint32_t bit = 1; bit; bit <<= 1)
+        if (vi->features & bit) {
+            printf("%s%s", sep, sagerun_feature_name(bit));
+            sep = ", ";
+        }
+    printf(", dtypes");
+    for (int d = 0; d < 32; d++)
+        if (vi->dtypes & (1u << d)) {
+            const char *word = sagerun_dtype_word(d) ? sagerun_dtype_word(d) : sagerun_dtype_name(d);
+            printf(" %s", word ? word : "?");
+        }
+    printf(", head_dim");
+    for (uint32_t k = 0; k < vi->n_head_dims && vi->head_dims; k++)
+        printf(" %u", vi->head_dims[k]);
+    printf("%s\n", vi->n_head_dims ? "" : " any");
+}
+
 /* One variant: name, version, backend, minimum sm, description, files, flags, parameters (the
  * plugin's texts and the file names shown escaped: they are not sagerun's). */
 static void print_variant(sagerun_registry *reg, size_t i)
@@ -53,6 +79,7 @@ static void print_variant(sagerun_registry *reg, size_t i)
     if (vi.extension_path)
         printf("  %-20s extension %s\n  %-20s sha256 %s\n", "", sr_cli_text(vi.extension_path), "",
                vi.extension_sha256);
+    print_capabilities(&vi);
     if (vi.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)
         printf("  %-20s flags graph-capturable\n", "");
     print_params(reg, i, vi.n_params);

@@ -19,6 +19,16 @@ contains "list: a bad declaration is a rejection naming the key" \
     "variant fake-bad-param: parameter tile: default 512 outside its range [16, 128]"
 contains "list: the ABI 1.0 fake loads" "abi10-fake           0.0.1"
 contains "list: the ABI 1.0 reference loads" "abi10-reference"
+# what each variant declares it does (descriptor 1.2); a 1.0/1.1 plugin declares nothing
+grep -A3 "^  abi11-reference " <<<"$out" | grep -q "does: the 1.1 problem only (q_len = kv_len, dense), dtypes fp16 bf16, head_dim any" \
+    && echo "ok   list: an ABI 1.1 plugin does the 1.1 problem only" \
+    || fail "list: an ABI 1.1 plugin does the 1.1 problem only" "$out"
+grep -A3 "^  fake-declares " <<<"$out" | grep -q "does: kv_len != q_len, causal/window bottom-right with kv_len != q_len, softcap, dtypes bf16, head_dim 64 128$" \
+    && echo "ok   list: the features, dtypes and head dims a variant declares" \
+    || fail "list: the features, dtypes and head dims a variant declares" "$out"
+grep -A3 "^  reference " <<<"$out" | grep -q "does: kv_len != q_len, .*, sliding window, softcap, varlen, paged K/V, dtypes fp16 bf16, head_dim any" \
+    && echo "ok   list: the reference does every feature" \
+    || fail "list: the reference does every feature" "$out"
 
 check "three values of one parameter in one compare" 0 "$S" compare "${H[@]}" \
     --baseline 'probe[gain=1]' --variant 'probe[gain=0.5]' --variant 'probe[gain=2]' \

@@ -101,6 +101,12 @@ static const struct {
     .n_params = sizeof FAKE_PARAMS / sizeof FAKE_PARAMS[0],
     .params = FAKE_PARAMS,
 #endif
+#ifdef FAKE_FEATURES /* (1.2) what the variant declares it does */
+    .features = FAKE_FEATURES,
+    .dtypes = FAKE_DTYPES,
+    .n_head_dims = sizeof FAKE_HEAD_DIMS / sizeof FAKE_HEAD_DIMS[0],
+    .head_dims = FAKE_HEAD_DIMS,
+#endif
 }, {0}};
 
 SAGERUN_PLUGIN_EXPORT int FAKE_ENTRY(const sagerun_plugin_query *query,
