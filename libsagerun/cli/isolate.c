@@ -54,6 +54,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,36 @@ static void child_progress(void *user, const char *phase, const char *variant, u
 
 static void child_signals_install(void);
 
+/* A variant that blocked the stop signals (sigprocmask) holds back the stop the parent forwards
+ * until the child is killed, the report lost: after each call they are unblocked (a stop waiting
+ * then arrives at once), and the variant named the first time. */
+static void child_unblock_stops(const char *label)
+{
+    static char named[8][64];
+    sigset_t now, stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, NULL, &now) != 0 ||
+        !(sigismember(&now, SIGINT) || sigismember(&now, SIGTERM) || sigismember(&now, SIGHUP)))
+        return;
+    bool said = false;
+    size_t k = 0;
+    for (; k < 8 && named[k][0] && !said; k++)
+        said = strncmp(named[k], label, sizeof named[k] - 1) == 0;
+    if (!said) {
+        if (k < 8)
+            snprintf(named[k], sizeof named[k], "%s", label);
+        char *shown = sagerun_text_escape(label, 0);
+        fprintf(stderr, "sagerun: compare: warning: variant %s blocked SIGINT, SIGTERM or SIGHUP "
+                        "(sigprocmask) in its call: unblocked after each call (plugin.h section "
+                        "8)\n", shown ? shown : "?");
+        free(shown);
+    }
+    sigprocmask(SIG_UNBLOCK, &stops, NULL);
+}
+
 static void child_call(void *user, const sagerun_compare_call *c)
 {
     (void)user;
@@ -186,6 +217,7 @@ static void child_call(void *user, const sagerun_compare_call *c)
     send_fields(8, "E", c->label, c->phase, round, secs, c->failure_phase ? c->failure_phase : "",
                 c->failure ? c->failure : "", calls);
     child_signals_install(); /* a variant that ignored or took SIGINT/SIGTERM/SIGHUP: ours again */
+    child_unblock_stops(c->label);
     if (c->context_lost) {
         /* Nothing more can run in this process: say who, and let the parent start afresh. */
         send_fields(4, "L", c->label, c->failure_phase ? c->failure_phase : c->phase,

@@ -36,7 +36,7 @@ static void forward_stop(int sig)
 {
     stop_seen = sig;
     if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
+        kill(-(pid_t)child_pid, sig); /* its group: what the variant forked stops too */
 }
 
 /* What the child said: its last phase and, when body returned, its code (-1: it did not). */
@@ -67,8 +67,8 @@ static void read_story(int fd, child_story *s)
     }
 }
 
-/* The child's wait status; with a timeout, *timed_out and the child (what it forked is not)
- * killed when it runs past it. */
+/* The child's wait status; with a timeout, *timed_out and the child's group (it and what it
+ * forked) killed when it runs past it. */
 static int wait_child(pid_t pid, double timeout_s, bool *timed_out)
 {
     int ws = 0;
@@ -86,7 +86,7 @@ static int wait_child(pid_t pid, double timeout_s, bool *timed_out)
         if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > timeout_s &&
             !*timed_out) {
             *timed_out = true;
-            kill(pid, SIGKILL);
+            kill(-pid, SIGKILL);
         }
         struct timespec nap = {0, 20 * 1000 * 1000};
         nanosleep(&nap, NULL);
@@ -138,6 +138,9 @@ int sr_cli_supervised(const char *cmd, const char *variant, double timeout_s,
         return body(arg);
     }
     if (pid == 0) {
+        /* A group of its own, as compare's child: a variant's kill(0, SIGTERM) ends its own run,
+         * not the script that ran sagerun (the parent forwards the stop signals it gets). */
+        setpgid(0, 0);
         close(fds[0]);
         phase_fd = fds[1];
         int rc = body(arg);
@@ -149,6 +152,7 @@ int sr_cli_supervised(const char *cmd, const char *variant, double timeout_s,
         phase_fd = -1;
         return rc; /* and the process exits through main, as it would unsupervised */
     }
+    setpgid(pid, pid); /* here too: the group exists before the parent signals it */
     close(fds[1]);
     struct sigaction sa, old[3];
     memset(&sa, 0, sizeof sa);

@@ -389,6 +389,16 @@ pid=$!; sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }'); t0=$SECONDS; kill -IN
 [ $rc -eq 130 ] && [ $((SECONDS - t0)) -lt $((10 * SLOW)) ] && [ -s "$TMP/ign.json" ] \
     && echo "ok   a variant ignoring SIGINT: stopped anyway ($((SECONDS - t0)) s), the report written" \
     || fail "a variant ignoring SIGINT (exit $rc, $((SECONDS - t0)) s)" "$(cat "$TMP/ign.out")"
+# a variant that blocked the stop signals (sigprocmask): the mask is reset after each call, so the
+# stop comes through at once, and the variant is named (Ctrl-C waited 30 s, killed, no report)
+"$S" compare --backend host --shape 1,256,2,64 --quiet --baseline reference --variant reference-mt \
+    --plugin "$FAKES/fault_block_stop_run.so" --variant fault-block-stop-run --rounds 1000 --iterations 2 \
+    --warmup 1 --json "$TMP/blk.json" >"$TMP/blk.out" 2>&1 &
+pid=$!; sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }'); t0=$SECONDS; kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] && [ $((SECONDS - t0)) -lt $((10 * SLOW)) ] && [ -s "$TMP/blk.json" ] \
+    && grep -q "fault-block-stop-run blocked SIGINT" "$TMP/blk.out" \
+    && echo "ok   a variant blocking SIGINT: stopped anyway ($((SECONDS - t0)) s), named, the report written" \
+    || fail "a variant blocking SIGINT (exit $rc, $((SECONDS - t0)) s)" "$(cat "$TMP/blk.out")"
 # interrupted, and the report cannot be written (its folder removed meanwhile): an error, not 143,
 # which says the report holds the rounds finished
 for mode in "" --in-process; do

@@ -61,6 +61,16 @@ grep -q "HOSTILE" <<<"$(timeout 60 "$S" run --backend host --shape 1,32,1,32 --i
     --warmup 0 --variant hostile-run-print --plugin "$FAKES/hostile_run_print.so" 2>/dev/null)" \
     && fail "run: the variant's print reached stdout"
 
+# run's child has a process group of its own, as compare's: a variant's kill(0, SIGTERM) fails
+# that run, naming the variant, and the script that ran sagerun goes on (it was killed with it).
+# setsid: the wrapper is a group of its own, so that the failure, before the fix, spares this script.
+check "run: a variant signalling its group ends its run, not its caller" 0 timeout 60 setsid bash -c \
+    '"$0" run --backend host --shape 1,32,1,32 --iterations 5 --warmup 0 \
+         --variant hostile-run-kill-group --plugin "$1"; echo "run exited $?, the caller lives"' \
+    "$S" "$FAKES/hostile_run_kill_group.so"
+contains "the caller lives, run failed" "run exited 1, the caller lives"
+contains "the variant is named" "hostile-run-kill-group"
+
 # ---- 6. compare: variants that signal, fork, print; the others measured; nothing left ----
 mkdir "$TMP/t"
 PIDS=$TMP/pids

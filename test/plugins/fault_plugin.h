@@ -55,6 +55,7 @@
 #define FAULT_POSITIVE 20     /* returns 1 (a C habit for failure, not a sagerun_status) */
 #define FAULT_STRAY_FAR 21    /* writes 16 bytes 4 KiB past the host's 64 KiB guard after O */
 #define FAULT_STRAY_BEFORE 22 /* writes the byte just before O */
+#define FAULT_BLOCK_STOP 23   /* blocks SIGINT, SIGTERM and SIGHUP (sigprocmask), then carries on */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -109,6 +110,16 @@ static void fault_stray(const sagerun_plugin_inputs *in, int kind)
     }
     for (uint64_t i = 0; i < 16; i++)
         o[fault_o_bytes(in) + (64u << 10) + 4096 + i] = 0x11;
+}
+
+static void fault_block_stop(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
 static void fault_fsize(void)
@@ -188,6 +199,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_QUICK_EXIT: _exit(0);
     case FAULT_CLOSE_STDIO: close(1); close(2); break;
     case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
+    case FAULT_BLOCK_STOP: fault_block_stop(); break;
     case FAULT_FSIZE: fault_fsize(); break;
     case FAULT_THREAD_SEGV: fault_thread_start(); break;
     case FAULT_WRITE_INPUTS: memset((void *)(uintptr_t)in->v, 0x11, 64); break;
