@@ -14,6 +14,11 @@ if [ ! -f "$PLUGINS/reference.so" ] || [ ! -f "$PLUGINS/reference-mt.so" ]; then
     echo "SKIP: the reference variants are not built (no $PLUGINS/reference.so)"; exit 0
 fi
 [ -f "$LIB" ] || { fail "the library under test is at $LIB"; finish; exit; }
+# A sanitizer's runtime must be the first library of the process, which python3 is not
+if nm -D "$LIB" 2>/dev/null | grep -q '__asan_init\|__tsan_init'; then
+    echo "SKIP: a sanitizer build's library cannot be loaded into python3 (test_reference runs)"
+    exit 0
+fi
 # numpy: Debian's python3-numpy belongs to /usr/bin/python3, not to a python3 earlier in PATH
 PY=""
 for cand in ${SAGERUN_TEST_PYTHON:-} /usr/bin/python3 python3; do
