@@ -116,6 +116,82 @@ contains "the reference's bytes" "$REF_SHA"
 check "sagerun profile" 0 "$S" profile --variant numpy-reference --plugin "$EX" --backend host \
     --shape 1,64,2,64 && contains "the reference's bytes" "output_sha256 $REF_SHA"
 
+# ---- ABI 1.2: what a variant declares (features=, dtypes=, head_dims=) ----
+printf '%s\n' '# sagerun-variant: py-feat run=f backend=host features=kv_len,causal-top-left,causal-bottom-right,window,softcap,varlen,paged dtypes=fp16 head_dims=64,128' \
+    '# sagerun-variant: py-feat-bad run=f backend=host features=kv_len,sparkle' \
+    '# sagerun-variant: py-dtype-bad run=f backend=host dtypes=fp16,fp8' \
+    '# sagerun-variant: py-dims-empty run=f backend=host head_dims=64,,128' \
+    '# sagerun-variant: py-dims-bad run=f backend=host head_dims=0' \
+    '# sagerun-variant: py-d128 run=f backend=host head_dims=128' \
+    'def f(call):' '    call.o[...] = 0' > "$TMP/feat.py"
+check "a declaration with features, dtypes and head_dims" 0 "$S" list --backend host --plugin "$TMP/feat.py"
+contains "is accepted" "py-feat              py       host"
+for want in "line 2: features=: unknown feature 'sparkle' (known: kv_len, causal-top-left" \
+    "line 3: dtypes=: unknown dtype 'fp8' (known: fp16, bf16)" \
+    "line 4: head_dims=64,,128: an empty entry" "line 5: head_dims=: '0' is not a head dim"; do
+    contains "refused: $want" "$want"
+done
+check "head_dims=128: a D=64 problem refused" 1 "$S" run --backend host --shape 1,64,2,64 \
+    --plugin "$TMP/feat.py" --variant py-d128 --warmup 0 --iterations 1 \
+    && contains "naming the head dim" "variant py-d128 does not declare head_dim 64"
+check "dtypes=fp16: a bf16 problem refused" 1 "$S" run --backend host --shape 1,64,2,64 \
+    --dtype bf16 --plugin "$EX" --variant numpy-reference --warmup 0 --iterations 1 \
+    && contains "naming the dtype" "variant numpy-reference does not declare dtype bf16"
+check "no features declared: a --kv-len problem refused" 1 "$S" run --backend host \
+    --shape 1,64,2,64 --kv-len 96 --plugin "$EX" --variant numpy-f32 --warmup 0 --iterations 1 \
+    && contains "naming the feature" "variant numpy-f32 does not declare kv_len != q_len"
+check "... and a bottom-right causal one" 1 "$S" run --backend host --shape 1,64,2,64 \
+    --kv-len 96 --causal=bottom-right --plugin "$TMP/feat.py" --variant py-d128 --warmup 0 \
+    --iterations 1 && contains "naming the feature" "does not declare kv_len != q_len"
+# numpy-reference declares every feature sagerun states: byte-exact with reference on each
+for problem in "--kv-len 96" "--kv-len 40 --causal=bottom-right" "--kv-len 96 --causal=top-left" \
+    "--kv-len 96 --causal=bottom-right --window 8,0" "--window 5,3" "--softcap 2.5 --causal" \
+    "--varlen 10,33,1" "--varlen 5:40,30:7,12:1 --causal=bottom-right" \
+    "--kv-len 100 --page-size 16 --causal=bottom-right" \
+    "--varlen 5:40,30:7,2:2 --page-size 8 --causal=bottom-right --window 4,-1 --softcap 3"; do
+    # shellcheck disable=SC2086
+    check "numpy-reference byte-exact with reference: $problem" 0 "$S" compare --backend host \
+        --shape 3,48,4,2,64 $problem --quiet --schedule fixed --rounds 2 --iterations 1 \
+        --warmup 0 --plugin "$EX" --baseline reference --variant numpy-reference
+done
+# what a host variant sees of a varlen, a paged and a kv_len problem
+cat > "$TMP/seq.py" <<'PY'
+# sagerun-variant: py-seq run=run backend=host features=kv_len,varlen,paged,causal-bottom-right,window
+import os
+import numpy as np
+
+def run(call):
+    p, want = call.problem, os.environ["SAGERUN_TEST_SEQ"]
+    seen = {"cu_q": call.cu_seqlens_q, "cu_kv": call.cu_seqlens_kv, "table": call.block_table}
+    for key, value in seen.items():
+        assert value is None or (value.dtype == np.int32 and not value.flags.writeable), key
+    if want == "varlen":
+        assert p.varlen and (p.total_q, p.total_kv) == (47, 59), p
+        assert call.cu_seqlens_q.tolist() == [0, 5, 35, 47], call.cu_seqlens_q
+        assert call.cu_seqlens_kv.tolist() == [0, 40, 47, 59], call.cu_seqlens_kv
+        assert call.q.shape == call.o.shape == (47, 4, 64) and call.k.shape == (59, 2, 64)
+        assert call.block_table is None and p.align == "bottom-right" and p.causal
+    elif want == "paged":
+        assert (p.page_size, p.kv_len) == (16, 100) and p.pages_per_seq >= 7, p
+        assert call.k.shape == call.v.shape == (p.pages, 16, 2, 64), call.k.shape
+        assert call.block_table.shape == (3, p.pages_per_seq) and call.cu_seqlens_q is None
+        assert sorted(call.block_table[:, :7].ravel().tolist()) == sorted(set(call.block_table[:, :7].ravel().tolist()))
+    else:
+        assert not p.varlen and p.kv_len == 96 and p.window == (8, 0) and p.softcap == 0.0, p
+        assert call.k.shape == (3, 96, 2, 64) and call.q.shape == (3, 48, 4, 64)
+        assert all(v is None for v in seen.values()), seen
+    call.o[...] = 0
+PY
+SEQ=(run --backend host --shape 3,48,4,2,64 --plugin "$TMP/seq.py" --variant py-seq --warmup 0 --iterations 1)
+check "a varlen problem: cu_seqlens and packed shapes seen" 0 env SAGERUN_TEST_SEQ=varlen \
+    "$S" "${SEQ[@]}" --varlen 5:40,30:7,12:12 --causal=bottom-right
+check "a paged problem: the block table and the page cache seen" 0 env SAGERUN_TEST_SEQ=paged \
+    "$S" "${SEQ[@]}" --kv-len 100 --page-size 16
+check "a kv_len problem: kv_len rows of K, no sequences" 0 env SAGERUN_TEST_SEQ=dense \
+    "$S" "${SEQ[@]}" --kv-len 96 --window 8,0 --causal=bottom-right
+check "... and a wrong expectation fails (the checks can fail)" 1 env SAGERUN_TEST_SEQ=paged \
+    "$S" "${SEQ[@]}" --varlen 5:40,30:7,12:12 --causal=bottom-right
+
 # ---- judged by tolerance where it does not ----
 F32=(--plugin "$EX" --baseline reference --variant numpy-reference --variant numpy-f32)
 check "numpy-f32 is not byte-exact: exit 3" 3 "$S" compare "${HOST[@]}" "${F32[@]}" \
