@@ -188,19 +188,46 @@ static int service_launch(void *host, sagerun_function *fn, const uint32_t grid[
 
 static int service_mem_alloc(void *host, uint64_t bytes, uint64_t *addr, char *err, size_t errlen)
 {
+    sagerun_context *ctx = host;
     sagerun_error e = {0};
-    if (sagerun_mem_alloc(host, bytes, addr, &e) != SAGERUN_OK)
+    if (sagerun_mem_alloc(ctx, bytes, addr, &e) != SAGERUN_OK)
         return copy_error(&e, err, errlen);
+    if (!sr_plugin_memory_add(ctx->plugin_memory, *addr, bytes)) {
+        sagerun_mem_free(ctx, *addr);
+        *addr = 0;
+        return sr_errbuf_set(err, errlen, SAGERUN_OUT_OF_MEMORY, "mem_alloc: out of host memory");
+    }
     return SAGERUN_OK;
 }
 
-static void service_mem_free(void *host, uint64_t addr) { sagerun_mem_free(host, addr); }
+/* A variant frees only what it allocated: anything else (Q, K, V, the shared sage2 tensors) is
+ * left alone, and said. */
+static void service_mem_free(void *host, uint64_t addr)
+{
+    sagerun_context *ctx = host;
+    if (!addr)
+        return;
+    if (sr_plugin_memory_remove(ctx->plugin_memory, addr)) {
+        sagerun_mem_free(ctx, addr);
+        return;
+    }
+    service_log(host, SAGERUN_LOG_ERROR,
+                "mem_free(0x%llx): not a block this variant allocated with mem_alloc; left alone "
+                "(plugin.h section 3: the inputs and outputs are the host's)",
+                (unsigned long long)addr);
+}
 
 static int service_mem_fill(void *host, uint64_t addr, uint8_t byte, uint64_t bytes, char *err,
                             size_t errlen)
 {
+    sagerun_context *ctx = host;
+    if (bytes && !sr_plugin_memory_holds(ctx->plugin_memory, addr, bytes))
+        return sr_errbuf_set(err, errlen, SAGERUN_INVALID_ARGUMENT,
+                             "mem_fill(0x%llx, %llu bytes): not within a block of the variant's "
+                             "(its mem_alloc blocks, its output): the inputs are the host's",
+                             (unsigned long long)addr, (unsigned long long)bytes);
     sagerun_error e = {0};
-    if (sagerun_mem_fill(host, addr, byte, bytes, &e) != SAGERUN_OK)
+    if (sagerun_mem_fill(ctx, addr, byte, bytes, &e) != SAGERUN_OK)
         return copy_error(&e, err, errlen);
     return SAGERUN_OK;
 }
@@ -214,13 +241,22 @@ static int service_sage2_quantize(void *host, const sagerun_problem *problem, ui
         return sr_errbuf_set(err, errlen, SAGERUN_INVALID_ARGUMENT, "sage2_quantize: NULL argument");
     if (sr_sage2_quantize_inputs(host, problem, q, k, v, params, out, &e) != SAGERUN_OK)
         return copy_error(&e, err, errlen);
+    /* the variant's: it may free them (by their first tensor) */
+    sr_plugin_memory_add(((sagerun_context *)host)->plugin_memory, out->q_int8, 0);
     return SAGERUN_OK;
 }
 
 static void service_sage2_tensors_free(void *host, sagerun_sage2_tensors *tensors)
 {
-    if (tensors)
+    if (!tensors)
+        return;
+    if (sr_plugin_memory_remove(((sagerun_context *)host)->plugin_memory, tensors->q_int8)) {
         sr_sage2_tensors_free(host, tensors);
+        return;
+    }
+    service_log(host, SAGERUN_LOG_ERROR,
+                "sage2_tensors_free: not tensors this variant made with sage2_quantize; left "
+                "alone (the inputs' sage2 tensors are the host's)");
 }
 
 static void *service_cuda_stream(void *host)
@@ -235,6 +271,7 @@ static void *service_cuda_context(void *host)
 
 static void init_services(sagerun_context *ctx)
 {
+    ctx->plugin_memory = sr_plugin_memory_create();
     sagerun_host_services *s = &ctx->services;
     s->struct_size = sizeof *s;
     s->abi_minor = SAGERUN_PLUGIN_ABI_MINOR;
@@ -377,6 +414,7 @@ void sagerun_context_destroy(sagerun_context *ctx)
         if (sr_cu.cuDeviceGet(&dev, ctx->device) == CUDA_SUCCESS)
             sr_cu.cuDevicePrimaryCtxRelease(dev);
     }
+    sr_plugin_memory_destroy(ctx->plugin_memory);
     free(ctx);
 }
 

@@ -89,6 +89,9 @@ static sagerun_status output_alloc(sagerun_instance *inst, sagerun_error *err)
     if (st == SAGERUN_OK)
         st = sagerun_mem_fill(inst->ctx, inst->o + inst->o_bytes, SR_OUTPUT_GUARD_BYTE,
                               SR_OUTPUT_GUARD_BYTES, err);
+    /* the variant may fill its output through mem_fill (its guard after it is not its) */
+    if (st == SAGERUN_OK && !sr_plugin_memory_add(inst->ctx->plugin_memory, inst->o, inst->o_bytes))
+        st = sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
     return st;
 }
 
@@ -235,6 +238,8 @@ void sagerun_instance_destroy(sagerun_instance *inst)
     if (inst->provider && inst->provider->release)
         inst->provider->release(&inst->provided, inst->ctx);
     sr_timer_fini(&inst->timer);
+    if (inst->o)
+        sr_plugin_memory_remove(inst->ctx->plugin_memory, inst->o);
     sagerun_mem_free(inst->ctx, inst->o);
     free(inst);
 }

@@ -89,6 +89,16 @@ sagerun_status sr_cuda_fail(sagerun_error *err, int cu_result, const char *what)
 
 /* ---- contexts (context.c) ---- */
 typedef struct sr_module_entry sr_module_entry;
+/* What variants may free or fill through their services (plugin_memory.c): the blocks they
+ * allocated and the instances' outputs. */
+typedef struct sr_plugin_memory sr_plugin_memory;
+sr_plugin_memory *sr_plugin_memory_create(void);
+void sr_plugin_memory_destroy(sr_plugin_memory *m);
+bool sr_plugin_memory_add(sr_plugin_memory *m, uint64_t addr, uint64_t bytes);
+/* Forgets the block starting at addr; false when there is none. */
+bool sr_plugin_memory_remove(sr_plugin_memory *m, uint64_t addr);
+/* Whether [addr, addr + bytes) lies within one block. */
+bool sr_plugin_memory_holds(sr_plugin_memory *m, uint64_t addr, uint64_t bytes);
 
 struct sagerun_context {
     int backend;
@@ -100,6 +110,7 @@ struct sagerun_context {
     sagerun_host_services services; /* the vtable handed to plugins; host = this context */
     sagerun_plugin_device plugin_device; /* what plugins learn about the device (zero on host) */
     sr_module_entry *modules;        /* modules loaded for plugins, freed with the context */
+    sr_plugin_memory *plugin_memory; /* what variants may free or fill (NULL: out of memory) */
 };
 
 /* Makes ctx's CUDA context current on the calling thread (no-op on host). */

@@ -204,14 +204,16 @@ typedef struct sagerun_sage2_quant_params {
     float v_range;          /* R: 448 for fp32+fp32 accumulation, 2.25 for fp32+fp16 */
 } sagerun_sage2_quant_params;
 
-/* sage2-quantized inputs in device (or host) memory; shapes in the comments (the whole contract). */
+/* sage2-quantized inputs in device (or host) memory; shapes in the comments (the whole contract).
+ * N = seq_len (queries), KV = kv_len (sagerun_problem_kv_len: keys and values); dense only. */
 typedef struct sagerun_sage2_tensors {
     uint32_t struct_size;
     sagerun_sage2_quant_params params;
     uint64_t q_int8, q_scale;  /* [B,N,Hq,D] (layout), [B,Hq,ceil(N/q_block_rows)*q_block_rows/q_group_rows] */
-    uint64_t k_int8, k_scale;  /* [B,N,Hkv,D] (layout), [B,Hkv,ceil(N/k_block_rows)] */
-    uint64_t v_fp8, v_scale;   /* [B,D,Hkv,L] NHD or [B,Hkv,D,L] HND, [B,Hkv,D] */
-    uint64_t k_mean;           /* [B,1,Hkv,D] fp16 */
+    uint64_t k_int8, k_scale;  /* [B,KV,Hkv,D] (layout), [B,Hkv,ceil(KV/k_block_rows)] */
+    uint64_t v_fp8, v_scale;   /* [B,D,Hkv,L] NHD or [B,Hkv,D,L] HND (L: KV padded to
+                                  v_pad_rows), [B,Hkv,D] */
+    uint64_t k_mean;           /* [B,1,Hkv,D] in the input dtype: the mean over KV rows */
     uint32_t q_scale_per_head; /* entries of q_scale per (b, h) */
     uint32_t k_scale_per_head; /* entries of k_scale per (b, h) */
     uint32_t v_len;            /* L */
@@ -251,7 +253,10 @@ typedef struct sagerun_host_services {
                   const uint32_t block[3], uint32_t dynamic_smem_bytes, void **params, char *err,
                   size_t errlen);
 
-    /* Memory of the context (device memory on CUDA, host memory on the host backend). */
+    /* Memory of the context (device memory on CUDA, host memory on the host backend). mem_free
+     * frees only a block this variant's mem_alloc returned (anything else is left alone and the
+     * refusal logged); mem_fill writes only within such a block or the instance's output o
+     * (anything else is SAGERUN_INVALID_ARGUMENT): the inputs are every variant's. */
     int (*mem_alloc)(void *host, uint64_t bytes, uint64_t *addr, char *err, size_t errlen);
     void (*mem_free)(void *host, uint64_t addr);
     int (*mem_fill)(void *host, uint64_t addr, uint8_t byte, uint64_t bytes, char *err,

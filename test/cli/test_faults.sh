@@ -399,6 +399,17 @@ pid=$!; sleep $(awk -v s=$SLOW 'BEGIN { print 2.5 * s }'); t0=$SECONDS; kill -IN
     && grep -q "fault-block-stop-run blocked SIGINT" "$TMP/blk.out" \
     && echo "ok   a variant blocking SIGINT: stopped anyway ($((SECONDS - t0)) s), named, the report written" \
     || fail "a variant blocking SIGINT (exit $rc, $((SECONDS - t0)) s)" "$(cat "$TMP/blk.out")"
+# services->mem_free / mem_fill on what every variant shares are refused (plugin.h section 3): a
+# variant freeing Q crashed the input guard (no report); one filling K wrote the shared inputs
+check "mem_free of Q: refused, logged, the comparison goes on" 3 "$S" compare --backend host \
+    --shape 1,64,2,64 --quiet --baseline reference --plugin "$FAKES/fault_free_input_run.so" \
+    --variant fault-free-input-run --rounds 4 --iterations 2 --warmup 1 --json "$TMP/free.json"
+contains "... the variant's log line says why" "not a block this variant allocated with mem_alloc"
+[ -s "$TMP/free.json" ] && echo "ok   ... the report written" || fail "mem_free of Q: no report"
+check "mem_fill of K: that call fails, named" 1 "$S" compare --backend host --shape 1,64,2,64 \
+    --quiet --baseline reference --plugin "$FAKES/fault_fill_input_run.so" \
+    --variant fault-fill-input-run --rounds 4 --iterations 2 --warmup 1 --json "$TMP/fill.json"
+contains "... with the reason" "not within a block of the variant's"
 # interrupted, and the report cannot be written (its folder removed meanwhile): an error, not 143,
 # which says the report holds the rounds finished
 for mode in "" --in-process; do

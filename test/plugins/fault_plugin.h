@@ -56,6 +56,8 @@
 #define FAULT_STRAY_FAR 21    /* writes 16 bytes 4 KiB past the host's 64 KiB guard after O */
 #define FAULT_STRAY_BEFORE 22 /* writes the byte just before O */
 #define FAULT_BLOCK_STOP 23   /* blocks SIGINT, SIGTERM and SIGHUP (sigprocmask), then carries on */
+#define FAULT_FREE_INPUT 24   /* services->mem_free(q): frees what every variant shares */
+#define FAULT_FILL_INPUT 25   /* services->mem_fill(k): writes what every variant shares */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -72,6 +74,8 @@ typedef struct fault_state {
     const sagerun_plugin_inputs *in;
     unsigned runs;
 } fault_state;
+
+static const sagerun_host_services *fault_services; /* the last create's */
 
 static uint64_t fault_o_bytes(const sagerun_plugin_inputs *in)
 {
@@ -200,6 +204,8 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_CLOSE_STDIO: close(1); close(2); break;
     case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
     case FAULT_BLOCK_STOP: fault_block_stop(); break;
+    case FAULT_FREE_INPUT: fault_services->mem_free(fault_services->host, in->q); break;
+    case FAULT_FILL_INPUT: return fault_services->mem_fill(fault_services->host, in->k, 0, 64, err, errlen);
     case FAULT_FSIZE: fault_fsize(); break;
     case FAULT_THREAD_SEGV: fault_thread_start(); break;
     case FAULT_WRITE_INPUTS: memset((void *)(uintptr_t)in->v, 0x11, 64); break;
@@ -244,6 +250,7 @@ static int fault_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, 
 static int fault_create(const sagerun_host_services *services, const sagerun_plugin_inputs *in,
                         void **state, char *err, size_t errlen)
 {
+    fault_services = services;
     if (FAULT_KIND == FAULT_LOG)
         services->log(services->host, SAGERUN_LOG_ERROR, "%s", FAULT_REASON);
     if (FAULT_AT == FAULT_IN_CREATE && FAULT_KIND != FAULT_LOG) {

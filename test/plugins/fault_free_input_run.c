@@ -1,0 +1,6 @@
+/* Calls services->mem_free on an input every variant shares (Q or K) in its third run call: the
+ * host refuses it (plugin.h section 3), and the comparison goes on. */
+#define FAULT_NAME "fault-free-input-run"
+#define FAULT_AT FAULT_IN_RUN
+#define FAULT_KIND FAULT_FREE_INPUT
+#include "fault_plugin.h"
