@@ -184,6 +184,11 @@ sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_work
         }
         (*out)->problem.sm_scale = d->sm_scale;
         (*out)->problem.causal = d->causal;
+        (*out)->problem.align = d->align; /* the masks are the computation's, as causal is */
+        (*out)->problem.window = d->window;
+        (*out)->problem.window_left = d->window_left;
+        (*out)->problem.window_right = d->window_right;
+        (*out)->problem.softcap = d->softcap;
         return SAGERUN_OK;
     }
     return create_generated(ctx, &w->problem, sr_workload_sequences(w), &w->synthetic, out, err);

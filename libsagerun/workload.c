@@ -17,8 +17,9 @@ const char sr_workload_seed_metadata[] =
     " \"hidden_shape\": [37810, 5376], \"h_msa_shape\": [37810, 5376],"
     " \"segments\": [[0, 100, 1], [100, 514, 2], [514, 37810, 0]]}";
 
-static const char *const top_keys[] = {"name",   "shape",    "heads_kv", "layout",  "dtype",
-                                       "causal", "sm_scale", "input",    "metadata"};
+static const char *const top_keys[] = {"name",    "shape",    "heads_kv", "layout", "dtype",
+                                       "causal",  "sm_scale", "input",    "metadata", "kv_len",
+                                       "window",  "softcap",  "varlen",   "page_size"};
 static const char *const synthetic_keys[] = {"source", "seed",   "q_std",           "k_std",
                                              "v_std",  "k_bias", "outlier_channels", "outlier_scale"};
 static const char *const file_keys[] = {"source", "path"};
@@ -96,6 +97,27 @@ static sagerun_status wrong_type(const char *origin, const char *key, const char
                                  sagerun_error *err)
 {
     return sr_error_set(err, SAGERUN_FORMAT, "%s: key '%s' must be %s", origin, key, expected);
+}
+
+/* "w.json: key 'kv_len': 0: expected an integer >= 1": the value as the file has it. */
+static sagerun_status bad_value(const char *origin, const char *key, json_t *j,
+                                const char *expected, sagerun_error *err)
+{
+    char *text = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+    sr_error_set(err, SAGERUN_FORMAT, "%s: key '%s': %.60s: expected %s", origin, key,
+                 text ? text : "?", expected);
+    free(text);
+    return SAGERUN_FORMAT;
+}
+
+/* A size of ABI 0.2's keys (kv_len, page_size): an integer from 1 to 2^30. */
+static sagerun_status get_size(const char *origin, const char *key, json_t *j, uint32_t *out,
+                               sagerun_error *err)
+{
+    if (!json_is_integer(j) || json_integer_value(j) < 1 || json_integer_value(j) > (1 << 30))
+        return bad_value(origin, key, j, "an integer from 1 to 1073741824", err);
+    *out = (uint32_t)json_integer_value(j);
+    return SAGERUN_OK;
 }
 
 static sagerun_status get_u32(const char *origin, const char *key, json_t *j, uint32_t min,
@@ -264,9 +286,19 @@ static sagerun_status parse_causal_scale(json_t *root, const char *origin, sager
 {
     json_t *j;
     if ((j = json_object_get(root, "causal"))) {
-        if (!json_is_boolean(j))
-            return wrong_type(origin, "causal", "a boolean", err);
-        p->causal = json_is_true(j) ? 1 : 0; /* q_len = kv_len: SageAttention's is_causal */
+        const char *s = json_string_value(j);
+        if (!json_is_boolean(j) && (!s || (strcmp(s, "top-left") && strcmp(s, "bottom-right")))) {
+            char *text = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+            sr_error_set(err, SAGERUN_FORMAT,
+                         "%s: key 'causal' must be a boolean, \"top-left\" or \"bottom-right\" "
+                         "(not %.60s)", origin, text ? text : "?");
+            free(text);
+            return SAGERUN_FORMAT;
+        }
+        /* true is top-left: SageAttention's and torch SDPA's is_causal */
+        p->causal = json_is_false(j) ? 0 : 1;
+        p->align = s && !strcmp(s, "bottom-right") ? SAGERUN_ALIGN_BOTTOM_RIGHT
+                                                   : SAGERUN_ALIGN_TOP_LEFT;
     }
     if ((j = json_object_get(root, "sm_scale"))) {
         double v = 0.0;
@@ -281,6 +313,105 @@ static sagerun_status parse_causal_scale(json_t *root, const char *origin, sager
                                 origin, v);
         p->sm_scale = (float)v;
     }
+    return SAGERUN_OK;
+}
+
+/* "window" [L, R] (each an integer >= -1), "softcap" (>= 0) and "kv_len" (>= 1), where given. */
+static sagerun_status parse_mask(json_t *root, const char *origin, sagerun_problem *p,
+                                 sagerun_error *err)
+{
+    json_t *j = json_object_get(root, "window");
+    sagerun_status st;
+    if (j) {
+        json_t *l = json_array_get(j, 0), *r = json_array_get(j, 1);
+        if (json_array_size(j) != 2 || !json_is_integer(l) || !json_is_integer(r) ||
+            json_integer_value(l) < -1 || json_integer_value(r) < -1 ||
+            json_integer_value(l) > INT32_MAX || json_integer_value(r) > INT32_MAX)
+            return bad_value(origin, "window", j,
+                             "[L, R], the keys before and after the diagonal, each an integer "
+                             ">= 0 or -1 (unbounded)",
+                             err);
+        p->window = 1;
+        p->window_left = (int32_t)json_integer_value(l);
+        p->window_right = (int32_t)json_integer_value(r);
+    }
+    if ((j = json_object_get(root, "softcap"))) {
+        double v = json_number_value(j);
+        if (!json_is_number(j) || !(v >= 0.0) || !isfinite((float)v))
+            return bad_value(origin, "softcap", j, "a finite number >= 0 (0: none)", err);
+        p->softcap = (float)v;
+    }
+    if ((j = json_object_get(root, "kv_len")) &&
+        (st = get_size(origin, "kv_len", j, &p->kv_len, err)))
+        return st;
+    return SAGERUN_OK;
+}
+
+/* "varlen": [100, "1:4096", ...]: each entry a length (queries = keys) or a "Q:K" string. */
+static sagerun_status parse_length_array(const char *origin, json_t *arr, sr_workload *w,
+                                         sagerun_error *err)
+{
+    size_t n = json_array_size(arr);
+    if (!json_is_array(arr) || n == 0 || n > UINT32_MAX)
+        return wrong_type(origin, "varlen",
+                          "a non-empty array of lengths (integers or \"Q:K\" strings) or a "
+                          "string \"random:MIN-MAX:SEED\"",
+                          err);
+    uint32_t *q = malloc(sizeof *q * n), *kv = malloc(sizeof *kv * n);
+    sagerun_status st = q && kv ? SAGERUN_OK
+                                : sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; st == SAGERUN_OK && i < n; i++) {
+        json_t *e = json_array_get(arr, i);
+        char num[32];
+        const char *text = json_is_string(e) ? json_string_value(e) : num;
+        if (json_is_integer(e))
+            snprintf(num, sizeof num, "%lld", (long long)json_integer_value(e));
+        if (!json_is_integer(e) && !json_is_string(e))
+            st = sr_error_set(err, SAGERUN_FORMAT, "expected a length or a \"Q:K\" string");
+        else
+            st = sr_varlen_entry(text, strlen(text), &q[i], &kv[i], err);
+        if (st != SAGERUN_OK)
+            st = sr_error_prefix(SAGERUN_FORMAT, err, "%s: key 'varlen[%zu]'", origin, i);
+    }
+    if (st == SAGERUN_OK && (st = sr_workload_set_lengths(w, q, kv, (uint32_t)n, err)))
+        st = sr_error_prefix(SAGERUN_FORMAT, err, "%s: key 'varlen'", origin);
+    free(q);
+    free(kv);
+    return st;
+}
+
+/* "varlen": an array of lengths (integers, or "Q:K" strings) or the string SPEC; then
+ * "page_size". Both need synthetic inputs (an input file holds its own dense tensors). */
+static sagerun_status parse_sequences(json_t *root, const char *origin, sr_workload *w,
+                                      sagerun_error *err)
+{
+    json_t *v = json_object_get(root, "varlen"), *ps = json_object_get(root, "page_size");
+    const char *key = v ? "varlen" : ps ? "page_size" : json_object_get(root, "kv_len") ? "kv_len"
+                                                                                       : NULL;
+    if (key && w->source != SR_WORKLOAD_SYNTHETIC)
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "%s: key '%s' applies to synthetic inputs (the input file holds its "
+                            "own tensors)",
+                            origin, key);
+    if (v && json_object_get(root, "kv_len"))
+        return sr_error_set(err, SAGERUN_FORMAT,
+                            "%s: key 'kv_len' with 'varlen': each sequence's keys come from "
+                            "'varlen' (\"Q:K\" entries)",
+                            origin);
+    sagerun_status st = SAGERUN_OK;
+    if (json_is_string(v))
+        st = sr_workload_set_varlen_spec(w, json_string_value(v), err);
+    else if (v)
+        st = parse_length_array(origin, v, w, err);
+    if (st != SAGERUN_OK)
+        return json_is_string(v) ? sr_error_prefix(SAGERUN_FORMAT, err, "%s: key 'varlen': '%.60s'",
+                                                   origin, json_string_value(v))
+                                 : st;
+    uint32_t page_size = 0;
+    if (ps && (st = get_size(origin, "page_size", ps, &page_size, err)))
+        return st;
+    if (ps && (st = sr_workload_set_paged(w, page_size, err)))
+        return sr_error_prefix(SAGERUN_FORMAT, err, "%s: key 'page_size': %u", origin, page_size);
     return SAGERUN_OK;
 }
 
@@ -333,7 +464,8 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
     if ((st = check_keys(origin, "", root, top_keys, SR_ARRAY_LEN(top_keys), err)) ||
         (st = parse_shape(root, origin, &w->problem, err)) ||
         (st = parse_layout_dtype(root, origin, &w->problem, err)) ||
-        (st = parse_causal_scale(root, origin, &w->problem, err)))
+        (st = parse_causal_scale(root, origin, &w->problem, err)) ||
+        (st = parse_mask(root, origin, &w->problem, err)))
         return st;
     if ((st = sagerun_problem_check(&w->problem, err)))
         return sr_error_prefix(st, err, "%s", origin);
@@ -342,6 +474,8 @@ static sagerun_status parse_root(json_t *root, const char *origin, const char *b
         return st;
     if (w->source == SR_WORKLOAD_SAFETENSORS &&
         (st = layout_from_file(origin, json_object_get(root, "layout") != NULL, w, err)))
+        return st;
+    if ((st = parse_sequences(root, origin, w, err))) /* after the shape and kv_len: needs them */
         return st;
     j = json_object_get(root, "metadata");
     if (j && !json_is_object(j))
@@ -411,62 +545,15 @@ sagerun_status sr_workload_from_safetensors(const char *path, int layout_hint, s
     sagerun_status st = sr_safetensors_open(path, &f, err);
     if (st != SAGERUN_OK)
         return st;
-    const sr_st_tensor *t[3];
-    static const char *const names[3] = {"q", "k", "v"};
-    for (int i = 0; i < 3; i++) {
-        if ((st = sr_safetensors_expect(f, names[i], -1, 0, NULL, &t[i], err)))
-            goto done;
-        if (t[i]->rank != 4 || (t[i]->dtype != SAGERUN_DTYPE_F16 &&
-                                t[i]->dtype != SAGERUN_DTYPE_BF16)) {
-            st = sr_error_set(err, SAGERUN_FORMAT,
-                              "%s: tensor '%s' must be a 4-dimensional F16 or BF16 tensor "
-                              "(it is %uD %s)",
-                              path, names[i], t[i]->rank, t[i]->dtype_name);
-            goto done;
-        }
-    }
     int layout;
-    if ((st = layout_of(f, layout_hint, &layout, err)))
+    sr_file_problem fp;
+    if ((st = layout_of(f, layout_hint, &layout, err)) ||
+        (st = sr_safetensors_problem(f, layout, &fp, err))) /* tensors, lengths, masks */
         goto done;
-    const uint64_t *qs = t[0]->shape, *ks = t[1]->shape;
-    int ax_n = layout == SAGERUN_LAYOUT_NHD ? 1 : 2, ax_h = 3 - ax_n;
-    for (int d = 0; d < 4; d++)
-        if (qs[d] > UINT32_MAX || ks[d] > UINT32_MAX || (d != ax_h && qs[d] != ks[d]) ||
-            memcmp(t[1]->shape, t[2]->shape, sizeof t[1]->shape) != 0 ||
-            t[0]->dtype != t[1]->dtype || t[1]->dtype != t[2]->dtype) {
-            st = sr_error_set(err, SAGERUN_FORMAT,
-                              "%s: tensors 'q', 'k', 'v' have inconsistent shapes or dtypes",
-                              path);
-            goto done;
-        }
-    w->problem = sagerun_problem_make((uint32_t)qs[0], (uint32_t)qs[ax_n], (uint32_t)qs[ax_h],
-                                      (uint32_t)ks[ax_h], (uint32_t)qs[3]);
-    w->problem.layout = (uint32_t)layout;
-    w->problem.dtype = (uint32_t)t[0]->dtype;
-    const char *sm = f->metadata ? json_string_value(json_object_get(f->metadata, "sm_scale"))
-                                 : NULL;
-    if (sm) {
-        char *end;
-        double v = strtod(sm, &end);
-        if (*end || !(v > 0.0) || !((float)v > 0.0f)) { /* a float 0 would mean D^-0.5 */
-            st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'sm_scale' is '%s'", path,
-                              sm);
-            goto done;
-        }
-        w->problem.sm_scale = (float)v;
-    }
-    const char *causal = f->metadata ? json_string_value(json_object_get(f->metadata, "causal"))
-                                     : NULL;
-    if (causal && strcmp(causal, "true") != 0 && strcmp(causal, "false") != 0) {
-        st = sr_error_set(err, SAGERUN_FORMAT, "%s: __metadata__ 'causal' is '%s' (true or false)",
-                          path, causal);
-        goto done;
-    }
-    w->problem.causal = causal && strcmp(causal, "true") == 0;
-    if ((st = sagerun_problem_check(&w->problem, err))) {
-        sr_error_prefix(st, err, "%s", path);
-        goto done;
-    }
+    w->problem = fp.problem;
+    w->cu_seqlens_q = fp.cu_q; /* the workload owns them now */
+    w->cu_seqlens_kv = fp.cu_kv;
+    w->block_table = fp.table;
     w->source = SR_WORKLOAD_SAFETENSORS;
     w->input_path = strdup(path);
     w->origin = strdup(path);
@@ -479,6 +566,43 @@ done:
     if (st != SAGERUN_OK)
         sr_workload_free(w);
     return st;
+}
+
+/* "varlen" as an explicit array: a length where queries = keys, else "Q:K". */
+static json_t *lengths_json(const sr_workload *w)
+{
+    json_t *arr = json_array();
+    for (uint32_t b = 0; arr && b < w->problem.batch; b++) {
+        int32_t q = w->cu_seqlens_q[b + 1] - w->cu_seqlens_q[b];
+        int32_t k = w->cu_seqlens_kv[b + 1] - w->cu_seqlens_kv[b];
+        char pair[32];
+        snprintf(pair, sizeof pair, "%d:%d", q, k);
+        if (json_array_append_new(arr, q == k ? json_integer(q) : json_string(pair))) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* The keys of ABI 0.2's problem fields, each only where it is not the default: a workload file
+ * of ABI 0.1's keys is written as before. */
+static int put_problem_02(json_t *o, const sr_workload *w)
+{
+    const sagerun_problem *p = &w->problem;
+    int rc = 0;
+    if (!p->varlen && sagerun_problem_kv_len(p) != p->seq_len)
+        rc |= json_object_set_new(o, "kv_len", json_integer(sagerun_problem_kv_len(p)));
+    if (p->window)
+        rc |= json_object_set_new(o, "window", json_pack("[i, i]", (int)p->window_left,
+                                                         (int)p->window_right));
+    if (p->softcap > 0)
+        rc |= json_object_set_new(o, "softcap", json_real(p->softcap));
+    if (p->varlen && w->cu_seqlens_q && w->cu_seqlens_kv)
+        rc |= json_object_set_new(o, "varlen", lengths_json(w));
+    if (p->page_size)
+        rc |= json_object_set_new(o, "page_size", json_integer(p->page_size));
+    return rc;
 }
 
 json_t *sr_workload_to_json(const sr_workload *w)
@@ -496,14 +620,28 @@ json_t *sr_workload_to_json(const sr_workload *w)
                           "v_std", s->v_std, "k_bias", s->k_bias, "outlier_channels",
                           (json_int_t)s->outlier_channels, "outlier_scale", s->outlier_scale);
     }
-    return json_pack("{s:s, s:[I, I, I, I], s:I, s:s, s:s, s:b, s:f, s:o, s:o}", "name",
-                     w->name ? w->name : "", "shape", (json_int_t)p->batch,
-                     (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
-                     "heads_kv", (json_int_t)p->heads_kv, "layout",
-                     p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", "dtype",
-                     sagerun_dtype_word((int)p->dtype), "causal", (int)p->causal,
-                     "sm_scale", (double)sm, "input", input, "metadata",
-                     w->metadata ? json_incref(w->metadata) : json_object());
+    /* causal: true is top-left (as files before ABI 0.2 meant it), the other named */
+    json_t *causal = p->causal && p->align == SAGERUN_ALIGN_BOTTOM_RIGHT
+                         ? json_string("bottom-right")
+                         : json_boolean(p->causal);
+    json_t *o = json_pack("{s:s, s:[I, I, I, I], s:I, s:s, s:s, s:o}", "name",
+                          w->name ? w->name : "", "shape", (json_int_t)p->batch,
+                          (json_int_t)p->seq_len, (json_int_t)p->heads_q, (json_int_t)p->head_dim,
+                          "heads_kv", (json_int_t)p->heads_kv, "layout",
+                          p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", "dtype",
+                          sagerun_dtype_word((int)p->dtype), "causal", causal);
+    if (!o || put_problem_02(o, w) || json_object_set_new(o, "sm_scale", json_real((double)sm))) {
+        json_decref(input);
+        json_decref(o);
+        return NULL;
+    }
+    if (json_object_set_new(o, "input", input) ||
+        json_object_set_new(o, "metadata",
+                            w->metadata ? json_incref(w->metadata) : json_object())) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 sagerun_status sr_workload_fill_inputs(sagerun_context *ctx, const sr_workload *w, uint64_t q,

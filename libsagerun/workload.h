@@ -40,6 +40,20 @@ sagerun_status sr_workload_set_lengths(sr_workload *w, const uint32_t *q_lens,
 /* Makes the workload's K/V a paged cache of pages of page_size keys: pages_per_seq and pages
  * (exactly what the sequences use) from its lengths; the block table drawn from the seed. */
 sagerun_status sr_workload_set_paged(sr_workload *w, uint32_t page_size, sagerun_error *err);
+/* Both check the problem they make (sagerun_problem_check) and leave w as it was on failure;
+ * page_size 0 makes the K/V dense again. */
+
+/* The varlen SPEC (sagerun/workload.h), the one parser of --varlen and a workload file's
+ * "varlen": count lengths of queries and keys (new arrays, the caller frees them); batch is the
+ * count of "random:MIN-MAX:SEED". Errors say what is wrong without naming the option or key
+ * (callers add it). */
+sagerun_status sr_varlen_parse(const char *spec, uint32_t batch, uint32_t **q_lens,
+                               uint32_t **kv_lens, uint32_t *count, sagerun_error *err);
+/* One entry of len bytes at text: "LEN" (queries = keys) or "Q:K". */
+sagerun_status sr_varlen_entry(const char *text, size_t len, uint32_t *q, uint32_t *kv,
+                               sagerun_error *err);
+/* sr_varlen_parse's lengths, set with sr_workload_set_lengths. */
+sagerun_status sr_workload_set_varlen_spec(sr_workload *w, const char *spec, sagerun_error *err);
 
 /* The public handle (sagerun/workload.h, workload_handle.c) is one of these. */
 struct sagerun_workload {

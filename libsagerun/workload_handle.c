@@ -105,13 +105,20 @@ sagerun_status sagerun_workload_synthetic(const sagerun_problem *problem, uint64
     if (!problem || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_synthetic: NULL argument");
     sagerun_status st = sagerun_problem_check(problem, err);
+    sagerun_problem p;
+    if (st == SAGERUN_OK)
+        sr_problem_load(problem, &p);
+    if (st == SAGERUN_OK && (p.varlen || p.page_size)) /* their lengths: set_varlen, set_paged */
+        st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                          "workload_synthetic: takes a dense problem (varlen 0, page_size 0); "
+                          "the lengths and pages come from sagerun_workload_set_varlen (or "
+                          "_set_lengths) and _set_paged");
     if (st == SAGERUN_OK)
         st = sagerun_workload_default(out, err);
     if (st != SAGERUN_OK)
         return st;
     sr_workload *w = &(*out)->w;
-    w->problem = *problem;
-    w->problem.struct_size = sizeof(w->problem);
+    w->problem = p;
     w->synthetic.seed = seed;
     json_object_clear(w->metadata);
     if ((st = sagerun_workload_set_name(*out, name ? name : "synthetic", err)) != SAGERUN_OK) {
@@ -168,18 +175,98 @@ sagerun_status sagerun_workload_set_name(sagerun_workload *h, const char *name,
     return SAGERUN_OK;
 }
 
+/* Whether two problems store Q, K, V alike: the fields the lengths and pages depend on. */
+static bool same_storage(const sagerun_problem *a, const sagerun_problem *b)
+{
+    return a->batch == b->batch && a->seq_len == b->seq_len &&
+           sagerun_problem_kv_len(a) == sagerun_problem_kv_len(b) && a->varlen == b->varlen &&
+           a->total_q == b->total_q && a->total_kv == b->total_kv &&
+           a->page_size == b->page_size && a->pages == b->pages &&
+           a->pages_per_seq == b->pages_per_seq;
+}
+
 sagerun_status sagerun_workload_set_problem(sagerun_workload *h, const sagerun_problem *problem,
                                             sagerun_error *err)
 {
     if (!h || !problem)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_set_problem: NULL argument");
+    sagerun_problem p;
     sagerun_status st = sagerun_problem_check(problem, err);
-    if (st == SAGERUN_OK && h->w.source == SR_WORKLOAD_SYNTHETIC)
-        st = sr_synthetic_check(&h->w.synthetic, problem, err);
     if (st != SAGERUN_OK)
         return st;
-    h->w.problem = *problem;
-    h->w.problem.struct_size = sizeof(h->w.problem);
+    sr_problem_load(problem, &p); /* a caller of ABI 0.1: the later fields at their defaults */
+    bool dense = !p.varlen && !p.page_size;
+    if (!dense && !same_storage(&p, &h->w.problem))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "workload_set_problem: a varlen or paged problem's lengths and pages "
+                            "come from sagerun_workload_set_varlen (or _set_lengths) and "
+                            "sagerun_workload_set_paged");
+    if (h->w.source == SR_WORKLOAD_SYNTHETIC &&
+        (st = sr_synthetic_check(&h->w.synthetic, &p, err)) != SAGERUN_OK)
+        return st;
+    if (dense) { /* the lengths and pages of a varlen or paged problem before: gone */
+        free(h->w.cu_seqlens_q);
+        free(h->w.cu_seqlens_kv);
+        free(h->w.block_table);
+        h->w.cu_seqlens_q = h->w.cu_seqlens_kv = h->w.block_table = NULL;
+    }
+    h->w.problem = p;
+    return SAGERUN_OK;
+}
+
+/* Lengths and pages need the generator's inputs: a file holds its own dense tensors. */
+static sagerun_status synthetic_only(const sagerun_workload *h, const char *what,
+                                     sagerun_error *err)
+{
+    if (!h)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_set_%s: NULL workload", what);
+    if (h->w.source == SR_WORKLOAD_SYNTHETIC)
+        return SAGERUN_OK;
+    return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                        "workload %s: its inputs come from %s: %s applies to synthetic inputs",
+                        h->w.name ? h->w.name : "?", h->w.input_path, what);
+}
+
+sagerun_status sagerun_workload_set_varlen(sagerun_workload *h, const char *spec,
+                                           sagerun_error *err)
+{
+    sagerun_status st = synthetic_only(h, "varlen", err);
+    if (st == SAGERUN_OK && (st = sr_workload_set_varlen_spec(&h->w, spec, err)) != SAGERUN_OK &&
+        strncmp(err ? err->message : "", "varlen", 6) != 0)
+        sr_error_prefix(st, err, "varlen");
+    return st;
+}
+
+sagerun_status sagerun_workload_set_lengths(sagerun_workload *h, const uint32_t *q_lens,
+                                            const uint32_t *kv_lens, uint32_t count,
+                                            sagerun_error *err)
+{
+    sagerun_status st = synthetic_only(h, "lengths", err);
+    if (st == SAGERUN_OK && !q_lens)
+        st = sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_set_lengths: NULL q_lens");
+    return st == SAGERUN_OK ? sr_workload_set_lengths(&h->w, q_lens, kv_lens, count, err) : st;
+}
+
+sagerun_status sagerun_workload_set_paged(sagerun_workload *h, uint32_t page_size,
+                                          sagerun_error *err)
+{
+    sagerun_status st = synthetic_only(h, "paged", err);
+    return st == SAGERUN_OK ? sr_workload_set_paged(&h->w, page_size, err) : st;
+}
+
+sagerun_status sagerun_workload_sequences(const sagerun_workload *h, sagerun_sequences *out,
+                                          sagerun_error *err)
+{
+    if (!h || !out || (out->struct_size && out->struct_size < sizeof *out))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "workload_sequences: NULL argument or struct_size %u (needs %zu)",
+                            out ? out->struct_size : 0, sizeof *out);
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    out->count = h->w.problem.batch;
+    out->cu_seqlens_q = h->w.problem.varlen ? h->w.cu_seqlens_q : NULL;
+    out->cu_seqlens_kv = h->w.problem.varlen ? h->w.cu_seqlens_kv : NULL;
+    out->block_table = h->w.block_table;
     return SAGERUN_OK;
 }
 

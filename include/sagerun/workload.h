@@ -13,8 +13,20 @@
  *     "layout": "NHD" | "HND",              default "NHD"; with a safetensors input, the
  *                                           file's own (its __metadata__ "layout") when it has one
  *     "dtype": "fp16" | "bf16",             default "fp16" (sagerun_dtype_parse's spellings)
- *     "causal": false,                      true: causal (q_len = kv_len)
+ *     "causal": false,                      true or "top-left": causal, the diagonal at the
+ *                                           top left; "bottom-right": at the bottom right
+ *                                           (sagerun_mask_align; the window's too)
  *     "sm_scale": 0.088388,                 default D^-0.5
+ *     "kv_len": K,                          keys per sequence (default N; not with "varlen")
+ *     "window": [L, R],                     a sliding window: L keys before the diagonal, R
+ *                                           after, each >= 0 or -1 (unbounded)
+ *     "softcap": 30,                        logits x -> softcap*tanh(x/softcap); default 0: none
+ *     "varlen": [100, 2000, "1:4096"]       sequences of their own lengths (a length: queries =
+ *             | "random:MIN-MAX:SEED",      keys; "Q:K": queries and keys), or B lengths drawn
+ *                                           from SEED (below); B and N become the count and
+ *                                           the longest; NHD only
+ *     "page_size": P,                       K/V as a paged cache of pages of P keys, the block
+ *                                           table drawn from the input seed; NHD only
  *     "input": {"source": "synthetic", "seed": 440420, "q_std": 1, "k_std": 1, "v_std": 1,
  *               "k_bias": 2, "outlier_channels": 0, "outlier_scale": 8}
  *            | {"source": "safetensors", "path": "qkv.safetensors"},  relative to the file
@@ -23,7 +35,14 @@
  * Unknown keys, wrong types and out-of-range values are errors naming the file and the key
  * ("w.json: key 'shape': expected an array of 4 positive integers"). The knobs of a synthetic
  * input are rounded to multiples of 1/256 and must lie in [0, 255] (outlier_scale >= 1,
- * outlier_channels <= D). */
+ * outlier_channels <= D). kv_len, varlen and page_size need synthetic inputs.
+ *
+ * The varlen SPEC (a workload file's "varlen" string, the command line's --varlen): lengths
+ * "100,2000,37" (queries = keys), pairs "Q:K" ("1:4096,16:8192"; both kinds may mix), each from
+ * 1 to 2^30, or "random:MIN-MAX:SEED": B lengths (queries = keys), length b (from 0) = MIN +
+ * x_b mod (MAX - MIN + 1), x_b the (b+1)-th output of splitmix64 from state SEED (each output:
+ * state += 0x9e3779b97f4a7c15; z = state; z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9;
+ * z = (z ^ z >> 27) * 0x94d049bb133111eb; x = z ^ z >> 31), the same on every machine. */
 #ifndef SAGERUN_WORKLOAD_H
 #define SAGERUN_WORKLOAD_H
 
@@ -100,8 +119,36 @@ SAGERUN_API sagerun_status sagerun_workload_set_metadata(sagerun_workload *workl
                                                          const char *metadata_json,
                                                          sagerun_error *err);
 
+/* Varlen and paged workloads (ABI 0.2). The masks (kv_len of a dense workload, causal and its
+ * align, window, softcap) are the problem's: sagerun_workload_set_problem. Apply in this order:
+ * the problem, then the lengths (set_varlen or set_lengths: they set batch, seq_len, kv_len and
+ * the totals), then set_paged (its pages come from the lengths). Each checks the problem it makes
+ * and leaves the workload as it was on failure; SAGERUN_INVALID_ARGUMENT for a workload whose
+ * inputs come from a file. set_problem keeps the lengths and pages only for a problem with the
+ * same batch, seq_len, kv_len, varlen, totals and pages; a dense problem (varlen 0, page_size 0)
+ * drops them; another varlen or paged one is SAGERUN_INVALID_ARGUMENT.
+ *   set_varlen: the lengths a varlen SPEC (above) names; errors say "varlen: ...".
+ *   set_lengths: count lengths of queries and of keys (kv_lens NULL: the same), each >= 1.
+ *   set_paged: K/V a paged cache of pages of page_size keys, pages and pages_per_seq exactly what
+ *   the sequences use, the block table drawn from the seed when inputs are made; 0: dense. */
+SAGERUN_API sagerun_status sagerun_workload_set_varlen(sagerun_workload *workload,
+                                                       const char *spec, sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_workload_set_lengths(sagerun_workload *workload,
+                                                        const uint32_t *q_lens,
+                                                        const uint32_t *kv_lens, uint32_t count,
+                                                        sagerun_error *err);
+SAGERUN_API sagerun_status sagerun_workload_set_paged(sagerun_workload *workload,
+                                                      uint32_t page_size, sagerun_error *err);
+/* The workload's sequences into *out (out->struct_size as the caller compiled it, 0: this
+ * header's; count = batch):
+ * cu_seqlens_q/_kv of a varlen workload (owned by it, valid until it changes), NULL otherwise;
+ * block_table NULL (drawn when inputs are made: sagerun_inputs_sequences has it). */
+SAGERUN_API sagerun_status sagerun_workload_sequences(const sagerun_workload *workload,
+                                                      sagerun_sequences *out, sagerun_error *err);
+
 /* The workload as a workload file (above) with every default made explicit (sm_scale as the
- * value used, every knob of a synthetic input); indent: spaces per level, 0 for one line. A
+ * value used, every knob of a synthetic input; the keys of ABI 0.2, kv_len to page_size, only
+ * where not the default, varlen as an explicit array); indent: spaces per level, 0 for one line. A
  * NUL-terminated string the caller releases with free(); NULL when out of memory. Parsing it
  * gives the same workload (an input path is then absolute or relative to base_dir). */
 SAGERUN_API char *sagerun_workload_to_json(const sagerun_workload *workload, int indent);

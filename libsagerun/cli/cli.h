@@ -177,6 +177,15 @@ typedef struct sr_cli_workload_options {
     const char *layout;  /* "nhd" / "hnd", or NULL: NHD (files: their own) */
     const char *dtype;   /* a word of sagerun_dtype_parse for --shape and the default, or NULL: fp16 */
     bool causal;         /* for --shape, --inputs and the default */
+    int align;           /* --causal=top-left|bottom-right: a sagerun_mask_align */
+    /* ABI 0.2's problem (as given, checked when taken): --window and --softcap, like --causal,
+     * for --shape, --inputs and the default; --kv-len, --varlen, --page-size for --shape and the
+     * default only. kv_len and page_size 0: not given. */
+    uint32_t kv_len;
+    const char *window;  /* "L,R" */
+    const char *softcap;
+    const char *varlen;  /* the varlen SPEC (sagerun/workload.h) */
+    uint32_t page_size;
     unsigned long long seed;
     bool seed_given;
     bool on_host;
@@ -195,14 +204,21 @@ int sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const cha
 /* The workload options, the same in run and compare: one option table, one help text, one
  * parser. */
 enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT_DTYPE,
-       SR_OPT_CAUSAL, SR_OPT_SEED };
+       SR_OPT_CAUSAL, SR_OPT_SEED, SR_OPT_KV_LEN, SR_OPT_WINDOW, SR_OPT_SOFTCAP, SR_OPT_VARLEN,
+       SR_OPT_PAGE_SIZE };
 #define SR_CLI_WORKLOAD_OPTIONS                                                                    \
     {"workload", required_argument, 0, SR_OPT_WORKLOAD},                                           \
         {"inputs", required_argument, 0, SR_OPT_INPUTS},                                           \
         {"shape", required_argument, 0, SR_OPT_SHAPE},                                             \
         {"layout", required_argument, 0, SR_OPT_LAYOUT},                                           \
         {"dtype", required_argument, 0, SR_OPT_DTYPE},                                             \
-        {"causal", no_argument, 0, SR_OPT_CAUSAL}, {"seed", required_argument, 0, SR_OPT_SEED}
+        {"causal", optional_argument, 0, SR_OPT_CAUSAL},                                           \
+        {"seed", required_argument, 0, SR_OPT_SEED},                                               \
+        {"kv-len", required_argument, 0, SR_OPT_KV_LEN},                                           \
+        {"window", required_argument, 0, SR_OPT_WINDOW},                                           \
+        {"softcap", required_argument, 0, SR_OPT_SOFTCAP},                                         \
+        {"varlen", required_argument, 0, SR_OPT_VARLEN},                                           \
+        {"page-size", required_argument, 0, SR_OPT_PAGE_SIZE}
 #define SR_CLI_WORKLOAD_HELP                                                                       \
     "workload (one of; default: the seed's 1,37810,56,128 on a GPU, 1,256,2,128 on the host):\n" \
     "  --workload FILE        a workload JSON file (see 'sagerun workload --help')\n"            \
@@ -212,9 +228,24 @@ enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT
     "                         file names none (a file that names the other is refused)\n"      \
     "  --dtype T              fp16 (default; also f16, float16, half) or bf16 (also\n"          \
     "                         bfloat16), for --shape and the default workload\n"                \
-    "  --causal               causal attention (for --shape, --inputs and the default;\n"     \
-    "                         a file saved from a causal run is causal without it)\n"         \
-    "  --seed S               generator seed (default 440420)\n"
+    "  --causal[=ALIGN]       causal attention, its diagonal top-left (plain --causal) or\n"   \
+    "                         bottom-right (the last query sees every key: FlashAttention's)\n" \
+    "                         (for --shape, --inputs and the default; a file saved from a\n"  \
+    "                         causal run is causal without it)\n"                             \
+    "  --seed S               generator seed (default 440420)\n"                              \
+    "  --window L,R           a sliding window: L keys before the diagonal, R after, each\n"  \
+    "                         >= 0 or -1 (unbounded; with --causal R is 0 or -1); aligned\n"  \
+    "                         as --causal says (for --shape, --inputs and the default)\n"     \
+    "  --softcap X            logits x become X*tanh(x/X) before the softmax (0: none; for\n" \
+    "                         --shape, --inputs and the default)\n"                           \
+    "  --kv-len K             K keys per sequence, N queries (for --shape and the default)\n" \
+    "  --varlen SPEC          sequences of their own lengths, packed [tokens, H, D]: 100,2000\n" \
+    "                         (queries = keys), Q:K pairs 1:4096,16:8192, or\n"               \
+    "                         random:MIN-MAX:SEED (B lengths drawn from SEED); B and N\n"     \
+    "                         become the count and the longest (NHD; not with --kv-len)\n"    \
+    "  --page-size P          K and V as a paged cache of pages of P keys, the block table\n" \
+    "                         shuffled from the seed (NHD)\n"                                 \
+    "                         (--varlen and --page-size: for --shape and the default)\n"
 /* Takes one of the workload options into o, checking its value: 1 when opt is one of them, 0
  * when it is not, -1 after printing "sagerun: CMD: OPT 'VALUE': expected ..." */
 int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg);

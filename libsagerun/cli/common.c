@@ -539,6 +539,77 @@ static bool parse_seed(const char *cmd, const char *text, unsigned long long *ou
     return true;
 }
 
+/* "L,R": two integers >= -1 (the window's sides). */
+static bool parse_window(const char *text, int32_t *left, int32_t *right)
+{
+    long v[2];
+    const char *s = text;
+    for (int i = 0; i < 2; i++) {
+        char *end;
+        size_t digits = strspn(s + (*s == '-'), "0123456789");
+        if (digits == 0 || digits > 9)
+            return false;
+        v[i] = strtol(s, &end, 10);
+        if (v[i] < -1 || *end != (i == 0 ? ',' : '\0'))
+            return false;
+        s = end + 1;
+    }
+    *left = (int32_t)v[0];
+    *right = (int32_t)v[1];
+    return true;
+}
+
+/* The varlen SPEC checked where it is given: the library's parser (sagerun_workload_set_varlen)
+ * on a probe workload, its message without the "varlen: " it starts with. */
+static bool check_varlen(const char *cmd, const char *spec)
+{
+    sagerun_problem p = sagerun_problem_make(1, 1, 1, 1, 8);
+    sagerun_workload *w = NULL;
+    sagerun_error err = {0};
+    bool ok = sagerun_workload_synthetic(&p, 0, "probe", &w, &err) == SAGERUN_OK &&
+              sagerun_workload_set_varlen(w, spec, &err) == SAGERUN_OK;
+    sagerun_workload_destroy(w);
+    if (!ok)
+        sr_cli_error("%s: --varlen '%s': %s", cmd, spec,
+                     strncmp(err.message, "varlen: ", 8) ? err.message : err.message + 8);
+    return ok;
+}
+
+/* The options of ABI 0.2's problem (sr_cli_workload_option's). */
+static int problem_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg)
+{
+    int32_t l, r;
+    double cap;
+    switch (opt) {
+    case SR_OPT_CAUSAL:
+        o->causal = true;
+        o->align = arg && !strcmp(arg, "bottom-right") ? SAGERUN_ALIGN_BOTTOM_RIGHT
+                                                        : SAGERUN_ALIGN_TOP_LEFT;
+        if (!arg || !strcmp(arg, "top-left") || !strcmp(arg, "bottom-right"))
+            return 1;
+        sr_cli_error("%s: --causal='%s': expected top-left or bottom-right (plain --causal: "
+                     "top-left)", cmd, arg);
+        return -1;
+    case SR_OPT_KV_LEN: return sr_cli_parse_u32(cmd, "--kv-len", arg, 1, &o->kv_len) ? 1 : -1;
+    case SR_OPT_PAGE_SIZE:
+        return sr_cli_parse_u32(cmd, "--page-size", arg, 1, &o->page_size) ? 1 : -1;
+    case SR_OPT_SOFTCAP:
+        o->softcap = arg;
+        return sr_cli_parse_decimal(cmd, "--softcap", arg, 0, true, 1e6, &cap) ? 1 : -1;
+    case SR_OPT_VARLEN:
+        o->varlen = arg;
+        return check_varlen(cmd, arg) ? 1 : -1;
+    case SR_OPT_WINDOW:
+        o->window = arg;
+        if (parse_window(arg, &l, &r))
+            return 1;
+        sr_cli_error("%s: --window '%s': expected L,R: the keys before and after the diagonal, "
+                     "each an integer >= 0 or -1 (unbounded)", cmd, arg);
+        return -1;
+    }
+    return 0;
+}
+
 int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt, const char *arg)
 {
     sagerun_problem probe;
@@ -550,7 +621,6 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
     switch (opt) {
     case SR_OPT_WORKLOAD: o->workload_file = arg; return 1;
     case SR_OPT_INPUTS: o->inputs_file = arg; return 1;
-    case SR_OPT_CAUSAL: o->causal = true; return 1;
     case SR_OPT_SEED:
         o->seed_given = true;
         return parse_seed(cmd, arg, &o->seed) ? 1 : -1;
@@ -582,7 +652,7 @@ int sr_cli_workload_option(const char *cmd, sr_cli_workload_options *o, int opt,
         sr_cli_error("%s: --dtype '%s': expected " SAGERUN_DTYPE_WORDS, cmd, arg);
         return -1;
     }
-    return 0;
+    return problem_option(cmd, o, opt, arg);
 }
 
 /* What the workload options say together: errors name the options. */
@@ -598,17 +668,29 @@ static sagerun_status check_workload_options(const sr_cli_workload_options *o, s
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "--workload, --inputs and --shape exclude each other");
     const char *file_opt = o->workload_file ? "--workload" : o->inputs_file ? "--inputs" : NULL;
-    /* --causal is the computation's, not the data's: it applies to --inputs too (a file saved
-     * from a causal run says so itself) */
+    /* the data's options: the file holds its own tensors */
     const char *ignored = o->dtype ? "--dtype" : o->seed_given ? "--seed"
-                          : o->causal && o->workload_file ? "--causal" : NULL;
-    if (file_opt && ignored)
+                          : o->kv_len ? "--kv-len" : o->varlen ? "--varlen"
+                          : o->page_size ? "--page-size" : NULL;
+    /* --causal, --window and --softcap are the computation's, not the data's: they apply to
+     * --inputs too (a file saved from a causal run says so itself), not to a workload file,
+     * which states its computation */
+    const char *mask = o->causal ? "--causal" : o->window ? "--window"
+                       : o->softcap ? "--softcap" : NULL;
+    if (file_opt && (ignored || (mask && o->workload_file)))
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "%s applies to --shape%s and the default workload, not to %s (the "
                                 "file says what it holds)",
-                                ignored,
-                                o->causal && !o->dtype && !o->seed_given ? ", --inputs" : "",
-                                file_opt);
+                                ignored ? ignored : mask, ignored ? "" : ", --inputs", file_opt);
+    if (o->kv_len && o->varlen)
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "--kv-len and --varlen exclude each other (--varlen Q:K gives "
+                                "each sequence its keys)");
+    if ((o->varlen || o->page_size) && o->layout && strcasecmp(o->layout, "hnd") == 0)
+        return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                "%s: %s tensors are NHD only, not --layout %s",
+                                o->varlen ? "--varlen" : "--page-size",
+                                o->varlen ? "varlen" : "paged", o->layout);
     if (o->workload_file && o->layout)
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "--layout applies to --shape and --inputs, not to --workload (a "
@@ -621,6 +703,49 @@ static sagerun_status check_workload_options(const sr_cli_workload_options *o, s
                                     "size >= 1",
                                     o->shape);
     }
+    return SAGERUN_OK;
+}
+
+/* The problem with one option applied; an error names the option and its value. */
+static sagerun_status set_problem(sagerun_workload *w, const sagerun_problem *p, const char *opt,
+                                  const char *value, sagerun_error *err)
+{
+    sagerun_status st = sagerun_workload_set_problem(w, p, err);
+    return st == SAGERUN_OK ? st : sr_cli_error_prefix(err, "%s '%s'", opt, value);
+}
+
+/* --kv-len, --window, --softcap, then --varlen (its lengths replace B and N), then --page-size
+ * (its pages come from the lengths), over the workload's problem: each one's error names it. */
+static sagerun_status apply_problem_options(const sr_cli_workload_options *o, sagerun_workload *w,
+                                            sagerun_error *err)
+{
+    sagerun_problem p = *sagerun_workload_problem(w);
+    sagerun_status st = SAGERUN_OK;
+    char text[16];
+    snprintf(text, sizeof text, "%u", o->kv_len);
+    if (o->kv_len) {
+        p.kv_len = o->kv_len;
+        if ((st = set_problem(w, &p, "--kv-len", text, err)) != SAGERUN_OK)
+            return st;
+    }
+    if (o->window && parse_window(o->window, &p.window_left, &p.window_right)) {
+        p.window = 1;
+        if ((st = set_problem(w, &p, "--window", o->window, err)) != SAGERUN_OK)
+            return st;
+    }
+    if (o->softcap) {
+        p.softcap = (float)strtod(o->softcap, NULL); /* checked when given */
+        if ((st = set_problem(w, &p, "--softcap", o->softcap, err)) != SAGERUN_OK)
+            return st;
+    }
+    if (o->varlen && (st = sagerun_workload_set_varlen(w, o->varlen, err)) != SAGERUN_OK) {
+        if (strncmp(err->message, "varlen: ", 8) == 0)
+            memmove(err->message, err->message + 8, strlen(err->message + 8) + 1);
+        return sr_cli_error_prefix(err, "--varlen '%s'", o->varlen);
+    }
+    snprintf(text, sizeof text, "%u", o->page_size);
+    if (o->page_size && (st = sagerun_workload_set_paged(w, o->page_size, err)) != SAGERUN_OK)
+        return sr_cli_error_prefix(err, "--page-size '%s'", text);
     return SAGERUN_OK;
 }
 
@@ -651,7 +776,9 @@ static sagerun_status synthetic_workload(const sr_cli_workload_options *o, sager
     if (o->dtype)
         p.dtype = (uint32_t)sagerun_dtype_parse(o->dtype);
     p.causal = o->causal;
-    if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK) {
+    p.align = (uint32_t)o->align; /* the window's alignment too */
+    if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK ||
+        (st = apply_problem_options(o, *out, err)) != SAGERUN_OK) {
         sagerun_workload_destroy(*out); /* the caller owns the workload only on success */
         *out = NULL;
     }
@@ -659,7 +786,7 @@ static sagerun_status synthetic_workload(const sr_cli_workload_options *o, sager
 }
 
 /* The workload of an --inputs file: read in --layout or the file's own, causal where the file or
- * --causal says so. */
+ * --causal says so, --window and --softcap applied. */
 static sagerun_status inputs_workload(const sr_cli_workload_options *o, sagerun_workload **out,
                                       sagerun_error *err)
 {
@@ -667,11 +794,13 @@ static sagerun_status inputs_workload(const sr_cli_workload_options *o, sagerun_
                  : strcasecmp(o->layout, "hnd") == 0 ? SAGERUN_LAYOUT_HND
                                                      : SAGERUN_LAYOUT_NHD;
     sagerun_status st = sagerun_workload_from_safetensors(o->inputs_file, layout, out, err);
-    if (st != SAGERUN_OK || !o->causal)
+    if (st != SAGERUN_OK)
         return st;
     sagerun_problem p = *sagerun_workload_problem(*out);
-    p.causal = 1;
-    if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK) {
+    p.causal = p.causal || o->causal;
+    p.align = (uint32_t)o->align;
+    if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK ||
+        (st = apply_problem_options(o, *out, err)) != SAGERUN_OK) {
         sagerun_workload_destroy(*out); /* the caller owns the workload only on success */
         *out = NULL;
     }

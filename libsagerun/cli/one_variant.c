@@ -85,6 +85,25 @@ void sr_cli_one_variant_close(sr_cli_one_variant *v)
     memset(v, 0, sizeof *v);
 }
 
+/* The problem's ABI 0.2 fields where they are not the default, as the options state them. */
+static void print_problem_02(const sagerun_problem *p, FILE *out)
+{
+    if (p->causal && p->align == SAGERUN_ALIGN_BOTTOM_RIGHT)
+        fprintf(out, " bottom-right");
+    if (!p->varlen && sagerun_problem_kv_len(p) != p->seq_len)
+        fprintf(out, " kv_len %u", sagerun_problem_kv_len(p));
+    if (p->window)
+        fprintf(out, " window %d,%d%s", p->window_left, p->window_right,
+                !p->causal && p->align == SAGERUN_ALIGN_BOTTOM_RIGHT ? " bottom-right" : "");
+    if (p->softcap > 0)
+        fprintf(out, " softcap %g", (double)p->softcap);
+    if (p->varlen)
+        fprintf(out, " varlen %u sequences (%u queries, %u keys)", p->batch, p->total_q,
+                p->total_kv);
+    if (p->page_size)
+        fprintf(out, " paged %u pages of %u", p->pages, p->page_size);
+}
+
 void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, FILE *out)
 {
     const sagerun_problem *p = v->problem;
@@ -95,6 +114,7 @@ void sr_cli_one_variant_print(const sr_cli_one_variant *v, const char *variant, 
            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv,
            p->layout == SAGERUN_LAYOUT_HND ? "HND" : "NHD", sagerun_dtype_word((int)p->dtype),
            p->causal ? " causal" : "");
+    print_problem_02(p, out);
     if (!sagerun_workload_input_path(v->w))
         fprintf(out, " synthetic seed %llu\n", (unsigned long long)sagerun_workload_seed(v->w));
     else

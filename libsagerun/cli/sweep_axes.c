@@ -7,7 +7,8 @@
 #include "sweep_axes.h"
 
 static const char *const shape_axes[] = {"B", "N", "Hq", "D"};
-static const char *const field_axes[] = {"heads_kv", "dtype", "layout", "causal", "sm_scale"};
+static const char *const field_axes[] = {"heads_kv", "dtype",   "layout", "causal",   "sm_scale",
+                                         "kv_len",   "softcap", "window", "varlen",  "page_size"};
 
 sagerun_status sr_sweep_bad_key(const char *file, const char *key, const char *expected,
                                 const json_t *found, sagerun_error *err)
@@ -76,7 +77,8 @@ static bool variant_axis(const char *name, char variant[64], char key[SAGERUN_PL
 
 /* Two values of axis `name` that are one point: equal JSON, equal numbers (jansson holds 2 and 2.0
  * as different values, which ran one binding twice under two names), two spellings of one dtype
- * ("fp16", "f16", "half") or layout ("NHD", "nhd"), or two sm_scale values of one float. */
+ * ("fp16", "f16", "half") or layout ("NHD", "nhd"), or two sm_scale (softcap) values of one
+ * float. */
 static bool same_value(const char *name, const json_t *a, const json_t *b)
 {
     if (!strcmp(name, "dtype") && json_is_string(a) && json_is_string(b)) {
@@ -85,7 +87,8 @@ static bool same_value(const char *name, const json_t *a, const json_t *b)
     }
     if (!strcmp(name, "layout") && json_is_string(a) && json_is_string(b))
         return !strcasecmp(json_string_value(a), json_string_value(b));
-    if (!strcmp(name, "sm_scale") && json_is_number(a) && json_is_number(b))
+    if ((!strcmp(name, "sm_scale") || !strcmp(name, "softcap")) && json_is_number(a) &&
+        json_is_number(b))
         return (float)json_number_value(a) == (float)json_number_value(b);
     if (json_is_number(a) && json_is_number(b))
         return json_number_value(a) == json_number_value(b);
@@ -106,7 +109,8 @@ static sagerun_status check_values(const char *file, const char *name, const jso
         const json_t *v = json_array_get(values, i);
         char at[200]; /* the value named (the array was: "found an array") */
         snprintf(at, sizeof at, "%s[%zu]", key, i);
-        if (shape_axis(name) >= 0 && (!json_is_integer(v) || json_integer_value(v) < 1))
+        bool size = shape_axis(name) >= 0 || !strcmp(name, "kv_len") || !strcmp(name, "page_size");
+        if (size && (!json_is_integer(v) || json_integer_value(v) < 1))
             return sr_sweep_bad_key(file, at, "a size >= 1 (an integer)", v, err);
         if (variant_axis(name, NULL, NULL) && !json_is_number(v) && !json_is_boolean(v))
             return sr_sweep_bad_key(file, at, "a parameter value (a number, true or false)", v, err);
@@ -134,8 +138,8 @@ static sagerun_status check_axes(const char *file, const json_t *axes, size_t *p
         if (shape_axis(name) < 0 && !field_axis(name) && !variant_axis(name, NULL, NULL))
             return sr_cli_error_set(err, SAGERUN_FORMAT,
                                 "%s: axes: unknown axis '%s' (B, N, Hq, D, heads_kv, dtype, "
-                                "layout, causal, sm_scale, or VARIANT[KEY]: a parameter of a "
-                                "variant compared)",
+                                "layout, causal, sm_scale, kv_len, softcap, window, varlen, "
+                                "page_size, or VARIANT[KEY]: a parameter of a variant compared)",
                                 file, name);
         sagerun_status st = check_values(file, name, values, err);
         if (st != SAGERUN_OK)

@@ -191,7 +191,9 @@ check "--shape with Hq not a multiple of Hkv: usage, naming --shape" 2 "$S" comp
     --shape 1,64,3,2,64 --quiet && contains "names the option" "--shape '1,64,3,2,64': Hq=3 is not a multiple of Hkv=2"
 
 # getopt's refusals said "unknown option" for all of these
-check "an option that takes no value given one" 2 "$S" compare --causal=false && contains "says so" "option takes no value '--causal=false'"
+check "an option that takes no value given one" 2 "$S" compare --quiet=false && contains "says so" "option takes no value '--quiet=false'"
+# --causal takes a value now (top-left, bottom-right): another one is refused, naming both
+check "--causal=false" 2 "$S" compare --causal=false && contains "says so" "--causal='false': expected top-left or bottom-right"
 check "compare --in-process --timeout is usage" 2 "$S" compare --backend host --in-process --timeout 1 \
     && contains "says why (it was ignored)" "--timeout needs the watched child"
 check "list --plugin ''" 2 "$S" list --backend host --plugin '' && contains "names the option" "--plugin: an empty path"

@@ -133,6 +133,78 @@ static void a_failed_change_leaves_the_workload_as_it_was(void **state)
     sagerun_workload_destroy(w);
 }
 
+/* ABI 0.2: the lengths from a SPEC or arrays, then pages; the sequences a caller reads; what
+ * set_problem keeps and refuses; inputs made with the sequences. */
+static void varlen_and_paged_workloads(void **state)
+{
+    sagerun_problem p = sagerun_problem_make(3, 16, 2, 1, 64);
+    sagerun_workload *w = NULL;
+    sagerun_error e = {0};
+    assert_int_equal(sagerun_workload_synthetic(&p, 7, "v", &w, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_workload_set_varlen(w, "5:9,12,1:30", &e), SAGERUN_OK);
+    const sagerun_problem *q = sagerun_workload_problem(w);
+    assert_true(q->varlen && q->batch == 3 && q->seq_len == 12 && q->kv_len == 30);
+    assert_true(q->total_q == 18 && q->total_kv == 51);
+    sagerun_sequences s = {.struct_size = sizeof s};
+    assert_int_equal(sagerun_workload_sequences(w, &s, &e), SAGERUN_OK);
+    assert_int_equal(s.count, 3);
+    assert_true(s.cu_seqlens_q[1] == 5 && s.cu_seqlens_q[3] == 18);
+    assert_true(s.cu_seqlens_kv[1] == 9 && s.cu_seqlens_kv[2] == 21 && s.cu_seqlens_kv[3] == 51);
+    assert_null(s.block_table);
+    assert_int_equal(sagerun_workload_set_paged(w, 8, &e), SAGERUN_OK);
+    assert_true(q->page_size == 8 && q->pages == 2 + 2 + 4 && q->pages_per_seq == 4);
+    /* the masks change over the lengths; the storage does not */
+    sagerun_problem m = *q;
+    m.causal = 1;
+    m.align = SAGERUN_ALIGN_BOTTOM_RIGHT;
+    m.softcap = 20;
+    assert_int_equal(sagerun_workload_set_problem(w, &m, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_workload_problem(w)->total_kv, 51);
+    m.total_kv = 50;
+    assert_int_equal(sagerun_workload_set_problem(w, &m, &e), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "sagerun_workload_set_varlen"));
+    char *before = sagerun_workload_to_json(w, 0);
+    /* failed changes leave it as it was */
+    assert_int_equal(sagerun_workload_set_varlen(w, "4,0", &e), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "varlen: entry 1: '0'"));
+    assert_int_equal(sagerun_workload_set_varlen(w, "random:5-2:1", &e), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "MIN 5 is more than MAX 2"));
+    uint32_t zero[2] = {3, 0};
+    assert_int_equal(sagerun_workload_set_lengths(w, zero, NULL, 2, &e), SAGERUN_INVALID_ARGUMENT);
+    char *after = sagerun_workload_to_json(w, 0);
+    assert_string_equal(before, after);
+    free(after);
+    assert_non_null(strstr(before, "\"varlen\":[\"5:9\",12,\"1:30\"]"));
+    assert_non_null(strstr(before, "\"page_size\":8"));
+    /* the inputs carry the lengths and a block table drawn from the seed */
+    sagerun_context *ctx = host();
+    sagerun_inputs *in = NULL;
+    assert_int_equal(sagerun_workload_create_inputs(w, ctx, &in, &e), SAGERUN_OK);
+    sagerun_sequences is = {.struct_size = sizeof is};
+    assert_int_equal(sagerun_inputs_sequences(in, &is, &e), SAGERUN_OK);
+    assert_int_equal(is.cu_seqlens_kv[3], 51);
+    assert_non_null(is.block_table);
+    sagerun_inputs_destroy(in);
+    sagerun_context_destroy(ctx);
+    /* a dense problem drops the lengths and pages */
+    sagerun_problem d = sagerun_problem_make(2, 16, 2, 1, 64);
+    d.kv_len = 40;
+    assert_int_equal(sagerun_workload_set_problem(w, &d, &e), SAGERUN_OK);
+    assert_int_equal(sagerun_workload_sequences(w, &s, &e), SAGERUN_OK);
+    assert_null(s.cu_seqlens_q);
+    after = sagerun_workload_to_json(w, 0);
+    assert_non_null(strstr(after, "\"kv_len\":40"));
+    assert_null(strstr(after, "varlen"));
+    free(after);
+    free(before);
+    sagerun_workload_destroy(w);
+    /* synthetic takes a dense problem; a file's workload no lengths */
+    p.varlen = 1;
+    p.total_q = p.total_kv = 3;
+    assert_int_equal(sagerun_workload_synthetic(&p, 7, "v", &w, &e), SAGERUN_INVALID_ARGUMENT);
+    assert_null(w);
+}
+
 /* The workload's inputs are the generator's: the same bytes as sagerun_inputs_create_synthetic's
  * with the seed. Compared through their safetensors files (both written by the library). */
 static void inputs_of_a_workload_are_the_generators(void **state)
@@ -260,6 +332,7 @@ int main(void)
         cmocka_unit_test(a_synthetic_workload_round_trips_through_json),
         cmocka_unit_test(bad_files_name_the_file_and_the_key),
         cmocka_unit_test(a_failed_change_leaves_the_workload_as_it_was),
+        cmocka_unit_test(varlen_and_paged_workloads),
         cmocka_unit_test(inputs_of_a_workload_are_the_generators),
         cmocka_unit_test(written_inputs_read_back),
         cmocka_unit_test(an_output_is_written_as_its_bytes),

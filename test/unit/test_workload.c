@@ -212,6 +212,181 @@ static void test_load_file_and_inputs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ABI 0.2's keys: each parsed into the problem, written back only where not the default, and the
+ * written file parses to the same workload (a "random:" varlen as its explicit lengths). */
+static void test_problem_keys_round_trip(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"shape\": [3, 64, 4, 64], \"heads_kv\": 2, \"causal\": \"bottom-right\","
+        " \"window\": [8, 0], \"softcap\": 30, \"varlen\": [\"16:64\", 7, \"5:9\"],"
+        " \"page_size\": 16}";
+    sr_workload w, back;
+    sagerun_error err = {0};
+    assert_int_equal(sr_workload_parse(text, "f.json", NULL, &w, &err), SAGERUN_OK);
+    const sagerun_problem *p = &w.problem;
+    assert_int_equal(p->causal, 1);
+    assert_int_equal(p->align, SAGERUN_ALIGN_BOTTOM_RIGHT);
+    assert_true(p->window && p->window_left == 8 && p->window_right == 0);
+    assert_true(p->softcap == 30.0f);
+    /* B and N: the count and the longest; kv_len the longest key length */
+    assert_true(p->varlen && p->batch == 3 && p->seq_len == 16 && p->kv_len == 64);
+    assert_true(p->total_q == 28 && p->total_kv == 80);
+    assert_int_equal(w.cu_seqlens_kv[2], 71);
+    /* pages: 4 + 1 + 1 of 16 keys; a column per page of the longest */
+    assert_true(p->page_size == 16 && p->pages == 6 && p->pages_per_seq == 4);
+    json_t *j = sr_workload_to_json(&w);
+    char *out = json_dumps(j, JSON_PRESERVE_ORDER);
+    assert_non_null(strstr(out, "\"causal\": \"bottom-right\""));
+    assert_non_null(strstr(out, "\"varlen\": [\"16:64\", 7, \"5:9\"]"));
+    assert_null(strstr(out, "kv_len")); /* a varlen workload's keys are its lengths */
+    assert_int_equal(sr_workload_parse(out, "f.json", NULL, &back, &err), SAGERUN_OK);
+    json_t *again = sr_workload_to_json(&back);
+    assert_true(json_equal(j, again));
+    assert_true(back.problem.sm_scale == 0.125f); /* written as the value used */
+    back.problem.sm_scale = 0;
+    assert_int_equal(memcmp(&back.problem, &w.problem, sizeof w.problem), 0);
+    assert_memory_equal(back.cu_seqlens_q, w.cu_seqlens_q, sizeof(int32_t) * 4);
+    assert_memory_equal(back.cu_seqlens_kv, w.cu_seqlens_kv, sizeof(int32_t) * 4);
+    json_decref(again);
+    json_decref(j);
+    free(out);
+    sr_workload_free(&back);
+    sr_workload_free(&w);
+    /* dense: kv_len written; defaults (causal false, no window...) not */
+    assert_int_equal(sr_workload_parse("{\"shape\": [1, 16, 2, 64], \"kv_len\": 40, \"causal\":"
+                                       " \"top-left\"}", "k.json", NULL, &w, &err),
+                     SAGERUN_OK);
+    j = sr_workload_to_json(&w);
+    assert_int_equal(json_integer_value(json_object_get(j, "kv_len")), 40);
+    assert_true(json_is_true(json_object_get(j, "causal"))); /* true: top-left, as before */
+    assert_null(json_object_get(j, "window"));
+    assert_null(json_object_get(j, "softcap"));
+    assert_null(json_object_get(j, "varlen"));
+    assert_null(json_object_get(j, "page_size"));
+    json_decref(j);
+    sr_workload_free(&w);
+}
+
+/* random:MIN-MAX:SEED: B lengths in [MIN, MAX], the same for the same seed, others for another;
+ * MIN = MAX gives that length. */
+static void test_random_lengths(void **state)
+{
+    (void)state;
+    uint32_t *q, *kv, *q2, *kv2, n, n2;
+    sagerun_error err = {0};
+    assert_int_equal(sr_varlen_parse("random:5-40:7", 64, &q, &kv, &n, &err), SAGERUN_OK);
+    assert_int_equal(n, 64);
+    bool differ = false, low = false, high = false;
+    for (uint32_t b = 0; b < n; b++) {
+        assert_true(q[b] >= 5 && q[b] <= 40 && kv[b] == q[b]);
+        differ |= q[b] != q[0];
+        low |= q[b] < 12;
+        high |= q[b] > 33;
+    }
+    assert_true(differ && low && high);
+    assert_int_equal(sr_varlen_parse("random:5-40:7", 64, &q2, &kv2, &n2, &err), SAGERUN_OK);
+    assert_memory_equal(q, q2, sizeof *q * n);
+    free(q2);
+    free(kv2);
+    assert_int_equal(sr_varlen_parse("random:5-40:8", 64, &q2, &kv2, &n2, &err), SAGERUN_OK);
+    assert_true(memcmp(q, q2, sizeof *q * n) != 0);
+    free(q2);
+    free(kv2);
+    free(q);
+    free(kv);
+    /* the generator as sagerun/workload.h states it: splitmix64 from SEED = 0 */
+    assert_int_equal(sr_varlen_parse("random:1-1000000:0", 1, &q, &kv, &n, &err), SAGERUN_OK);
+    assert_int_equal(q[0], 1 + (uint32_t)(0xe220a8397b1dcdafull % 1000000));
+    free(q);
+    free(kv);
+    assert_int_equal(sr_varlen_parse("random:9-9:3", 2, &q, &kv, &n, &err), SAGERUN_OK);
+    assert_true(q[0] == 9 && q[1] == 9);
+    free(q);
+    free(kv);
+}
+
+static void expect_spec_error(const char *spec, const char *needle)
+{
+    uint32_t *q = NULL, *kv = NULL, n = 0;
+    sagerun_error err = {0};
+    if (sr_varlen_parse(spec, 2, &q, &kv, &n, &err) == SAGERUN_OK)
+        fail_msg("varlen '%s' was taken", spec);
+    if (!strstr(err.message, needle))
+        fail_msg("varlen '%s': message '%s' lacks '%s'", spec, err.message, needle);
+    assert_null(q);
+}
+
+static void test_bad_problem_keys(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"\"kv_len\": 0", "key 'kv_len': 0: expected an integer from 1"},
+        {"\"kv_len\": 2.5", "key 'kv_len': 2.5"},
+        {"\"window\": [-2, 3]", "key 'window': [-2,3]: expected [L, R]"},
+        {"\"window\": [1]", "key 'window': [1]"},
+        {"\"softcap\": -1", "key 'softcap': -1: expected a finite number >= 0"},
+        {"\"softcap\": \"x\"", "key 'softcap': \"x\""},
+        {"\"causal\": \"middle\"", "'causal' must be a boolean, \"top-left\" or \"bottom-right\""},
+        {"\"varlen\": \"\"", "key 'varlen': '': an empty SPEC"},
+        {"\"varlen\": []", "key 'varlen' must be a non-empty array"},
+        {"\"varlen\": [0, 5]", "key 'varlen[0]': '0': expected a length or Q:K"},
+        {"\"varlen\": [4, \"3:\"]", "key 'varlen[1]': '3:'"},
+        {"\"varlen\": [4, true]", "key 'varlen[1]': expected a length"},
+        {"\"varlen\": \"random:9-3:1\"", "key 'varlen': 'random:9-3:1': random: MIN 9 is more"},
+        {"\"varlen\": [3], \"layout\": \"HND\"", "key 'varlen': varlen tensors are NHD only"},
+        {"\"varlen\": [3], \"kv_len\": 4", "key 'kv_len' with 'varlen'"},
+        {"\"page_size\": 0", "key 'page_size': 0: expected an integer from 1"},
+        {"\"page_size\": 4, \"layout\": \"HND\"", "key 'page_size': 4: paged tensors are NHD"},
+        {"\"kv_len\": 4, \"input\": {\"source\": \"safetensors\", \"path\": \"x.safetensors\"}",
+         "key 'kv_len' applies to synthetic inputs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "{\"shape\": [1, 16, 2, 64], %s}", cases[i][0]);
+        expect_error(text, SAGERUN_FORMAT, cases[i][1]);
+    }
+    /* the problem's own check (sagerun_problem_check), the file named */
+    expect_error("{\"shape\": [1, 16, 2, 64], \"window\": [0, 3], \"causal\": true}",
+                 SAGERUN_INVALID_ARGUMENT, "window right 3 with causal");
+    expect_spec_error("", "an empty SPEC");
+    expect_spec_error("0,5", "entry 0: '0'");
+    expect_spec_error("3,", "entry 1: ''");
+    expect_spec_error("3:", "entry 0: '3:'");
+    expect_spec_error("1:2:3", "entry 0: '1:2:3'");
+    expect_spec_error("1073741825", "from 1 to 1073741824");
+    expect_spec_error("-4", "entry 0: '-4'");
+    expect_spec_error("random:9-3:1", "MIN 9 is more than MAX 3");
+    expect_spec_error("random:0-3:1", "expected random:MIN-MAX:SEED");
+    expect_spec_error("random:1-3", "expected random:MIN-MAX:SEED");
+    expect_spec_error("random:1-3:x", "expected random:MIN-MAX:SEED");
+}
+
+/* A failed change leaves the workload as it was: lengths summing past int32, a paged cache of
+ * HND tensors. */
+static void test_failed_sequences_change_nothing(void **state)
+{
+    (void)state;
+    sr_workload w;
+    sagerun_error err = {0};
+    assert_int_equal(sr_workload_parse("{\"shape\": [1, 16, 2, 64], \"varlen\": [5, 7]}", "v.json",
+                                       NULL, &w, &err),
+                     SAGERUN_OK);
+    sagerun_problem before = w.problem;
+    int32_t *cu = w.cu_seqlens_q;
+    uint32_t big[3] = {1u << 30, 1u << 30, 1u << 30};
+    assert_int_equal(sr_workload_set_lengths(&w, big, NULL, 3, &err), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "2^31 - 1"));
+    assert_int_equal(sr_workload_set_paged(&w, 1u << 31, &err), SAGERUN_INVALID_ARGUMENT);
+    assert_int_equal(memcmp(&before, &w.problem, sizeof before), 0);
+    assert_ptr_equal(cu, w.cu_seqlens_q);
+    assert_int_equal(sr_workload_set_paged(&w, 4, &err), SAGERUN_OK);
+    assert_int_equal(w.problem.pages, 2 + 2);
+    assert_int_equal(sr_workload_set_paged(&w, 0, &err), SAGERUN_OK); /* dense again */
+    assert_true(w.problem.page_size == 0 && w.problem.pages == 0 && w.problem.pages_per_seq == 0);
+    sr_workload_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +394,10 @@ int main(void)
         cmocka_unit_test(test_full_file),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_load_file_and_inputs),
+        cmocka_unit_test(test_problem_keys_round_trip),
+        cmocka_unit_test(test_random_lengths),
+        cmocka_unit_test(test_bad_problem_keys),
+        cmocka_unit_test(test_failed_sequences_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
