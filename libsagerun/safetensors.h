@@ -23,7 +23,7 @@
 typedef struct sr_st_tensor {
     char *name;
     int dtype;              /* a sagerun_dtype, or -1 for a known safetensors dtype sagerun
-                               does not compute with (U8, I32, ...) */
+                               does not compute with (U8, I64, ...) */
     const char *dtype_name; /* "F16", "I64", ... (static) */
     uint32_t elem_size;
     uint32_t rank;
@@ -83,6 +83,27 @@ typedef struct sr_st_write_tensor {
  * or an object whose values are all strings. Names must be unique and not "__metadata__". */
 sagerun_status sr_safetensors_write(const char *path, const sr_st_write_tensor *tensors,
                                     size_t count, const json_t *metadata, sagerun_error *err);
+
+/* ---- the problem of an input file (inputs_file.c) ----
+ * What a file of inputs holds, as sagerun_inputs_write_safetensors writes it: q, k, v of one
+ * dtype (F16 or BF16); dense: rank 4 in the layout, k and v with kv_len keys; varlen (tensors
+ * "cu_seqlens_q" and "cu_seqlens_kv", I32 [B + 1]): q [total_q, Hq, D], k and v [total_kv, Hkv,
+ * D]; paged (tensor "block_table", I32 [B, pages_per_seq]): k and v [pages, page_size, Hkv, D].
+ * __metadata__ (strings): "layout", "causal", "sm_scale", "kv_len", "seq_len" (varlen, where not
+ * the longest), "align", "window" ("L,R"), "softcap", "page_size" (must be k's). */
+typedef struct sr_file_problem {
+    sagerun_problem problem;     /* checked, masks included */
+    bool varlen, paged;
+    int32_t *cu_q, *cu_kv, *table; /* owned; NULL where the file has none */
+} sr_file_problem;
+
+/* Reads and checks the problem and sequences of an open file in this layout (the sequences
+ * checked with sagerun_sequences_check); every error names the file and the tensor or field. */
+sagerun_status sr_safetensors_problem(const sr_safetensors *f, int layout, sr_file_problem *fp,
+                                      sagerun_error *err);
+/* The sequences of fp, a view of its arrays. */
+sagerun_sequences sr_file_sequences(const sr_file_problem *fp);
+void sr_file_problem_free(sr_file_problem *fp);
 
 /* The dtype for a safetensors dtype name: a sagerun_dtype, -1 for known-but-unused, -2 unknown. */
 int sr_safetensors_dtype_from_name(const char *name, uint32_t *elem_size);

@@ -411,7 +411,16 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_host(sagerun_context *ctx,
                                                            const void *v, sagerun_inputs **out,
                                                            sagerun_error *err);
 /* Takes q, k, v from a safetensors file: tensors named "q", "k", "v", F16 or BF16, rank 4, in the
- * given layout ([B,N,H,D] for NHD, [B,H,N,D] for HND); Hq and Hkv from q's and k's shapes. When
+ * given layout ([B,N,H,D] for NHD, [B,H,N,D] for HND); Hq and Hkv from q's and k's shapes, kv_len
+ * from k's. (0.2) A varlen file has q [total_q, Hq, D], k and v [total_kv, Hkv, D] and the I32
+ * tensors "cu_seqlens_q", "cu_seqlens_kv" [B + 1]; a paged one k and v [pages, page_size, Hkv, D]
+ * and "block_table" I32 [B, pages_per_seq] (both: NHD only); __metadata__ "kv_len", "seq_len",
+ * "page_size" where the tensors do not say them (as sagerun_inputs_write_safetensors writes
+ * them). Lengths that do not sum to the tokens of q or k, a block table entry past the pages, a
+ * page_size other than k's, and an I32 tensor of another dtype or rank are SAGERUN_FORMAT or
+ * SAGERUN_INVALID_ARGUMENT naming the file and the field. The masks (causal, sm_scale, align,
+ * window, softcap) are the workload's (sagerun_workload_from_safetensors): the inputs' are the
+ * defaults. When
  * the file also holds sage2-quantized tensors under the golden files' names (q_int8, q_scale,
  * k_int8, k_scale, v_fp8_f32acc, v_scale_f32acc, k_mean), SAGE2 variants with the sm89
  * granularities use those instead of quantizing. A tensor "k_mean" alone ([B,1,Hkv,D] for NHD,
@@ -449,7 +458,9 @@ SAGERUN_API sagerun_status sagerun_inputs_sequences(const sagerun_inputs *in,
 SAGERUN_API const sagerun_problem *sagerun_inputs_problem(const sagerun_inputs *in);
 /* Writes Q, K, V as the tensors "q", "k", "v" of a safetensors file (the problem's dtype and
  * layout, __metadata__ {"layout": "NHD" or "HND"}, and "causal": "true" and "sm_scale" where the
- * problem has them, as sagerun_workload_from_safetensors takes them back): what
+ * problem has them, as sagerun_workload_from_safetensors takes them back; (0.2) stored as the
+ * problem stores them, with the I32 tensors of its sequences, and "kv_len", "seq_len", "align",
+ * "window" ("L,R"), "softcap", "page_size" where not the default): what
  * sagerun_inputs_create_from_safetensors reads back into the same bytes. The file is written as
  * sagerun_file_write writes. */
 SAGERUN_API sagerun_status sagerun_inputs_write_safetensors(const sagerun_inputs *in,

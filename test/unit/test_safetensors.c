@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "safetensors.h"
+#include "sagerun/workload.h"
 
 static char dir[256];
 
@@ -323,6 +324,231 @@ static void test_sage2_tensor_sizes(void **state)
     sagerun_context_destroy(ctx);
 }
 
+/* ---- inputs of a varlen or paged problem: written, read back the same ---------------------- */
+
+/* A problem of the given sizes and masks every test below shares: causal bottom-right, a window,
+ * a soft-cap and an sm_scale of its own, each of which the file must carry. */
+static sagerun_problem masked_problem(uint32_t batch, uint32_t seq_len, uint32_t kv_len)
+{
+    sagerun_problem p = sagerun_problem_make(batch, seq_len, 4, 2, 16);
+    p.kv_len = kv_len == seq_len ? 0 : kv_len;
+    p.causal = 1, p.align = SAGERUN_ALIGN_BOTTOM_RIGHT;
+    p.window = 1, p.window_left = 8, p.window_right = 0;
+    p.softcap = 20.0f, p.sm_scale = 0.3f;
+    return p;
+}
+
+/* Context memory of the host backend at addr, elements of dtype, equal in a and b. */
+static void same_bytes(uint64_t a, uint64_t b, uint64_t bytes)
+{
+    assert_memory_equal((const void *)(uintptr_t)a, (const void *)(uintptr_t)b, bytes);
+}
+
+static void same_sequences(const sagerun_inputs *a, const sagerun_inputs *b)
+{
+    sagerun_sequences sa = {.struct_size = sizeof sa}, sb = {.struct_size = sizeof sb};
+    sagerun_error err = {0};
+    assert_int_equal(sagerun_inputs_sequences(a, &sa, &err), SAGERUN_OK);
+    assert_int_equal(sagerun_inputs_sequences(b, &sb, &err), SAGERUN_OK);
+    const sagerun_problem *p = sagerun_inputs_problem(a);
+    const int32_t *x[3] = {sa.cu_seqlens_q, sa.cu_seqlens_kv, sa.block_table};
+    const int32_t *y[3] = {sb.cu_seqlens_q, sb.cu_seqlens_kv, sb.block_table};
+    const uint64_t n[3] = {p->batch + 1ull, p->batch + 1ull, (uint64_t)p->batch * p->pages_per_seq};
+    for (int i = 0; i < 3; i++) {
+        assert_true(!x[i] == !y[i]);
+        if (x[i])
+            assert_memory_equal(x[i], y[i], n[i] * sizeof(int32_t));
+    }
+}
+
+static void same_inputs(const sagerun_inputs *a, const sagerun_inputs *b)
+{
+    const sagerun_problem *p = &a->problem;
+    uint64_t qb = sagerun_problem_q_elements(p) * 2, kb = sagerun_problem_kv_elements(p) * 2;
+    same_bytes(a->q, b->q, qb);
+    same_bytes(a->k, b->k, kb);
+    same_bytes(a->v, b->v, kb);
+    same_sequences(a, b);
+}
+
+/* Synthetic inputs of p written and read back: inputs_create_from_safetensors gives the same
+ * bytes and sequences (the masks are the workload's), workload_from_safetensors the same problem,
+ * and its inputs the same again. */
+static void round_trip_problem(const char *name, const sagerun_problem *p, const int32_t *cu_q,
+                               const int32_t *cu_kv)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
+    sagerun_error err = {0};
+    sagerun_context *ctx = NULL;
+    sagerun_inputs *in = NULL, *back = NULL, *again = NULL;
+    sagerun_workload *w = NULL;
+    sagerun_sequences s = {.struct_size = sizeof s, .count = p->batch, .cu_seqlens_q = cu_q,
+                           .cu_seqlens_kv = cu_kv};
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    if (sagerun_inputs_create_synthetic_seq(ctx, p, &s, 7, &in, &err) != SAGERUN_OK ||
+        sagerun_inputs_write_safetensors(in, path, &err) != SAGERUN_OK ||
+        sagerun_inputs_create_from_safetensors(ctx, path, SAGERUN_LAYOUT_NHD, &back, &err) ||
+        sagerun_workload_from_safetensors(path, -1, &w, &err) != SAGERUN_OK ||
+        sagerun_workload_create_inputs(w, ctx, &again, &err) != SAGERUN_OK)
+        fail_msg("%s: %s", name, err.message);
+    same_inputs(in, back);
+    sagerun_problem storage = in->problem; /* the file's tensors alone: no masks */
+    storage.causal = 0, storage.align = 0, storage.window = 0, storage.softcap = 0.0f;
+    storage.sm_scale = 0.0f, storage.window_left = storage.window_right = -1;
+    assert_memory_equal(&back->problem, &storage, sizeof storage);
+    assert_memory_equal(sagerun_workload_problem(w), &in->problem, sizeof in->problem);
+    same_inputs(in, again);
+    assert_memory_equal(&again->problem, &in->problem, sizeof in->problem);
+    sagerun_inputs_destroy(again);
+    sagerun_workload_destroy(w);
+    sagerun_inputs_destroy(back);
+    sagerun_inputs_destroy(in);
+    sagerun_context_destroy(ctx);
+}
+
+static void test_varlen_paged_round_trip(void **state)
+{
+    (void)state;
+    /* varlen: three sequences, more keys than queries in two */
+    static const int32_t cq[] = {0, 5, 22, 23}, ckv[] = {0, 9, 26, 56};
+    sagerun_problem p = masked_problem(3, 17, 30);
+    p.varlen = 1, p.total_q = 23, p.total_kv = 56;
+    round_trip_problem("varlen", &p, cq, ckv);
+    /* paged: 2 sequences of 40 keys in pages of 8, the cache 3 pages larger than they need */
+    p = masked_problem(2, 12, 40);
+    p.page_size = 8, p.pages_per_seq = 5, p.pages = 13;
+    round_trip_problem("paged", &p, NULL, NULL);
+    /* both, seq_len above the longest sequence (the file says it) */
+    static const int32_t pq[] = {0, 3, 9}, pkv[] = {0, 10, 35};
+    p = masked_problem(2, 8, 25);
+    p.varlen = 1, p.total_q = 9, p.total_kv = 35;
+    p.page_size = 4, p.pages_per_seq = 7, p.pages = 12;
+    round_trip_problem("varlen-paged", &p, pq, pkv);
+}
+
+/* One file of a varlen + paged problem, B 2, H 1, D 4, pages of 4 (each array as given). */
+typedef struct seq_file {
+    uint64_t q_rows, pages, page_rows;
+    int32_t cu_q[3], cu_kv[3], table[4];
+    int cu_q_dtype;
+    uint32_t table_rank;
+    bool no_cu_kv;
+    const char *meta_key, *meta_value;
+} seq_file;
+
+static const seq_file good_file = {9, 5, 4, {0, 3, 9}, {0, 5, 9}, {0, 1, 2, -1},
+                                   SAGERUN_DTYPE_I32, 2, false, NULL, NULL};
+
+static const char *write_seq_file(const char *name, const seq_file *c)
+{
+    static char path[512];
+    static uint16_t zeros[64];
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
+    sr_st_write_tensor t[6] = {
+        {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 3, .shape = {c->q_rows, 1, 4}},
+        {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {c->pages, c->page_rows, 1, 4}},
+        {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {c->pages, c->page_rows, 1, 4}},
+        {.name = "cu_seqlens_q", .dtype = c->cu_q_dtype, .rank = 1, .shape = {3}, .data = c->cu_q},
+        {.name = "block_table", .dtype = SAGERUN_DTYPE_I32, .rank = c->table_rank,
+         .shape = {c->table_rank == 2 ? 2 : 4, 2}, .data = c->table},
+        {.name = "cu_seqlens_kv", .dtype = SAGERUN_DTYPE_I32, .rank = 1, .shape = {3},
+         .data = c->cu_kv},
+    };
+    for (int i = 0; i < 3; i++)
+        t[i].data = zeros;
+    json_t *meta = json_pack("{s:s}", "layout", "NHD");
+    if (c->meta_key)
+        json_object_set_new(meta, c->meta_key, json_string(c->meta_value));
+    sagerun_error err = {0};
+    assert_int_equal(sr_safetensors_write(path, t, c->no_cu_kv ? 5 : 6, meta, &err), SAGERUN_OK);
+    json_decref(meta);
+    return path;
+}
+
+/* Both readers refuse the file, naming it and the field. */
+static void expect_refused(const char *path, const char *field)
+{
+    sagerun_error err = {0};
+    sagerun_context *ctx = NULL;
+    sagerun_inputs *in = NULL;
+    sagerun_workload *w = NULL;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    int st = sagerun_inputs_create_from_safetensors(ctx, path, SAGERUN_LAYOUT_NHD, &in, &err);
+    if (st == SAGERUN_OK || !strstr(err.message, path) || !strstr(err.message, field))
+        fail_msg("inputs: status %d, the message should name %s and %s: %s", st, path, field,
+                 err.message);
+    st = sagerun_workload_from_safetensors(path, -1, &w, &err);
+    if (st == SAGERUN_OK || !strstr(err.message, path) || !strstr(err.message, field))
+        fail_msg("workload: status %d, the message should name %s and %s: %s", st, path, field,
+                 err.message);
+    assert_null(in);
+    assert_null(w);
+    sagerun_context_destroy(ctx);
+}
+
+static void test_varlen_paged_malformed(void **state)
+{
+    (void)state;
+    sagerun_error err = {0};
+    sagerun_workload *w = NULL;
+    assert_int_equal(sagerun_workload_from_safetensors(write_seq_file("good", &good_file), -1, &w,
+                                                       &err),
+                     SAGERUN_OK);
+    assert_int_equal(sagerun_workload_problem(w)->total_kv, 9);
+    sagerun_workload_destroy(w);
+    struct {
+        const char *name, *field;
+        seq_file c;
+    } bad[12];
+    size_t n = 0;
+#define BAD(label, says, ...)                                                                      \
+    do {                                                                                           \
+        bad[n].name = label, bad[n].field = says, bad[n].c = good_file;                            \
+        seq_file *c = &bad[n++].c;                                                                 \
+        __VA_ARGS__;                                                                               \
+    } while (0)
+    BAD("sum", "cu_seqlens_q[2] = 9: the lengths sum to 9, the problem's total is 10",
+        c->q_rows = 10);
+    BAD("past", "block_table[1][0] = 7 points past the 5 pages", c->table[2] = 7);
+    BAD("page-size", "__metadata__ 'page_size' is 8", c->meta_key = "page_size",
+        c->meta_value = "8");
+    BAD("unsorted", "cu_seqlens_kv[2] = 4 is less than cu_seqlens_kv[1] = 5", c->cu_kv[2] = 4);
+    BAD("negative", "cu_seqlens_q[1] = -3 is less than cu_seqlens_q[0] = 0", c->cu_q[1] = -3);
+    BAD("first", "cu_seqlens_q[0] = 1: must be 0", c->cu_q[0] = 1);
+    BAD("dtype", "tensor 'cu_seqlens_q' must be I32 of rank 1", c->cu_q_dtype = SAGERUN_DTYPE_F32);
+    BAD("rank", "tensor 'block_table' must be I32 of rank 2", c->table_rank = 1);
+    BAD("missing", "no tensor 'cu_seqlens_kv'", c->no_cu_kv = true);
+    BAD("kv-len", "__metadata__ 'kv_len' is '0'", c->meta_key = "kv_len", c->meta_value = "0");
+    BAD("window", "__metadata__ 'window' is '5'", c->meta_key = "window", c->meta_value = "5");
+    BAD("softcap", "__metadata__ 'softcap' is '-1'", c->meta_key = "softcap",
+        c->meta_value = "-1");
+#undef BAD
+    for (size_t i = 0; i < n; i++)
+        expect_refused(write_seq_file(bad[i].name, &bad[i].c), bad[i].field);
+}
+
+/* A dense file's kv_len is k's; __metadata__ saying another is refused. */
+static void test_dense_kv_len(void **state)
+{
+    (void)state;
+    sagerun_problem p = masked_problem(2, 5, 12);
+    round_trip_problem("dense-kv", &p, NULL, NULL);
+    static uint16_t zeros[2 * 12 * 2 * 16];
+    sr_st_write_tensor t[3] = {
+        {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 5, 2, 16}, .data = zeros},
+        {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 12, 2, 16}, .data = zeros},
+        {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 12, 2, 16}, .data = zeros},
+    };
+    json_t *meta = json_pack("{s:s}", "kv_len", "11");
+    char path[512];
+    snprintf(path, sizeof path, "%s/dense-kv-bad.safetensors", dir);
+    sagerun_error err = {0};
+    assert_int_equal(sr_safetensors_write(path, t, 3, meta, &err), SAGERUN_OK);
+    json_decref(meta);
+    expect_refused(path, "__metadata__ 'kv_len' is 11, tensor \"k\" holds 12 keys");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +557,9 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_data_file),
         cmocka_unit_test(test_sage2_tensor_sizes),
+        cmocka_unit_test(test_varlen_paged_round_trip),
+        cmocka_unit_test(test_varlen_paged_malformed),
+        cmocka_unit_test(test_dense_kv_len),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
