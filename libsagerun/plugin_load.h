@@ -59,6 +59,9 @@ typedef struct sr_plugin_verdict {
  * timeout_s gives a verdict saying so; sagerun itself runs none of the file's code. */
 void sr_plugin_scan(const char *path, const sagerun_host_services *services, double timeout_s,
                     sr_plugin_verdict *v);
+/* The same for a library that is not a plugin (the Python bridge): loaded in the scanner's
+ * child, and entry looked up there, before this process loads it. */
+void sr_library_scan(const char *path, const char *entry, double timeout_s, sr_plugin_verdict *v);
 /* The scanner's limit: SAGERUN_PLUGIN_SCAN_TIMEOUT (seconds) or 10 s. */
 double sr_plugin_scan_timeout(void);
 

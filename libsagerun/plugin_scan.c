@@ -7,6 +7,7 @@
  * size verdict to a pipe (shorter than PIPE_BUF: written at once), then _exit()s without running
  * the plugin's destructors. The parent waits up to the timeout, then kills the whole group: what
  * the plugin started goes with it. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -51,7 +52,20 @@ double sr_plugin_scan_timeout(void)
     return env && *env && !*end && t > 0 && t <= 3600 ? t : SR_SCAN_DEFAULT_TIMEOUT_S;
 }
 
-static void child_examine(const char *path, const sagerun_host_services *services, int fd)
+/* A library that is no plugin (the Python bridge): loaded, its entry point looked up. */
+static bool open_library(const char *path, const char *entry, char *reason, size_t len)
+{
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h && dlsym(h, entry))
+        return true;
+    const char *e = dlerror();
+    snprintf(reason, len, "cannot be loaded: %s", e ? e : "no entry point");
+    return false;
+}
+
+static void child_examine(const char *path, const sagerun_host_services *services,
+                          const char *entry, int fd)
 {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -66,11 +80,12 @@ static void child_examine(const char *path, const sagerun_host_services *service
     void *handle;
     const sagerun_variant_descriptor *descs[SR_PLUGIN_MAX_VARIANTS];
     size_t n = 0;
-    v.ok = sr_plugin_open(path, services, &handle, descs, &n, v.reason, sizeof v.reason);
+    v.ok = entry ? open_library(path, entry, v.reason, sizeof v.reason)
+                 : sr_plugin_open(path, services, &handle, descs, &n, v.reason, sizeof v.reason);
     /* A refusal the plugin answered (init failed, a missing library) may depend on the
      * environment or the machine: not cached. A crash, exit or hang is the file's own doing. */
     v.transient = !v.ok;
-    if (v.ok)
+    if (v.ok && !entry)
         snprintf(v.name, sizeof v.name, "%s", descs[0]->name); /* a factory's first: the pins of
                                                                 * the others are checked at load */
     ssize_t w;
@@ -128,8 +143,8 @@ static bool wait_verdict(pid_t pid, int fd, double timeout_s, sr_plugin_verdict 
     return got == sizeof *v && reaped && ((WIFEXITED(*ws) && WEXITSTATUS(*ws) == 0) || !v->ok);
 }
 
-void sr_plugin_scan(const char *path, const sagerun_host_services *services, double timeout_s,
-                    sr_plugin_verdict *v)
+static void scan(const char *path, const sagerun_host_services *services, const char *entry,
+                 double timeout_s, sr_plugin_verdict *v)
 {
     memset(v, 0, sizeof *v);
     int fds[2];
@@ -142,7 +157,7 @@ void sr_plugin_scan(const char *path, const sagerun_host_services *services, dou
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_examine(path, services, fds[1]);
+        child_examine(path, services, entry, fds[1]);
     }
     close(fds[1]);
     if (pid < 0) {
@@ -162,4 +177,15 @@ void sr_plugin_scan(const char *path, const sagerun_host_services *services, dou
     close(fds[0]);
     v->name[sizeof v->name - 1] = '\0';
     v->reason[sizeof v->reason - 1] = '\0';
+}
+
+void sr_plugin_scan(const char *path, const sagerun_host_services *services, double timeout_s,
+                    sr_plugin_verdict *v)
+{
+    scan(path, services, NULL, timeout_s, v);
+}
+
+void sr_library_scan(const char *path, const char *entry, double timeout_s, sr_plugin_verdict *v)
+{
+    scan(path, NULL, entry, timeout_s, v);
 }

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,28 @@ static bool bridge_path(char *out, size_t len)
     return (size_t)snprintf(out, len, "%s/" SR_BRIDGE_FILE, folder) < len;
 }
 
+/* The bridge runs in the scanner first, as any plugin does (SAGERUN_PYTHON_BRIDGE names any
+ * file): a constructor that exits or crashes emptied `sagerun list` with exit 0, or killed it.
+ * Once per path and process: the bridge is never unloaded. */
+static bool bridge_scanned(const char *path, char *reason, size_t len)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char approved[PATH_MAX + 32];
+    pthread_mutex_lock(&lock);
+    bool ok = approved[0] && strcmp(approved, path) == 0;
+    if (!ok) {
+        sr_plugin_verdict v;
+        sr_library_scan(path, SR_SCRIPT_ENTRY_NAME, sr_plugin_scan_timeout(), &v);
+        if (v.ok)
+            snprintf(approved, sizeof approved, "%s", path);
+        else
+            snprintf(reason, len, "the Python bridge %s: %s", path, v.reason);
+        ok = v.ok;
+    }
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
 /* The bridge's entry point (dlopen gives the same handle each time: it is never closed). */
 static sr_script_entry_fn open_bridge(bool allow_unsafe, char *reason, size_t len)
 {
@@ -45,6 +68,8 @@ static sr_script_entry_fn open_bridge(bool allow_unsafe, char *reason, size_t le
         snprintf(reason, len, "the Python bridge %s: %s", path, why);
         return NULL;
     }
+    if (!bridge_scanned(path, reason, len))
+        return NULL;
     dlerror();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     void *sym = h ? dlsym(h, SR_SCRIPT_ENTRY_NAME) : NULL;

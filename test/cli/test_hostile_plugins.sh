@@ -71,6 +71,16 @@ check "run: a variant signalling its group ends its run, not its caller" 0 timeo
 contains "the caller lives, run failed" "run exited 1, the caller lives"
 contains "the variant is named" "hostile-run-kill-group"
 
+# the Python bridge (SAGERUN_PYTHON_BRIDGE names any file) runs in the scanner first, as a plugin
+# does: a constructor that exits emptied list's output with exit 0; one that crashes killed it
+for k in exit segv; do
+    check "list: a Python bridge whose constructor does $k" 0 env \
+        SAGERUN_PYTHON_BRIDGE="$FAKES/hostile_ctor_$k.so" "$S" list --backend host \
+        --plugin "$ROOT/examples/python/numpy_attention.py"
+    contains "... the .py file rejected, the bridge named" "the Python bridge $FAKES/hostile_ctor_$k.so"
+    contains "... the other variants listed" "reference-mt"
+done
+
 # ---- 6. compare: variants that signal, fork, print; the others measured; nothing left ----
 mkdir "$TMP/t"
 PIDS=$TMP/pids
