@@ -179,12 +179,13 @@ static PyObject *sage2_dict(const py_declared *d, const sagerun_plugin_inputs *i
     const sagerun_problem *p = &in->problem;
     const sagerun_sage2_tensors *t = in->sage2;
     const sagerun_sage2_quant_params *g = &t->params;
-    uint64_t B = p->batch, N = p->seq_len, Hq = p->heads_q, Hkv = p->heads_kv, D = p->head_dim;
+    uint64_t B = p->batch, N = p->seq_len, KV = kv_len_of(p), Hq = p->heads_q, Hkv = p->heads_kv;
+    uint64_t D = p->head_dim; /* dense only (the host's quantizer): K has kv_len rows */
     return Py_BuildValue(
         "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:d}",
         "q_int8", buffer(d, t->q_int8, B * N * Hq * D, false),
         "q_scale", buffer(d, t->q_scale, B * Hq * t->q_scale_per_head * 4, false),
-        "k_int8", buffer(d, t->k_int8, B * N * Hkv * D, false),
+        "k_int8", buffer(d, t->k_int8, B * KV * Hkv * D, false),
         "k_scale", buffer(d, t->k_scale, B * Hkv * t->k_scale_per_head * 4, false),
         "v_fp8", buffer(d, t->v_fp8, B * Hkv * D * t->v_len, false),
         "v_scale", buffer(d, t->v_scale, B * Hkv * D * 4, false),

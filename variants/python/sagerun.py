@@ -248,7 +248,7 @@ def _sage2(call, t):
                                 "q_block_rows", "k_block_rows", "v_pad_rows", "v_range")}
     fields.update(
         q_int8=_view(call, t["q_int8"], p.shape(Hq), "i8"),
-        k_int8=_view(call, t["k_int8"], p.shape(Hkv), "i8"),
+        k_int8=_view(call, t["k_int8"], p.kv_shape(), "i8"),
         q_scale=_view(call, t["q_scale"], (B, Hq, t["q_scale_per_head"]), "f32"),
         k_scale=_view(call, t["k_scale"], (B, Hkv, t["k_scale_per_head"]), "f32"),
         v_fp8=_view(call, t["v_fp8"], v_shape, "fp8"),
