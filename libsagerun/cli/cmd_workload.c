@@ -1,4 +1,5 @@
 /* sagerun workload: show the default workload, or check and show a workload file. */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,10 +8,13 @@
 static void workload_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun workload show [FILE]\n\n"
+            "usage: sagerun workload show [FILE | workload options]\n\n"
             "Prints a workload as JSON with every default made explicit: the built-in default\n"
             "(the seed's call: [1, 37810, 56, 128], NHD, fp16, seed 440420, with the seed's\n"
-            "metadata) or FILE, a workload JSON file or a .safetensors file of q, k, v.\n"
+            "metadata), FILE, a workload JSON file or a .safetensors file of q, k, v, or the\n"
+            "workload that run's and compare's workload options make (--shape 8,4096,32,128\n"
+            "--varlen random:100-4000:1 shows the lengths drawn; without --shape, over the\n"
+            "seed's call; 'sagerun run --help' lists them).\n"
             "A file with an error is reported with the file and key; exit status 1. A\n"
             "workload's safetensors input is read too: it must exist and fit the shape.\n\n"
             "Workload file keys: name, shape [B,N,Hq,D] (required), heads_kv,\n"
@@ -61,6 +65,33 @@ static bool data_file_fits(const char *file, const sagerun_workload *w)
     return same;
 }
 
+/* `workload show`'s arguments: FILE, or the workload options of run and compare (without any,
+ * the default). *file and *wo set; false after saying why (a usage error). */
+static bool show_arguments(int argc, char **argv, const char **file, sr_cli_workload_options *wo,
+                           bool *given)
+{
+    static const struct option opts[] = {SR_CLI_WORKLOAD_OPTIONS, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    *given = false;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        int taken = sr_cli_workload_option("workload show", wo, c, optarg);
+        if (taken <= 0) {
+            if (!taken)
+                sr_cli_bad_option("workload", c, argv, opts);
+            return false;
+        }
+        *given = true;
+    }
+    *file = optind < argc ? argv[optind] : NULL;
+    if (optind + 1 < argc || (*file && *given)) {
+        sr_cli_error("workload: expected 'workload show [FILE]' or 'workload show [workload "
+                     "options]' (see 'sagerun help workload')");
+        return false;
+    }
+    return sr_cli_workload_options_check("workload show", wo);
+}
+
 int sr_cmd_workload(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* workload --help, workload show --help */
@@ -68,19 +99,25 @@ int sr_cmd_workload(int argc, char **argv)
             workload_usage(stdout);
             return SR_EXIT_OK;
         }
-    if (argc < 2 || strcmp(argv[1], "show") != 0 || argc > 3 || argv[argc - 1][0] == '-') {
+    const char *file = NULL;
+    sr_cli_workload_options wo = {.seed = SAGERUN_WORKLOAD_DEFAULT_SEED, .quiet = true};
+    bool options = false;
+    if (argc < 2 || strcmp(argv[1], "show") != 0) {
         sr_cli_error("workload: expected 'workload show [FILE]' (see 'sagerun help workload')");
         return SR_EXIT_USAGE;
     }
+    if (!show_arguments(argc - 1, argv + 1, &file, &wo, &options))
+        return SR_EXIT_USAGE;
     sagerun_workload *w = NULL;
     sagerun_error err = {0};
-    sagerun_status st = argc == 3 ? sagerun_workload_load(argv[2], &w, &err)
+    sagerun_status st = file      ? sagerun_workload_load(file, &w, &err)
+                        : options ? sr_cli_workload(&wo, &w, &err)
                                   : sagerun_workload_default(&w, &err);
     if (st != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
         return SR_EXIT_ERROR;
     }
-    if (argc == 3 && !data_file_fits(argv[2], w)) {
+    if (file && !data_file_fits(file, w)) {
         sagerun_workload_destroy(w);
         return SR_EXIT_ERROR;
     }

@@ -110,6 +110,24 @@ import json, sys
 w = json.loads(sys.argv[1])
 assert len(w["varlen"]) == 4 and all(3 <= n <= 40 for n in w["varlen"]), w["varlen"]
 assert w["shape"][0] == 4 and w["shape"][1] == max(w["varlen"]), w["shape"]' "$out"
+# workload show of the options: the workload run and compare would make, random lengths written out
+check "workload show of options" 0 "$S" workload show --shape 4,64,2,64 --varlen random:3-40:1 \
+    --page-size 8 --causal=bottom-right --softcap 2.5 --window 7,-1
+echo "$out" > "$TMP/opts-shown.json"
+py "the options shown" '
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert len(w["varlen"]) == 4 and all(3 <= n <= 40 for n in w["varlen"]), w["varlen"]
+assert w["page_size"] == 8 and w["causal"] == "bottom-right" and w["softcap"] == 2.5, w
+assert w["window"] == [7, -1] and w["shape"] == [4, max(w["varlen"]), 2, 64], w' "$TMP/opts-shown.json"
+check "the same options, the same lengths" 0 "$S" workload show --shape 4,64,2,64 \
+    --varlen random:3-40:1 --page-size 8 --causal=bottom-right --softcap 2.5 --window 7,-1
+[ "$out" = "$(cat "$TMP/opts-shown.json")" ] && echo "ok   random lengths are the seed's" \
+    || fail "random lengths are the seed's" "$out"
+check "workload show: a bad option value" 2 "$S" workload show --kv-len 0
+contains "named" "workload show: --kv-len '0': expected an integer from 1"
+check "workload show: a file and options" 2 "$S" workload show "$TMP/kv.json" --kv-len 3
+contains "says so" "expected 'workload show [FILE]' or 'workload show [workload options]'"
 badfile() { # badfile NAME JSON-KEYS EXPECTED-TEXT
     printf '{"shape": [1, 16, 2, 64], %s}' "$2" > "$TMP/bad.json"
     check "$1: refused" 1 "$S" workload show "$TMP/bad.json" && contains "$1: named" "$3"
