@@ -135,9 +135,9 @@ sagerun_status sr_measure_rounds(sagerun_context *ctx, const sr_engine_options *
 void sr_measurement_free(sr_measurement *m, sr_entry *es, size_t n);
 
 /* ---- input_guard.c ---- */
-/* The inputs the variants share (Q, K, V, k_mean, the sage2 tensors quantized once), each kept as
- * a copy (or, where memory is short, its SHA-256): a variant that writes into them fails at its
- * checked call and the copy is put back for the others. */
+/* The inputs the variants share (Q, K, V, the sequences' device arrays, k_mean, the sage2 tensors
+ * quantized once), each kept as a copy (or, where memory is short, its SHA-256): a variant that
+ * writes into them fails at its checked call and the copy is put back for the others. */
 typedef struct sr_guarded {
     const char *name; /* "q", "sage2 k_int8", ... */
     uint64_t addr, bytes;
@@ -145,7 +145,7 @@ typedef struct sr_guarded {
     char sha[65];
 } sr_guarded;
 typedef struct sr_input_guard {
-    sr_guarded t[12];
+    sr_guarded t[16];
     size_t count;
     const char *changed_in, *changed; /* a stage after which the inputs had changed, and what */
     bool caught;                      /* a variant's checked call was caught changing them */
@@ -176,6 +176,11 @@ sagerun_status sr_verify_last(sagerun_context *ctx, const sagerun_inputs *in,
 void sr_verify_outputs(sagerun_context *ctx, const sagerun_inputs *in,
                        const sagerun_compare_options *o, sr_entry *es, size_t n, sr_report *rep);
 uint32_t sr_verify_accuracy_rows(const sagerun_problem *p, uint32_t wanted, int backend);
+/* The accuracy of one output of in's problem (its dtype and storage, in ctx's memory) against
+ * exact attention over the rows a comparison samples (rows: as its accuracy_rows, 0 = the
+ * default), as sr_verify_outputs measures each variant's. */
+sagerun_status sr_verify_accuracy(sagerun_context *ctx, const sagerun_inputs *in, uint32_t rows,
+                                  uint64_t output, sr_accuracy *a, sagerun_error *err);
 void sr_verify_release(sagerun_context *ctx, sr_entry *es, size_t n);
 
 /* ---- assemble.c ---- */

@@ -1,10 +1,11 @@
-/* The inputs a comparison's variants share are read-only to them (plugin.h): Q, K, V, the sage2
- * tensors quantized once for every variant of the same parameters, k_mean. A variant that writes
- * into them changes what every variant after it computes: the baseline's output too, so that a
- * broken variant could pass as byte-exact. The guard (engine.h) keeps a copy of each tensor taken
- * once all are made (or its SHA-256 where memory is short), compares them after each checked
- * call and stage, and puts the copy back. On the host the copy is read-only: a variant's stray
- * write into it would otherwise be put back over the real inputs. */
+/* The inputs a comparison's variants share are read-only to them (plugin.h): Q, K, V, the
+ * sequences' cu_seqlens and block table, the sage2 tensors quantized once for every variant of
+ * the same parameters, k_mean. A variant that writes into them changes what every variant after
+ * it computes: the baseline's output too, so that a broken variant could pass as byte-exact. The
+ * guard (engine.h) keeps a copy of each tensor taken once all are made (or its SHA-256 where
+ * memory is short), compares them after each checked call and stage, and puts the copy back. On
+ * the host the copy is read-only: a variant's stray write into it would otherwise be put back
+ * over the real inputs. */
 #include <string.h>
 
 #include "engine.h"
@@ -16,13 +17,20 @@ static void guard_add(sr_input_guard *g, const char *name, uint64_t addr, uint64
         g->t[g->count++] = (sr_guarded){.name = name, .addr = addr, .bytes = bytes};
 }
 
-/* The shared tensors of in: Q, K, V, k_mean, and the sage2 tensors the inputs hold. */
+/* The shared tensors of in: Q, K, V, the sequences' arrays (a variant that moved a length or a
+ * page would change what every later one reads), k_mean, and the sage2 tensors the inputs
+ * hold. */
 static sagerun_status guard_list(const sagerun_inputs *in, sr_input_guard *g, sagerun_error *err)
 {
     const sagerun_problem *p = &in->problem;
     guard_add(g, "q", in->q, in->q_bytes);
     guard_add(g, "k", in->k, in->kv_bytes);
     guard_add(g, "v", in->v, in->kv_bytes);
+    uint64_t lengths = ((uint64_t)p->batch + 1) * sizeof(int32_t);
+    guard_add(g, "cu_seqlens_q", in->seq.d_cu_q, lengths);
+    guard_add(g, "cu_seqlens_kv", in->seq.d_cu_kv, lengths);
+    guard_add(g, "block_table", in->seq.d_table,
+              (uint64_t)p->batch * p->pages_per_seq * sizeof(int32_t));
     guard_add(g, "k_mean", in->k_mean, (uint64_t)p->batch * p->heads_kv * p->head_dim * 2);
     if (!in->has_sage2)
         return SAGERUN_OK;

@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "kernels/compare_params.h"
+#include "kernels/compare_rows.h"
 #include "kernels/quantize_math.h"
 #include "nvtx.h"
 
@@ -22,10 +23,37 @@
 
 /* ---- rows sampled for accuracy ---------------------------------------------------------------- */
 
-/* Evenly spaced logical rows ((b*Hq + h)*N + n) over all heads and positions, the last included. */
+/* The comparison kernels' view of the inputs (compare_params.h): on the host backend the same
+ * struct, its addresses host pointers. */
+static sr_compare_problem kernel_problem(const sagerun_inputs *in)
+{
+    const sagerun_problem *p = &in->problem;
+    sr_compare_problem k = {
+        .q = in->q, .k = in->k, .v = in->v,
+        .cu_q = in->seq.d_cu_q, .cu_kv = in->seq.d_cu_kv, .table = in->seq.d_table,
+        .batch = p->batch, .seq_len = p->seq_len, .heads_q = p->heads_q,
+        .heads_kv = p->heads_kv, .head_dim = p->head_dim, .layout = p->layout,
+        .dtype = p->dtype, .causal = p->causal, .sm_scale = sagerun_problem_sm_scale(p),
+        .kv_len = sagerun_problem_kv_len(p), .align = p->align, .window = p->window,
+        .window_left = p->window_left, .window_right = p->window_right, .softcap = p->softcap,
+        .varlen = p->varlen, .total_q = p->total_q, .page_size = p->page_size,
+        .pages_per_seq = p->pages_per_seq,
+    };
+    return k;
+}
+
+/* Every head of every query row: dense rows of B x N queries, varlen the packed total_q. */
+static uint64_t row_total(const sagerun_problem *p)
+{
+    return p->varlen ? (uint64_t)p->heads_q * p->total_q
+                     : (uint64_t)p->batch * p->heads_q * p->seq_len;
+}
+
+/* Evenly spaced logical rows (compare_params.h) over all heads and positions, the last
+ * included. */
 static uint64_t *sample_rows(const sagerun_problem *p, uint32_t wanted, uint32_t *count)
 {
-    uint64_t total = (uint64_t)p->batch * p->heads_q * p->seq_len;
+    uint64_t total = row_total(p);
     uint64_t n = wanted == 0 || wanted >= total ? total : wanted;
     uint64_t *rows = malloc((size_t)n * sizeof(*rows));
     if (!rows)
@@ -36,26 +64,16 @@ static uint64_t *sample_rows(const sagerun_problem *p, uint32_t wanted, uint32_t
     return rows;
 }
 
-uint32_t sr_verify_accuracy_rows(const sagerun_problem *p, uint32_t wanted, int backend)
+uint32_t sr_verify_accuracy_rows(const sagerun_problem *in, uint32_t wanted, int backend)
 {
     if (wanted)
         return wanted;
-    uint64_t total = (uint64_t)p->batch * p->heads_q * p->seq_len;
+    sagerun_problem p;
+    sr_problem_load(in, &p);
+    uint64_t total = row_total(&p);
     if (total <= SR_ACCURACY_ALL_ROWS_UP_TO)
         return (uint32_t)total;
     return backend == SAGERUN_BACKEND_CUDA ? SR_ACCURACY_ROWS_CUDA : SR_ACCURACY_ROWS_HOST;
-}
-
-static sr_compare_problem kernel_problem(const sagerun_inputs *in)
-{
-    const sagerun_problem *p = &in->problem;
-    sr_compare_problem k = {
-        .q = in->q, .k = in->k, .v = in->v,
-        .batch = p->batch, .seq_len = p->seq_len, .heads_q = p->heads_q,
-        .heads_kv = p->heads_kv, .head_dim = p->head_dim, .layout = p->layout,
-        .dtype = p->dtype, .causal = p->causal, .sm_scale = sagerun_problem_sm_scale(p),
-    };
-    return k;
 }
 
 /* ---- host backend: the same computations on host memory -------------------------------------- */
@@ -66,63 +84,60 @@ static double host_load(uint64_t base, uint64_t index, uint32_t dtype)
     return dtype == SAGERUN_DTYPE_BF16 ? sr_bf16_to_float(bits) : sr_half_to_float(bits);
 }
 
-static uint64_t host_offset(const sr_compare_problem *p, uint32_t heads, uint32_t b, uint32_t n,
-                            uint32_t h, uint32_t d)
+/* The scores of row r's keys [first, end), masked and capped, into scores[j - first]; returns
+ * their maximum. */
+static double host_scores(const sr_compare_problem *p, const sr_compare_row *r, const double *q,
+                          double *scores)
 {
-    if (p->layout == SAGERUN_LAYOUT_HND)
-        return (((uint64_t)b * heads + h) * p->seq_len + n) * p->head_dim + d;
-    return (((uint64_t)b * p->seq_len + n) * heads + h) * p->head_dim + d;
+    double m = -INFINITY;
+    for (uint32_t j = r->first; j < r->end; j++) {
+        uint64_t base = sr_compare_kv_base(p, r, j);
+        double s = 0;
+        for (uint32_t d = 0; d < p->head_dim; d++)
+            s += q[d] * host_load(p->k, base + d, p->dtype);
+        s *= (double)p->sm_scale;
+        if (p->softcap > 0)
+            s = (double)p->softcap * tanh(s / (double)p->softcap);
+        scores[j - r->first] = s;
+        m = fmax(m, s);
+    }
+    return m;
 }
 
-static void host_decode_row(const sr_compare_problem *p, uint64_t row, uint32_t *b, uint32_t *n,
-                            uint32_t *h, uint32_t *hk)
+/* Exact attention of one row in double precision into o (D values); 0 where it attends no key. */
+static void host_reference_row(const sr_compare_problem *p, uint64_t row, double *q,
+                               double *scores, double *o)
 {
-    *n = (uint32_t)(row % p->seq_len);
-    uint64_t bh = row / p->seq_len;
-    *h = (uint32_t)(bh % p->heads_q);
-    *b = (uint32_t)(bh / p->heads_q);
-    *hk = *h / (p->heads_q / p->heads_kv);
+    sr_compare_row r = sr_compare_decode_row(p, row);
+    for (uint32_t d = 0; d < p->head_dim; d++)
+        q[d] = host_load(p->q, r.q_base + d, p->dtype);
+    double m = host_scores(p, &r, q, scores);
+    double l = 0;
+    memset(o, 0, p->head_dim * sizeof(double));
+    for (uint32_t j = r.first; j < r.end; j++) {
+        double pj = exp(scores[j - r.first] - m);
+        l += pj;
+        uint64_t base = sr_compare_kv_base(p, &r, j);
+        for (uint32_t d = 0; d < p->head_dim; d++)
+            o[d] += pj * host_load(p->v, base + d, p->dtype);
+    }
+    for (uint32_t d = 0; l > 0 && d < p->head_dim; d++)
+        o[d] /= l;
 }
 
 /* Exact attention in double precision for the sampled rows; out is rows x D doubles. */
 static sagerun_status host_reference_rows(const sr_compare_problem *p, const uint64_t *rows,
                                           uint32_t nrows, double *out, sagerun_error *err)
 {
-    double *scores = malloc((size_t)p->seq_len * sizeof(double));
+    double *scores = malloc((size_t)p->kv_len * sizeof(double));
     double *q = malloc((size_t)p->head_dim * sizeof(double));
     if (!scores || !q) {
         free(scores);
         free(q);
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory (reference rows)");
     }
-    for (uint32_t i = 0; i < nrows; i++) {
-        uint32_t b, n, h, hk;
-        host_decode_row(p, rows[i], &b, &n, &h, &hk);
-        for (uint32_t d = 0; d < p->head_dim; d++)
-            q[d] = host_load(p->q, host_offset(p, p->heads_q, b, n, h, d), p->dtype);
-        uint32_t keys = p->causal ? n + 1 : p->seq_len;
-        double m = -INFINITY;
-        for (uint32_t j = 0; j < keys; j++) {
-            uint64_t base = host_offset(p, p->heads_kv, b, j, hk, 0);
-            double s = 0;
-            for (uint32_t d = 0; d < p->head_dim; d++)
-                s += q[d] * host_load(p->k, base + d, p->dtype);
-            scores[j] = s * (double)p->sm_scale;
-            m = fmax(m, scores[j]);
-        }
-        double l = 0;
-        double *o = out + (size_t)i * p->head_dim;
-        memset(o, 0, p->head_dim * sizeof(double));
-        for (uint32_t j = 0; j < keys; j++) {
-            double pj = exp(scores[j] - m);
-            l += pj;
-            uint64_t base = host_offset(p, p->heads_kv, b, j, hk, 0);
-            for (uint32_t d = 0; d < p->head_dim; d++)
-                o[d] += pj * host_load(p->v, base + d, p->dtype);
-        }
-        for (uint32_t d = 0; d < p->head_dim; d++)
-            o[d] /= l;
-    }
+    for (uint32_t i = 0; i < nrows; i++)
+        host_reference_row(p, rows[i], q, scores, out + (size_t)i * p->head_dim);
     free(scores);
     free(q);
     return SAGERUN_OK;
@@ -133,23 +148,22 @@ static void host_accuracy_partials(const sr_compare_problem *p, uint64_t output,
                                    double *partials)
 {
     for (uint32_t i = 0; i < nrows; i++) {
-        uint32_t b, n, h, hk;
-        host_decode_row(p, rows[i], &b, &n, &h, &hk);
+        sr_compare_row r = sr_compare_decode_row(p, rows[i]);
         double *s = partials + (size_t)i * SR_COMPARE_ACC_SLOTS;
         memset(s, 0, SR_COMPARE_ACC_SLOTS * sizeof(double));
         for (uint32_t d = 0; d < p->head_dim; d++) {
-            double o = host_load(output, host_offset(p, p->heads_q, b, n, h, d), p->dtype);
-            double r = ref[(size_t)i * p->head_dim + d];
+            double o = host_load(output, r.q_base + d, p->dtype);
+            double x = ref[(size_t)i * p->head_dim + d];
             if (!isfinite(o)) {
                 s[SR_ACC_NONFINITE] += 1;
                 continue;
             }
-            double diff = o - r;
-            s[SR_ACC_DOT] += o * r;
+            double diff = o - x;
+            s[SR_ACC_DOT] += o * x;
             s[SR_ACC_OO] += o * o;
-            s[SR_ACC_RR] += r * r;
+            s[SR_ACC_RR] += x * x;
             s[SR_ACC_ABS_DIFF] += fabs(diff);
-            s[SR_ACC_ABS_REF] += fabs(r);
+            s[SR_ACC_ABS_REF] += fabs(x);
             s[SR_ACC_SQ_DIFF] += diff * diff;
             s[SR_ACC_MAX_ABS] = fmax(s[SR_ACC_MAX_ABS], fabs(diff));
         }
@@ -560,6 +574,18 @@ static void byte_diffs(sagerun_context *ctx, const sagerun_inputs *in, sr_entry 
                                   d_err.message);
         }
     }
+}
+
+sagerun_status sr_verify_accuracy(sagerun_context *ctx, const sagerun_inputs *in, uint32_t rows,
+                                  uint64_t output, sr_accuracy *a, sagerun_error *err)
+{
+    reference ref = {0};
+    memset(a, 0, sizeof(*a));
+    sagerun_status st = reference_compute(ctx, in, rows, &ref, err);
+    if (st == SAGERUN_OK)
+        st = accuracy_of(ctx, in, &ref, output, a, err);
+    reference_free(ctx, &ref);
+    return st;
 }
 
 static void accuracies(sagerun_context *ctx, const sagerun_inputs *in, uint32_t rows,

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "compare_params.h"
+#include "compare_rows.h"
 
 namespace {
 
@@ -17,30 +18,6 @@ __device__ __forceinline__ float load_element(uint64_t base, uint64_t index, uin
     if (dtype == 1)
         return __uint_as_float((uint32_t)bits << 16); // bf16 is the top half of an fp32
     return __half2float(__ushort_as_half(bits));
-}
-
-// Element offset of (b, n, h, d) in a [B, N, H, D] (NHD) or [B, H, N, D] (HND) tensor.
-__device__ __forceinline__ uint64_t element_offset(const sr_compare_problem &p, uint32_t heads,
-                                                   uint32_t b, uint32_t n, uint32_t h, uint32_t d)
-{
-    if (p.layout == 1)
-        return (((uint64_t)b * heads + h) * p.seq_len + n) * p.head_dim + d;
-    return (((uint64_t)b * p.seq_len + n) * heads + h) * p.head_dim + d;
-}
-
-struct row_coords {
-    uint32_t b, n, h, hk;
-};
-
-__device__ __forceinline__ row_coords decode_row(const sr_compare_problem &p, uint64_t row)
-{
-    row_coords c;
-    c.n = (uint32_t)(row % p.seq_len);
-    uint64_t bh = row / p.seq_len;
-    c.h = (uint32_t)(bh % p.heads_q);
-    c.b = (uint32_t)(bh / p.heads_q);
-    c.hk = c.h / (p.heads_q / p.heads_kv); // grouped-query attention: Hq/Hkv query heads per kv head
-    return c;
 }
 
 __device__ __forceinline__ float block_max(float x, float *scratch)
@@ -87,15 +64,19 @@ __device__ __forceinline__ double block_reduce_double(double x, double *scratch,
     return r;
 }
 
-// q·k_j scaled: the attention score of key j for the query row held in shared memory.
+// q·k_j scaled (and capped, where the problem has a softcap): the attention score of key j for
+// the query row held in shared memory.
 __device__ __forceinline__ float attention_score(const sr_compare_problem &p, const float *q_row,
-                                                 const row_coords &c, uint32_t j)
+                                                 const sr_compare_row &r, uint32_t j)
 {
-    const uint64_t base = element_offset(p, p.heads_kv, c.b, j, c.hk, 0);
+    const uint64_t base = sr_compare_kv_base(&p, &r, j);
     float s = 0;
     for (uint32_t d = 0; d < p.head_dim; d++)
         s = fmaf(q_row[d], load_element(p.k, base + d, p.dtype), s);
-    return s * p.sm_scale;
+    s *= p.sm_scale;
+    if (p.softcap > 0.0f)
+        s = p.softcap * tanhf(s / p.softcap);
+    return s;
 }
 
 // Maps the 16-bit value's bits to an order where neighbouring representable values differ
@@ -112,9 +93,10 @@ __device__ __forceinline__ bool is_nan16(unsigned short x, uint32_t dtype)
 
 } // namespace
 
-// Exact attention softmax(q·Kᵀ·scale)·V in fp32 for one sampled query row per block: pass 1 finds
-// the row's maximum score, pass 2 accumulates exp(s - max)·v over key tiles of kThreads keys
-// (each thread one key for the probabilities, then each thread up to two output channels).
+// Exact attention softmax(q·Kᵀ·scale)·V in fp32 for one sampled query row per block, over the
+// keys [first, end) its mask leaves (compare_rows.h): pass 1 finds the row's maximum score, pass 2
+// accumulates exp(s - max)·v over key tiles of kThreads keys (each thread one key for the
+// probabilities, then each thread up to two output channels). A row attending no key is 0.
 // Dynamic shared memory: (head_dim + kThreads + kWarps) floats.
 extern "C" __global__ void __launch_bounds__(kThreads)
     sr_compare_reference_rows(sr_compare_reference_params prm)
@@ -125,28 +107,27 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     float *probs = q_row + p.head_dim;
     float *scratch = probs + kThreads;
     const uint64_t row = reinterpret_cast<const uint64_t *>(prm.rows)[blockIdx.x];
-    const row_coords c = decode_row(p, row);
+    const sr_compare_row r = sr_compare_decode_row(&p, row);
     for (uint32_t d = threadIdx.x; d < p.head_dim; d += kThreads)
-        q_row[d] = load_element(p.q, element_offset(p, p.heads_q, c.b, c.n, c.h, d), p.dtype);
+        q_row[d] = load_element(p.q, r.q_base + d, p.dtype);
     __syncthreads();
 
-    const uint32_t keys = p.causal ? c.n + 1 : p.seq_len;
     float m = -INFINITY;
-    for (uint32_t j = threadIdx.x; j < keys; j += kThreads)
-        m = fmaxf(m, attention_score(p, q_row, c, j));
+    for (uint32_t j = r.first + threadIdx.x; j < r.end; j += kThreads)
+        m = fmaxf(m, attention_score(p, q_row, r, j));
     m = block_max(m, scratch);
 
     float l = 0, acc0 = 0, acc1 = 0;
     const uint32_t d0 = threadIdx.x, d1 = threadIdx.x + kThreads;
-    for (uint32_t j0 = 0; j0 < keys; j0 += kThreads) {
+    for (uint32_t j0 = r.first; j0 < r.end; j0 += kThreads) {
         const uint32_t j = j0 + threadIdx.x;
-        const float pj = j < keys ? expf(attention_score(p, q_row, c, j) - m) : 0.0f;
+        const float pj = j < r.end ? expf(attention_score(p, q_row, r, j) - m) : 0.0f;
         probs[threadIdx.x] = pj;
         l += pj;
         __syncthreads();
-        const uint32_t tile = min(kThreads, keys - j0);
+        const uint32_t tile = min(kThreads, r.end - j0);
         for (uint32_t t = 0; t < tile; t++) {
-            const uint64_t vbase = element_offset(p, p.heads_kv, c.b, j0 + t, c.hk, 0);
+            const uint64_t vbase = sr_compare_kv_base(&p, &r, j0 + t);
             if (d0 < p.head_dim)
                 acc0 = fmaf(probs[t], load_element(p.v, vbase + d0, p.dtype), acc0);
             if (d1 < p.head_dim)
@@ -157,9 +138,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     l = block_sum(l, scratch);
     float *out = reinterpret_cast<float *>(prm.out) + (uint64_t)blockIdx.x * p.head_dim;
     if (d0 < p.head_dim)
-        out[d0] = acc0 / l;
+        out[d0] = l > 0 ? acc0 / l : 0.0f;
     if (d1 < p.head_dim)
-        out[d1] = acc1 / l;
+        out[d1] = l > 0 ? acc1 / l : 0.0f;
 }
 
 // Per sampled row: the partial sums of the accuracy metrics of an output against the reference
@@ -170,23 +151,23 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __shared__ double scratch[kWarps];
     const sr_compare_problem &p = prm.p;
     const uint64_t row = reinterpret_cast<const uint64_t *>(prm.rows)[blockIdx.x];
-    const row_coords c = decode_row(p, row);
+    const sr_compare_row r = sr_compare_decode_row(&p, row);
     const float *ref = reinterpret_cast<const float *>(prm.reference) + (uint64_t)blockIdx.x * p.head_dim;
     double s[SR_COMPARE_ACC_SLOTS] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (uint32_t d = threadIdx.x; d < p.head_dim; d += kThreads) {
         const double o =
-            load_element(prm.output, element_offset(p, p.heads_q, c.b, c.n, c.h, d), p.dtype);
-        const double r = ref[d];
+            load_element(prm.output, r.q_base + d, p.dtype);
+        const double x = ref[d];
         if (!isfinite(o)) {
             s[SR_ACC_NONFINITE] += 1;
             continue;
         }
-        const double diff = o - r;
-        s[SR_ACC_DOT] += o * r;
+        const double diff = o - x;
+        s[SR_ACC_DOT] += o * x;
         s[SR_ACC_OO] += o * o;
-        s[SR_ACC_RR] += r * r;
+        s[SR_ACC_RR] += x * x;
         s[SR_ACC_ABS_DIFF] += fabs(diff);
-        s[SR_ACC_ABS_REF] += fabs(r);
+        s[SR_ACC_ABS_REF] += fabs(x);
         s[SR_ACC_SQ_DIFF] += diff * diff;
         s[SR_ACC_MAX_ABS] = fmax(s[SR_ACC_MAX_ABS], fabs(diff));
     }

@@ -1,8 +1,10 @@
 /* Parameters of libsagerun's comparison kernels (compare.cu), shared with their launcher
  * (compare.c). Passed by value, so plain fixed-width types only and the same layout on both sides.
  *
- * Rows: a "row" is one query position of one head, numbered in logical order
- * row = (b * heads_q + h) * seq_len + n, whatever the storage layout. */
+ * Rows: a "row" is one query position of one head, numbered in logical order whatever the storage:
+ * dense, row = (b * heads_q + h) * seq_len + n; varlen, row = h * total_q + t for the packed query
+ * row t (its sequence b is where cu_seqlens_q puts t, its position n = t - cu_seqlens_q[b]).
+ * compare_rows.h decodes a row and finds its keys. */
 #ifndef SAGERUN_KERNELS_COMPARE_PARAMS_H
 #define SAGERUN_KERNELS_COMPARE_PARAMS_H
 
@@ -25,12 +27,22 @@ enum {
 };
 
 typedef struct sr_compare_problem {
-    uint64_t q, k, v;           /* inputs (problem dtype and layout) */
+    uint64_t q, k, v;           /* inputs (problem dtype and storage) */
+    uint64_t cu_q, cu_kv;       /* varlen: int32 [batch + 1] prefix sums in the context's memory */
+    uint64_t table;             /* paged: int32 [batch, pages_per_seq] block table, or 0 */
     uint32_t batch, seq_len, heads_q, heads_kv, head_dim;
-    uint32_t layout;            /* 0 NHD, 1 HND */
+    uint32_t layout;            /* 0 NHD, 1 HND (varlen and paged: NHD) */
     uint32_t dtype;             /* 0 F16, 1 BF16 */
     uint32_t causal;
     float sm_scale;
+    uint32_t kv_len;            /* keys per sequence (varlen: the longest); never 0 here */
+    uint32_t align;             /* of causal and the window: 0 top-left, 1 bottom-right */
+    uint32_t window;            /* 1: window_left / window_right keys around the diagonal */
+    int32_t window_left, window_right; /* -1: unbounded */
+    float softcap;              /* > 0: x -> softcap * tanh(x / softcap), x = sm_scale * q.k */
+    uint32_t varlen, total_q;   /* varlen: Q, K, V, O packed [tokens, H, D] */
+    uint32_t page_size;         /* > 0: K, V paged [pages, page_size, heads_kv, D] */
+    uint32_t pages_per_seq;     /* paged: columns of the block table */
     uint32_t reserved;
 } sr_compare_problem;
 
