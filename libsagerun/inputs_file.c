@@ -10,7 +10,7 @@
 #include "quantize.h"
 #include "safetensors.h"
 
-/* ---- the problem a file holds: tensors, sequences, __metadata__ --------------------------------- */
+/* ---- the problem a file holds: tensors, sequences, __metadata__ ------------------------------ */
 
 static const char *meta(const sr_safetensors *f, const char *key)
 {
@@ -217,9 +217,11 @@ static sagerun_status read_keys(const sr_safetensors *f, const sr_st_tensor *k, 
     sagerun_problem *p = &fp->problem;
     const bool hnd = layout == SAGERUN_LAYOUT_HND, paged = fp->paged;
     uint32_t d[4], t[2];
-    sagerun_status st = paged         ? tensor_dims(f, k, 4, "[pages, page_size, H, D]", d, err)
-                        : fp->varlen ? tensor_dims(f, k, 3, "[total_kv, H, D] with cu_seqlens", d, err)
-                                     : tensor_dims(f, k, 4, hnd ? "[B, H, N, D]" : "[B, N, H, D]", d, err);
+    const char *form = paged        ? "[pages, page_size, H, D]"
+                       : fp->varlen ? "[total_kv, H, D] with cu_seqlens"
+                       : hnd        ? "[B, H, N, D]"
+                                    : "[B, N, H, D]";
+    sagerun_status st = tensor_dims(f, k, fp->varlen && !paged ? 3 : 4, form, d, err);
     if (st != SAGERUN_OK)
         return st;
     uint32_t rank = (uint32_t)k->rank;

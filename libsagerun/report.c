@@ -1574,18 +1574,25 @@ void sr_report_format_features(const sr_report *r, char *buf, size_t len)
         add_part(buf, len, &used, "paged %u", p->page_size);
 }
 
+/* " (NHD fp16, Hkv 2, causal bottom-right, ...)" after q_shape: what the shape does not say. */
+static void print_problem(const sr_report *r, FILE *out)
+{
+    if (!r->has_problem)
+        return;
+    char features[256];
+    sr_report_format_features(r, features, sizeof features);
+    const char *layout = layout_name(r->problem.layout);
+    const char *dtype = sagerun_dtype_word((int)r->problem.dtype);
+    fprintf(out, " (%s %s, Hkv %u%s%s)", layout ? layout : "?", dtype ? dtype : "?",
+            r->problem.heads_kv, *features ? ", " : "", features);
+}
+
 static void print_header(const sr_report *r, FILE *out, const char *bullet)
 {
     char shape[128];
     sr_report_format_shape(r, shape, sizeof(shape));
     fprintf(out, "%sq_shape %s", bullet, shape);
-    if (r->has_problem) {
-        char features[256];
-        sr_report_format_features(r, features, sizeof features);
-        fprintf(out, " (%s %s, Hkv %u%s%s)", layout_name(r->problem.layout) ? layout_name(r->problem.layout) : "?",
-                sagerun_dtype_word((int)r->problem.dtype) ? sagerun_dtype_word((int)r->problem.dtype) : "?",
-                r->problem.heads_kv, *features ? ", " : "", features);
-    }
+    print_problem(r, out);
     fprintf(out, "\n");
     if (r->device_name) {
         sr_line_printf(out, "%sdevice %s", bullet, r->device_name);

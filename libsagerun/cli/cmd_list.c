@@ -55,7 +55,8 @@ static void print_capabilities(const sagerun_variant_info *vi)
     printf(", dtypes");
     for (int d = 0; d < 32; d++)
         if (vi->dtypes & (1u << d)) {
-            const char *word = sagerun_dtype_word(d) ? sagerun_dtype_word(d) : sagerun_dtype_name(d);
+            const char *word = sagerun_dtype_word(d);
+            word = word ? word : sagerun_dtype_name(d);
             printf(" %s", word ? word : "?");
         }
     printf(", head_dim");

@@ -447,8 +447,10 @@ static const char *write_seq_file(const char *name, const seq_file *c)
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
     sr_st_write_tensor t[6] = {
         {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 3, .shape = {c->q_rows, 1, 4}},
-        {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {c->pages, c->page_rows, 1, 4}},
-        {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {c->pages, c->page_rows, 1, 4}},
+        {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4,
+         .shape = {c->pages, c->page_rows, 1, 4}},
+        {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4,
+         .shape = {c->pages, c->page_rows, 1, 4}},
         {.name = "cu_seqlens_q", .dtype = c->cu_q_dtype, .rank = 1, .shape = {3}, .data = c->cu_q},
         {.name = "block_table", .dtype = SAGERUN_DTYPE_I32, .rank = c->table_rank,
          .shape = {c->table_rank == 2 ? 2 : 4, 2}, .data = c->table},
@@ -536,10 +538,12 @@ static void test_dense_kv_len(void **state)
     round_trip_problem("dense-kv", &p, NULL, NULL);
     static uint16_t zeros[2 * 12 * 2 * 16];
     sr_st_write_tensor t[3] = {
-        {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 5, 2, 16}, .data = zeros},
-        {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 12, 2, 16}, .data = zeros},
-        {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 12, 2, 16}, .data = zeros},
+        {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 5, 2, 16}},
+        {.name = "k", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 12, 2, 16}},
+        {.name = "v", .dtype = SAGERUN_DTYPE_F16, .rank = 4, .shape = {2, 12, 2, 16}},
     };
+    for (int i = 0; i < 3; i++)
+        t[i].data = zeros;
     json_t *meta = json_pack("{s:s}", "kv_len", "11");
     char path[512];
     snprintf(path, sizeof path, "%s/dense-kv-bad.safetensors", dir);
