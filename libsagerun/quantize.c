@@ -51,6 +51,19 @@ sagerun_status sr_sage2_quant_check(const sagerun_sage2_quant_params *qp, sageru
     return SAGERUN_OK;
 }
 
+/* The quantizer takes dense tensors of one length per side: packed (varlen) or paged K/V are
+ * another layout, which it does not read. */
+static sagerun_status dense_only(const sagerun_problem *in, sagerun_error *err)
+{
+    sagerun_problem p;
+    sr_problem_load(in, &p);
+    if (p.varlen || p.page_size)
+        return sr_error_set(err, SAGERUN_UNSUPPORTED,
+                            "sage2 quantizer: %s inputs are not supported (dense Q, K, V only)",
+                            p.varlen ? "varlen" : "paged K/V");
+    return SAGERUN_OK;
+}
+
 sagerun_status sr_sage2_sizes_of(const sagerun_problem *p, const sagerun_sage2_quant_params *qp,
                                  sr_sage2_sizes *s, sagerun_error *err)
 {
@@ -58,22 +71,27 @@ sagerun_status sr_sage2_sizes_of(const sagerun_problem *p, const sagerun_sage2_q
     if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16)
         return sr_error_set(err, SAGERUN_UNSUPPORTED,
                             "sage2 quantizer: input dtype must be F16 or BF16");
-    if (p->batch == 0 || p->seq_len == 0 || p->head_dim == 0 || p->heads_kv == 0 ||
-        p->heads_q % p->heads_kv != 0 || p->layout > SAGERUN_LAYOUT_HND)
+    const uint32_t kv_len = sagerun_problem_kv_len(p);
+    if (p->batch == 0 || p->seq_len == 0 || kv_len == 0 || p->head_dim == 0 ||
+        p->heads_kv == 0 || p->heads_q % p->heads_kv != 0 || p->layout > SAGERUN_LAYOUT_HND)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "sage2 quantizer: inconsistent problem [%u, %u, %u, %u] Hkv %u",
-                            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv);
-    sagerun_status st = sr_sage2_quant_check(qp, err);
+                            "sage2 quantizer: inconsistent problem [%u, %u, %u, %u] Hkv %u "
+                            "kv_len %u",
+                            p->batch, p->seq_len, p->heads_q, p->head_dim, p->heads_kv, kv_len);
+    sagerun_status st = dense_only(p, err);
+    if (st == SAGERUN_OK)
+        st = sr_sage2_quant_check(qp, err);
     if (st != SAGERUN_OK)
         return st;
-    uint64_t n = p->seq_len, d = p->head_dim;
+    /* Q has seq_len rows, K and V kv_len rows (SageAttention's qo_len and kv_len) */
+    uint64_t n = p->seq_len, n_kv = kv_len, d = p->head_dim;
     uint64_t qsph = ceil_div(n, qp->q_block_rows) * (qp->q_block_rows / qp->q_group_rows);
-    uint64_t ksph = ceil_div(n, qp->k_block_rows);
-    uint64_t vlen = ceil_div(n, qp->v_pad_rows) * qp->v_pad_rows;
+    uint64_t ksph = ceil_div(n_kv, qp->k_block_rows);
+    uint64_t vlen = ceil_div(n_kv, qp->v_pad_rows) * qp->v_pad_rows;
     uint64_t bh_q = (uint64_t)p->batch * p->heads_q, bh_kv = (uint64_t)p->batch * p->heads_kv;
     uint64_t bhd_kv;
     if (qsph > UINT32_MAX || vlen > UINT32_MAX || !sr_mul_u64(bh_q, n * d, &s->q_elements) ||
-        !sr_mul_u64(bh_kv, n * d, &s->kv_elements) ||
+        !sr_mul_u64(bh_kv, n_kv * d, &s->kv_elements) ||
         !sr_mul_u64(bh_q, qsph, &s->q_scale_count) ||
         !sr_mul_u64(bh_kv, ksph, &s->k_scale_count) || !sr_mul_u64(bh_kv, d, &bhd_kv) ||
         !sr_mul_u64(bhd_kv, vlen, &s->v_fp8_bytes) || s->q_elements > (UINT64_MAX >> 2) ||
@@ -84,7 +102,7 @@ sagerun_status sr_sage2_sizes_of(const sagerun_problem *p, const sagerun_sage2_q
     s->k_scale_per_head = (uint32_t)ksph;
     s->v_len = (uint32_t)vlen;
     s->v_scale_count = s->k_mean_count = bhd_kv;
-    s->mean_slices = (uint32_t)ceil_div(n, SR_QUANT_MEAN_SLICE);
+    s->mean_slices = (uint32_t)ceil_div(n_kv, SR_QUANT_MEAN_SLICE);
     return SAGERUN_OK;
 }
 
@@ -136,7 +154,7 @@ sagerun_status sr_sage2_workspace_alloc(sagerun_context *ctx, const sagerun_prob
 {
     memset(ws, 0, sizeof *ws);
     uint64_t columns = (uint64_t)problem->batch * problem->heads_kv * problem->head_dim;
-    uint64_t slices = ceil_div(problem->seq_len, SR_QUANT_MEAN_SLICE);
+    uint64_t slices = ceil_div(sagerun_problem_kv_len(problem), SR_QUANT_MEAN_SLICE);
     sr_torch_device dev;
     sagerun_status st = sr_torch_device_of(ctx, &dev, err);
     if (st == SAGERUN_OK)
@@ -166,11 +184,12 @@ void sr_sage2_workspace_free(sagerun_context *ctx, sr_sage2_workspace *ws)
     memset(ws, 0, sizeof *ws);
 }
 
-/* Element strides of a [B, N, H, D] (NHD) or [B, H, N, D] (HND) tensor. */
-static void strides_of(const sagerun_problem *p, uint32_t heads, int64_t *sb, int64_t *sn,
-                       int64_t *sh)
+/* Element strides of a [B, N, H, D] (NHD) or [B, H, N, D] (HND) tensor of `rows` rows (N):
+ * seq_len for Q, kv_len for K and V. */
+static void strides_of(const sagerun_problem *p, uint32_t heads, uint32_t rows, int64_t *sb,
+                       int64_t *sn, int64_t *sh)
 {
-    int64_t n = p->seq_len, d = p->head_dim;
+    int64_t n = rows, d = p->head_dim;
     *sb = n * heads * d;
     if (p->layout == SAGERUN_LAYOUT_NHD) {
         *sn = heads * d;
@@ -230,14 +249,14 @@ static float load_elem(const uint16_t *base, int64_t i, bool bf16)
 static void host_v_amax(const sagerun_problem *p, const uint16_t *v, float *vmax)
 {
     const bool bf16 = p->dtype == SAGERUN_DTYPE_BF16;
-    const uint32_t hd = p->heads_kv * p->head_dim;
+    const uint32_t hd = p->heads_kv * p->head_dim, kv_len = sagerun_problem_kv_len(p);
     int64_t sb, sn, sh;
-    strides_of(p, p->heads_kv, &sb, &sn, &sh);
+    strides_of(p, p->heads_kv, kv_len, &sb, &sn, &sh);
     for (uint32_t b = 0; b < p->batch; b++) {
         float *mx = vmax + (uint64_t)b * hd;
         for (uint32_t i = 0; i < hd; i++)
             mx[i] = 0.0f;
-        for (uint32_t n = 0; n < p->seq_len; n++)
+        for (uint32_t n = 0; n < kv_len; n++)
             for (uint32_t h = 0; h < p->heads_kv; h++) {
                 int64_t off = b * sb + n * sn + h * sh;
                 for (uint32_t c = 0; c < p->head_dim; c++) {
@@ -267,15 +286,16 @@ static sagerun_status host_k_mean(sagerun_context *ctx, const sagerun_problem *p
     return st == SAGERUN_OK ? st : sr_error_prefix(st, err, "sage2 quantizer");
 }
 
-/* INT8 by row groups of one tensor (Q: mean NULL; K: mean [B, Hkv, D]). */
-static void host_quant_rows(const sagerun_problem *p, uint32_t heads, const uint16_t *src,
-                            const uint16_t *mean, uint32_t group_rows, uint32_t groups_per_head,
-                            int8_t *dst, float *scale)
+/* INT8 by row groups of one tensor of `rows` rows (Q: seq_len, mean NULL; K: kv_len, mean
+ * [B, Hkv, D]). */
+static void host_quant_rows(const sagerun_problem *p, uint32_t heads, uint32_t rows,
+                            const uint16_t *src, const uint16_t *mean, uint32_t group_rows,
+                            uint32_t groups_per_head, int8_t *dst, float *scale)
 {
     const bool bf16 = p->dtype == SAGERUN_DTYPE_BF16;
     const uint32_t d = p->head_dim;
     int64_t sb, sn, sh;
-    strides_of(p, heads, &sb, &sn, &sh);
+    strides_of(p, heads, rows, &sb, &sn, &sh);
     const float inv_max = 1.0f / SR_QUANT_INT8_MAX;
     float *m = calloc(d, sizeof *m);
     for (uint32_t b = 0; b < p->batch; b++)
@@ -284,7 +304,7 @@ static void host_quant_rows(const sagerun_problem *p, uint32_t heads, const uint
                 m[c] = mean ? load_elem(mean, ((int64_t)b * heads + h) * d + c, bf16) : 0.0f;
             for (uint32_t g = 0; g < groups_per_head; g++) {
                 uint64_t n0 = (uint64_t)g * group_rows;
-                uint64_t n1 = n0 + group_rows < p->seq_len ? n0 + group_rows : p->seq_len;
+                uint64_t n1 = n0 + group_rows < rows ? n0 + group_rows : rows;
                 float amax = 0.0f;
                 for (uint64_t n = n0; n < n1; n++)
                     for (uint32_t c = 0; c < d; c++) {
@@ -314,8 +334,9 @@ static void host_quant_v(const sagerun_problem *p, const uint16_t *v, const floa
 {
     static const uint8_t perm[SR_QUANT_PERM_GROUP] = SR_QUANT_PERM_INIT;
     const bool bf16 = p->dtype == SAGERUN_DTYPE_BF16;
+    const uint32_t kv_len = sagerun_problem_kv_len(p);
     int64_t sb, sn, sh, ob, oh, od;
-    strides_of(p, p->heads_kv, &sb, &sn, &sh);
+    strides_of(p, p->heads_kv, kv_len, &sb, &sn, &sh);
     v8_strides_of(p, v_len, &ob, &oh, &od);
     for (uint32_t b = 0; b < p->batch; b++)
         for (uint32_t h = 0; h < p->heads_kv; h++)
@@ -324,7 +345,7 @@ static void host_quant_v(const sagerun_problem *p, const uint16_t *v, const floa
                 uint8_t *row = dst + b * ob + h * oh + c * od;
                 for (uint32_t slot = 0; slot < v_len; slot++) {
                     uint32_t n = slot - slot % SR_QUANT_PERM_GROUP + perm[slot % SR_QUANT_PERM_GROUP];
-                    row[slot] = n < p->seq_len
+                    row[slot] = n < kv_len
                                     ? sr_float_to_e4m3(
                                           mul_ftz(load_elem(v, b * sb + n * sn + h * sh + c, bf16), m))
                                     : 0;
@@ -361,12 +382,12 @@ static sagerun_status quantize_host(sagerun_context *ctx, const sagerun_problem 
         v_scale[i] = mul_ftz(vmax[i], r_inv);
         vinv[i] = mul_ftz(r, rcp_host(vmax[i])); /* amax 0: inf, and V8 NaN as on the GPU */
     }
-    host_quant_rows(p, p->heads_q, (const uint16_t *)(uintptr_t)q, NULL, qp->q_group_rows,
-                    s->q_scale_per_head, (int8_t *)(uintptr_t)out->q_int8,
+    host_quant_rows(p, p->heads_q, p->seq_len, (const uint16_t *)(uintptr_t)q, NULL,
+                    qp->q_group_rows, s->q_scale_per_head, (int8_t *)(uintptr_t)out->q_int8,
                     (float *)(uintptr_t)out->q_scale);
-    host_quant_rows(p, p->heads_kv, (const uint16_t *)(uintptr_t)k, k_mean, qp->k_block_rows,
-                    s->k_scale_per_head, (int8_t *)(uintptr_t)out->k_int8,
-                    (float *)(uintptr_t)out->k_scale);
+    host_quant_rows(p, p->heads_kv, sagerun_problem_kv_len(p), (const uint16_t *)(uintptr_t)k,
+                    k_mean, qp->k_block_rows, s->k_scale_per_head,
+                    (int8_t *)(uintptr_t)out->k_int8, (float *)(uintptr_t)out->k_scale);
     host_quant_v(p, (const uint16_t *)(uintptr_t)v, vinv, s->v_len, (uint8_t *)(uintptr_t)out->v_fp8);
     free(vmax);
     free(vinv);
@@ -409,12 +430,14 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
     if (s->kv_elements / p->head_dim > UINT32_MAX || s->v_scale_count > UINT32_MAX)
         return sr_error_set(err, SAGERUN_UNSUPPORTED, "sage2 quantizer on CUDA: too many rows");
     sagerun_status st;
+    const uint32_t kv_len = sagerun_problem_kv_len(p);
     int64_t sb, sn, sh;
-    strides_of(p, p->heads_kv, &sb, &sn, &sh);
+    strides_of(p, p->heads_kv, kv_len, &sb, &sn, &sh);
 
+    /* the kernels' seq_len: the rows of the tensor each reads (V and K: kv_len, Q: seq_len) */
     sr_quant_colreduce_params cr = {
         .v = v, .partial_max = ws->partial_max, .stride_b = sb, .stride_n = sn, .stride_h = sh,
-        .batch = p->batch, .seq_len = p->seq_len, .heads = p->heads_kv,
+        .batch = p->batch, .seq_len = kv_len, .heads = p->heads_kv,
         .head_dim = p->head_dim, .slices = s->mean_slices, .bf16 = bf16};
     uint64_t col_chunks = (uint64_t)p->heads_kv * p->head_dim / 8;
     if ((stages & SR_SAGE2_STAGE_COLUMNS) && !given_k_mean &&
@@ -441,14 +464,15 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
             continue;
         uint32_t heads = t == 0 ? p->heads_q : p->heads_kv;
         uint32_t rows = t == 0 ? qp->q_group_rows : qp->k_block_rows;
+        uint32_t len = t == 0 ? p->seq_len : kv_len;
         sr_quant_rows_params rp = {
             .src = t == 0 ? q : k, .dst = t == 0 ? out->q_int8 : out->k_int8,
             .scale = t == 0 ? out->q_scale : out->k_scale, .mean = t == 0 ? 0 : out->k_mean,
-            .batch = p->batch, .seq_len = p->seq_len, .heads = heads, .head_dim = p->head_dim,
+            .batch = p->batch, .seq_len = len, .heads = heads, .head_dim = p->head_dim,
             .group_rows = rows,
             .groups_per_head = t == 0 ? s->q_scale_per_head : s->k_scale_per_head,
             .bf16 = bf16};
-        strides_of(p, heads, &rp.stride_b, &rp.stride_n, &rp.stride_h);
+        strides_of(p, heads, len, &rp.stride_b, &rp.stride_n, &rp.stride_h);
         uint64_t per_thread = ceil_div((uint64_t)rows * p->head_dim / 8, SR_QUANT_ROWS_THREADS);
         /* rowsf*: each thread keeps the same 8 channels (needs 128 % (D/8) == 0) */
         static const char *const names[2][3] = {
@@ -463,7 +487,7 @@ static sagerun_status quantize_cuda(sagerun_context *ctx, const sagerun_problem 
 
     sr_quant_v_params vp = {.v = v, .dst = out->v_fp8, .v_inv = ws->v_inv, .stride_b = sb,
                             .stride_n = sn, .stride_h = sh, .batch = p->batch,
-                            .seq_len = p->seq_len, .heads = p->heads_kv,
+                            .seq_len = kv_len, .heads = p->heads_kv,
                             .head_dim = p->head_dim, .v_len = s->v_len, .bf16 = bf16};
     v8_strides_of(p, s->v_len, &vp.out_stride_b, &vp.out_stride_h, &vp.out_stride_d);
     uint64_t cblocks = ceil_div(p->head_dim, SR_QUANT_V_TILE_CHANNELS);

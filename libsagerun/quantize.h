@@ -1,11 +1,13 @@
 /* The sage2 quantizer (SAGE2.md section 1), on the host and on CUDA.
  *
- * Tensors (NHD shapes; HND swaps N and H of Q/K and gives V8 as [B, Hkv, D, L]):
+ * Tensors (NHD shapes; HND swaps N and H of Q/K and gives V8 as [B, Hkv, D, L]); N = seq_len
+ * (queries), KV = sagerun_problem_kv_len (keys; = N unless the problem says kv_len):
  *   q_int8 [B,N,Hq,D] int8, q_scale [B,Hq,q_scale_per_head] f32 (one per q_group_rows rows,
- *   covering whole q_block_rows blocks), k_int8 [B,N,Hkv,D] int8 of K - k_mean,
- *   k_scale [B,Hkv,ceil(N/k_block_rows)] f32, v_fp8 [B,D,Hkv,L] e4m3 (L = N padded to
+ *   covering whole q_block_rows blocks), k_int8 [B,KV,Hkv,D] int8 of K - k_mean,
+ *   k_scale [B,Hkv,ceil(KV/k_block_rows)] f32, v_fp8 [B,D,Hkv,L] e4m3 (L = KV padded to
  *   v_pad_rows, tokens permuted within groups of 16, padding zeros), v_scale [B,Hkv,D] f32,
- *   k_mean [B,1,Hkv,D] in the input dtype (fp16 for fp16 inputs, bf16 for bf16 inputs).
+ *   k_mean [B,1,Hkv,D] in the input dtype (fp16 for fp16 inputs, bf16 for bf16 inputs), the
+ *   mean over K's KV rows. Dense problems only: varlen and paged inputs are refused by name.
  *
  * Numerics: CUDA uses rcp.approx.ftz.f32 and matches SageAttention's quantizer bit for bit. The
  * host uses an IEEE reciprocal (1.0f / a) in its place — a documented deviation: every scale is
@@ -35,11 +37,11 @@ sagerun_sage2_quant_params sr_sage2_params_sm90(void);
 /* Sizes derived from a problem and params. */
 typedef struct sr_sage2_sizes {
     uint32_t q_scale_per_head; /* ceil(N / q_block_rows) * (q_block_rows / q_group_rows) */
-    uint32_t k_scale_per_head; /* ceil(N / k_block_rows) */
-    uint32_t v_len;            /* L */
-    uint64_t q_elements, kv_elements;
+    uint32_t k_scale_per_head; /* ceil(KV / k_block_rows) */
+    uint32_t v_len;            /* L: KV padded to v_pad_rows */
+    uint64_t q_elements, kv_elements; /* B*N*Hq*D, B*KV*Hkv*D */
     uint64_t q_scale_count, k_scale_count, v_fp8_bytes, v_scale_count, k_mean_count;
-    uint32_t mean_slices;      /* ceil(N / SR_QUANT_MEAN_SLICE) */
+    uint32_t mean_slices;      /* ceil(KV / SR_QUANT_MEAN_SLICE) */
 } sr_sage2_sizes;
 
 /* Whether the quantizer can use these parameters (block and group sizes, v_range); the reason

@@ -104,7 +104,7 @@ sagerun_status sr_torch_kmean_plan(const sagerun_problem *p, const sr_torch_devi
      * is Hkv*D (NHD) or D (HND); every other stride is a multiple of it. */
     const uint64_t inner = p->layout == SAGERUN_LAYOUT_NHD ? (uint64_t)p->heads_kv * p->head_dim
                                                            : p->head_dim;
-    if (inner < 2 && p->seq_len > 1)
+    if (inner < 2 && sagerun_problem_kv_len(p) > 1)
         return sr_error_set(err, SAGERUN_UNSUPPORTED,
                             "k_mean in torch's order: K's sequence axis is its fastest-moving "
                             "axis (D = 1), a reduction layout sagerun does not model");
@@ -112,13 +112,13 @@ sagerun_status sr_torch_kmean_plan(const sagerun_problem *p, const sr_torch_devi
     while (inner % vec != 0)
         vec /= 2;
     const uint64_t outputs = (uint64_t)p->batch * p->heads_kv * p->head_dim;
-    return sr_torch_mean_plan_make(outputs, p->seq_len, vec, dev, plan, err);
+    return sr_torch_mean_plan_make(outputs, sagerun_problem_kv_len(p), vec, dev, plan, err);
 }
 
 /* Whether TensorIterator would split K (2 bytes per element) for 32-bit indexing. */
 static bool beyond_32bit_indexing(const sagerun_problem *p)
 {
-    uint64_t elements = (uint64_t)p->batch * p->seq_len * p->heads_kv * p->head_dim;
+    uint64_t elements = (uint64_t)p->batch * sagerun_problem_kv_len(p) * p->heads_kv * p->head_dim;
     return 1 + (elements - 1) * 2 > TORCH_MAX_32BIT_OFFSET;
 }
 
@@ -130,7 +130,7 @@ static sagerun_status check_indexing(const sagerun_problem *p, sagerun_error *er
                         "k_mean in torch's order: K [%u, %u, %u, %u] is over 2 GiB, which "
                         "torch reduces in 32-bit-indexed pieces (an order sagerun does not model); "
                         "give the inputs file a k_mean tensor",
-                        p->batch, p->seq_len, p->heads_kv, p->head_dim);
+                        p->batch, sagerun_problem_kv_len(p), p->heads_kv, p->head_dim);
 }
 
 sagerun_status sr_torch_device_of(sagerun_context *ctx, sr_torch_device *dev, sagerun_error *err)
@@ -173,10 +173,10 @@ uint64_t sr_torch_kmean_scratch_floats(const sagerun_problem *p, const sr_torch_
     return ((uint64_t)plan->rows * plan->ctas + plan->rows) * columns;
 }
 
-/* Element strides of K. */
+/* Element strides of K ([B, kv_len, Hkv, D] or [B, Hkv, kv_len, D]). */
 static void k_strides(const sagerun_problem *p, int64_t *sb, int64_t *sn, int64_t *sh)
 {
-    const int64_t n = p->seq_len, h = p->heads_kv, d = p->head_dim;
+    const int64_t n = sagerun_problem_kv_len(p), h = p->heads_kv, d = p->head_dim;
     *sb = n * h * d;
     *sn = p->layout == SAGERUN_LAYOUT_NHD ? h * d : d;
     *sh = p->layout == SAGERUN_LAYOUT_NHD ? d : n * d;
@@ -201,7 +201,8 @@ static void host_partial(const sagerun_problem *p, const uint16_t *kb, uint32_t 
 {
     int64_t sb, sn, sh;
     k_strides(p, &sb, &sn, &sh);
-    const uint64_t hd = (uint64_t)p->heads_kv * p->head_dim, step = partials, end = p->seq_len;
+    const uint64_t hd = (uint64_t)p->heads_kv * p->head_dim, step = partials;
+    const uint64_t end = sagerun_problem_kv_len(p);
     memset(acc, 0, SR_TORCH_MEAN_ACCS * hd * sizeof *acc);
     uint64_t idx = part;
     for (; idx + (SR_TORCH_MEAN_ACCS - 1) * step < end; idx += SR_TORCH_MEAN_ACCS * step)
@@ -275,7 +276,7 @@ sagerun_status sr_torch_kmean_cuda(sagerun_context *ctx, const sagerun_problem *
         return sr_error_set(err, SAGERUN_UNSUPPORTED, "k_mean on CUDA: too many columns");
     const uint32_t partials = plan->rows * plan->ctas;
     sr_torch_mean_partial_params pp = {
-        .k = k, .partial = scratch, .batch = p->batch, .seq_len = p->seq_len,
+        .k = k, .partial = scratch, .batch = p->batch, .seq_len = sagerun_problem_kv_len(p),
         .heads = p->heads_kv, .head_dim = p->head_dim, .partials = partials,
         .bf16 = p->dtype == SAGERUN_DTYPE_BF16};
     k_strides(p, &pp.stride_b, &pp.stride_n, &pp.stride_h);

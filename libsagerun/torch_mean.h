@@ -6,8 +6,8 @@
  * the host backend reproduces the bits of any GPU given its properties.
  *
  * Scope (what the plan models): the reduced axis is not the fastest-moving one (true for K of
- * [B, N, H, D] or [B, H, N, D] with D > 1, reduced over N), the input is aligned to 8 bytes (as
- * tensors torch allocates are), and K fits torch's 32-bit indexing (under 2 GiB; larger inputs
+ * [B, kv_len, H, D] or [B, H, kv_len, D] with D > 1, reduced over kv_len), the input is aligned
+ * to 8 bytes (as tensors torch allocates are), and K fits torch's 32-bit indexing (under 2 GiB; larger inputs
  * are split by TensorIterator into sub-reductions, not modelled: refused with a message). */
 #ifndef SAGERUN_TORCH_MEAN_H
 #define SAGERUN_TORCH_MEAN_H
@@ -44,8 +44,9 @@ sagerun_status sr_torch_mean_plan_make(uint64_t outputs, uint64_t n, uint32_t ve
                                        const sr_torch_device *dev, sr_torch_mean_plan *plan,
                                        sagerun_error *err);
 
-/* The plan of K's mean over the sequence for a problem (K [B, N, Hkv, D] NHD or [B, Hkv, N, D]
- * HND, contiguous, fp16 or bf16). */
+/* The plan of K's mean over the sequence for a problem (K [B, kv_len, Hkv, D] NHD or
+ * [B, Hkv, kv_len, D] HND, contiguous, fp16 or bf16; kv_len is sagerun_problem_kv_len: torch's
+ * order depends on the shape, so K's own length, not the queries'). */
 sagerun_status sr_torch_kmean_plan(const sagerun_problem *problem, const sr_torch_device *dev,
                                    sr_torch_mean_plan *plan, sagerun_error *err);
 

@@ -38,7 +38,7 @@ typedef struct sr_quant_colreduce_params {
     uint64_t v;                /* input */
     uint64_t partial_max;      /* f32 [slices, B, Hkv, D] */
     int64_t stride_b, stride_n, stride_h; /* element strides of V */
-    uint32_t batch, seq_len, heads, head_dim;
+    uint32_t batch, seq_len, heads, head_dim; /* seq_len: V's rows, the problem's kv_len */
     uint32_t slices, bf16;
 } sr_quant_colreduce_params;
 
@@ -62,7 +62,7 @@ typedef struct sr_quant_rows_params {
     uint64_t scale;            /* f32 [B, H, groups_per_head] */
     uint64_t mean;             /* K only: k_mean [B, Hkv, D]; 0 for Q */
     int64_t stride_b, stride_n, stride_h;
-    uint32_t batch, seq_len, heads, head_dim;
+    uint32_t batch, seq_len, heads, head_dim; /* seq_len: the tensor's rows (Q: N, K: kv_len) */
     uint32_t group_rows, groups_per_head;
     uint32_t bf16, reserved;
 } sr_quant_rows_params;
@@ -74,7 +74,7 @@ typedef struct sr_quant_v_params {
     uint64_t v_inv;            /* f32 [B, Hkv, D] */
     int64_t stride_b, stride_n, stride_h;     /* of V */
     int64_t out_stride_b, out_stride_h, out_stride_d; /* of V8, in bytes; tokens contiguous */
-    uint32_t batch, seq_len, heads, head_dim;
+    uint32_t batch, seq_len, heads, head_dim; /* seq_len: V's rows, the problem's kv_len */
     uint32_t v_len, bf16;
 } sr_quant_v_params;
 

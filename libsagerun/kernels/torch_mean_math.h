@@ -30,7 +30,7 @@ typedef struct sr_torch_mean_partial_params {
     uint64_t k;                /* input, fp16 or bf16 */
     uint64_t partial;          /* f32 [P + rows][B * H * D]: partials, then the g of step 3 */
     int64_t stride_b, stride_n, stride_h; /* element strides of K */
-    uint32_t batch, seq_len, heads, head_dim;
+    uint32_t batch, seq_len, heads, head_dim; /* seq_len: K's rows, the problem's kv_len */
     uint32_t partials;         /* P */
     uint32_t bf16;
 } sr_torch_mean_partial_params;

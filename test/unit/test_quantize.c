@@ -441,6 +441,141 @@ static void test_zero_v_channel(void **state)
     sagerun_context_destroy(ctx);
 }
 
+/* ---- kv_len != seq_len: Q over seq_len rows, K and V over kv_len rows ---- */
+
+static void test_kv_len_sizes(void **state)
+{
+    (void)state;
+    sagerun_sage2_quant_params qp = sr_sage2_params_sm89(448.0f);
+    sr_sage2_sizes s;
+    sagerun_error err = {0};
+    /* decode-like: 5 queries against 200 keys, GQA 4/2 */
+    sagerun_problem p = sagerun_problem_make(2, 5, 4, 2, 64);
+    p.kv_len = 200;
+    assert_int_equal(sr_sage2_sizes_of(&p, &qp, &s, &err), SAGERUN_OK);
+    assert_int_equal(s.q_scale_per_head, 4);  /* ceil(5/128) * 128/32 */
+    assert_int_equal(s.k_scale_per_head, 4);  /* ceil(200/64) */
+    assert_int_equal(s.v_len, 256);           /* 200 padded to 64 */
+    assert_true(s.q_elements == 2ull * 5 * 4 * 64);
+    assert_true(s.kv_elements == 2ull * 200 * 2 * 64);
+    assert_true(s.k_scale_count == 2ull * 2 * 4 && s.q_scale_count == 2ull * 4 * 4);
+    assert_true(s.v_fp8_bytes == 2ull * 2 * 64 * 256 && s.k_mean_count == 2ull * 2 * 64);
+    assert_int_equal(s.mean_slices, (200 + SR_QUANT_MEAN_SLICE - 1) / SR_QUANT_MEAN_SLICE);
+    /* more queries than keys */
+    p = sagerun_problem_make(1, 300, 2, 2, 128);
+    p.kv_len = 10;
+    assert_int_equal(sr_sage2_sizes_of(&p, &qp, &s, &err), SAGERUN_OK);
+    assert_int_equal(s.q_scale_per_head, 12);
+    assert_int_equal(s.k_scale_per_head, 1);
+    assert_int_equal(s.v_len, 64);
+    assert_true(s.kv_elements == 10ull * 2 * 128);
+    /* kv_len 0 means seq_len: the square sizes */
+    p.kv_len = 0;
+    assert_int_equal(sr_sage2_sizes_of(&p, &qp, &s, &err), SAGERUN_OK);
+    assert_int_equal(s.k_scale_per_head, 5);
+    assert_int_equal(s.v_len, 320);
+    /* packed and paged K/V are another layout: refused by name */
+    p.varlen = 1;
+    p.total_q = p.total_kv = 300;
+    assert_int_equal(sr_sage2_sizes_of(&p, &qp, &s, &err), SAGERUN_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "varlen"));
+    p.varlen = 0;
+    p.page_size = 16;
+    p.pages = 32;
+    p.pages_per_seq = 32;
+    assert_int_equal(sr_sage2_sizes_of(&p, &qp, &s, &err), SAGERUN_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "paged"));
+}
+
+/* fp16 values with a per-channel bias (K's smoothing matters) from a seed. */
+static uint16_t *kv_test_tensor(uint64_t count, uint32_t d, uint64_t seed, float bias_scale)
+{
+    uint16_t *t = malloc(count * 2);
+    for (uint64_t i = 0; i < count; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        float noise = (float)((int32_t)((seed >> 40) % 4096) - 2048) / 512.0f;
+        t[i] = sr_float_to_half(noise + bias_scale * (float)(i % d % 5));
+    }
+    return t;
+}
+
+static void quantize_host(sagerun_context *ctx, const sagerun_problem *p, const uint16_t *q,
+                          const uint16_t *k, const uint16_t *v, sagerun_sage2_tensors *t)
+{
+    sagerun_sage2_quant_params qp = sr_sage2_params_sm89(448.0f);
+    sagerun_error err = {0};
+    sagerun_status st = sr_sage2_quantize(ctx, p, (uint64_t)(uintptr_t)q, (uint64_t)(uintptr_t)k,
+                                          (uint64_t)(uintptr_t)v, &qp, 0, t, NULL, &err);
+    if (st != SAGERUN_OK)
+        fail_msg("quantizing [%u, %u, %u, %u] kv_len %u: %s", p->batch, p->seq_len, p->heads_q,
+                 p->head_dim, sagerun_problem_kv_len(p), err.message);
+}
+
+#define T_BYTES(t, field) ((const void *)(uintptr_t)(t).field)
+
+/* A problem of N queries and KV keys quantizes Q exactly as the square problem of N rows does
+ * and K, V exactly as the square problem of KV rows: every tensor byte for byte. */
+static void check_kv_len_split(uint32_t B, uint32_t N, uint32_t KV, uint32_t HQ, uint32_t HK,
+                               uint32_t D, int layout)
+{
+    sagerun_context *ctx;
+    sagerun_error err = {0};
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    sagerun_problem p = sagerun_problem_make(B, N, HQ, HK, D), pq = p, pk;
+    p.layout = pq.layout = (uint32_t)layout;
+    p.kv_len = KV;
+    pk = sagerun_problem_make(B, KV, HQ, HK, D);
+    pk.layout = (uint32_t)layout;
+    const uint64_t qn = (uint64_t)B * N * HQ * D, kn = (uint64_t)B * KV * HK * D;
+    uint16_t *q = kv_test_tensor(qn, D, 1, 0.0f), *k = kv_test_tensor(kn, D, 2, 3.0f);
+    uint16_t *v = kv_test_tensor(kn, D, 3, 0.0f);
+    /* the square problems' other side: any values of their own length */
+    uint16_t *q_kv = kv_test_tensor((uint64_t)B * KV * HQ * D, D, 4, 0.0f);
+    uint16_t *kv_q = kv_test_tensor((uint64_t)B * N * HK * D, D, 5, 1.0f);
+    sagerun_sage2_tensors t, tq, tk;
+    quantize_host(ctx, &p, q, k, v, &t);
+    quantize_host(ctx, &pq, q, kv_q, kv_q, &tq);
+    quantize_host(ctx, &pk, q_kv, k, v, &tk);
+    assert_int_equal(t.q_scale_per_head, tq.q_scale_per_head);
+    assert_int_equal(t.k_scale_per_head, tk.k_scale_per_head);
+    assert_int_equal(t.v_len, tk.v_len);
+    assert_int_equal(t.v_len, (KV + 63) / 64 * 64);
+    assert_memory_equal(T_BYTES(t, q_int8), T_BYTES(tq, q_int8), qn);
+    assert_memory_equal(T_BYTES(t, q_scale), T_BYTES(tq, q_scale),
+                        (size_t)B * HQ * t.q_scale_per_head * 4);
+    assert_memory_equal(T_BYTES(t, k_int8), T_BYTES(tk, k_int8), kn);
+    assert_memory_equal(T_BYTES(t, k_scale), T_BYTES(tk, k_scale),
+                        (size_t)B * HK * t.k_scale_per_head * 4);
+    assert_memory_equal(T_BYTES(t, v_fp8), T_BYTES(tk, v_fp8), (size_t)B * HK * D * t.v_len);
+    assert_memory_equal(T_BYTES(t, v_scale), T_BYTES(tk, v_scale), (size_t)B * HK * D * 4);
+    assert_memory_equal(T_BYTES(t, k_mean), T_BYTES(tk, k_mean), (size_t)B * HK * D * 2);
+    /* V8's slots past KV (after the permutation) hold zeros, Q's groups past N eps / 127 */
+    static const uint8_t perm[16] = SR_QUANT_PERM_INIT;
+    const uint8_t *v8 = T_BYTES(t, v_fp8);
+    for (uint64_t row = 0; row < (uint64_t)B * HK * D; row++)
+        for (uint32_t slot = 0; slot < t.v_len; slot++)
+            if (slot - slot % 16 + perm[slot % 16] >= KV)
+                assert_int_equal(v8[row * t.v_len + slot], 0);
+    const float *qs = T_BYTES(t, q_scale);
+    for (uint32_t g = (N + 31) / 32; g < t.q_scale_per_head; g++)
+        assert_true(qs[g] == 1e-7f * (1.0f / 127.0f));
+    sr_sage2_tensors_free(ctx, &t);
+    sr_sage2_tensors_free(ctx, &tq);
+    sr_sage2_tensors_free(ctx, &tk);
+    free(q), free(k), free(v), free(q_kv), free(kv_q);
+    sagerun_context_destroy(ctx);
+}
+
+static void test_kv_len_quantizes_each_side(void **state)
+{
+    (void)state;
+    check_kv_len_split(1, 1, 300, 4, 2, 128, SAGERUN_LAYOUT_NHD);  /* decode, GQA */
+    check_kv_len_split(2, 16, 1000, 4, 1, 64, SAGERUN_LAYOUT_HND);
+    check_kv_len_split(1, 333, 1000, 2, 2, 128, SAGERUN_LAYOUT_NHD); /* odd lengths */
+    check_kv_len_split(2, 200, 37, 6, 3, 64, SAGERUN_LAYOUT_HND);  /* more queries than keys */
+    check_kv_len_split(1, 130, 129, 2, 2, 64, SAGERUN_LAYOUT_NHD);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,7 +583,8 @@ int main(void)
         cmocka_unit_test(test_half_conversions), cmocka_unit_test(test_int8_rounding),
         cmocka_unit_test(test_params_checked), cmocka_unit_test(test_golden_host),
         cmocka_unit_test(test_golden_k_mean),  cmocka_unit_test(test_layouts_agree),
-        cmocka_unit_test(test_zero_v_channel),
+        cmocka_unit_test(test_zero_v_channel), cmocka_unit_test(test_kv_len_sizes),
+        cmocka_unit_test(test_kv_len_quantizes_each_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

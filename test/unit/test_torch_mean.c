@@ -270,6 +270,71 @@ static void host_matches_simulation_shapes(void **state)
                                  cases[i].dtype);
 }
 
+/* kv_len != seq_len: the mean runs over K's kv_len rows, planned for [B, kv_len, Hkv, D] (torch
+ * plans by shape): the quantizer's k_mean for N queries against KV keys is the simulation's of
+ * the square K of KV rows, column by column. */
+static void check_kv_len(uint32_t b, uint32_t n, uint32_t kv, uint32_t h, uint32_t d, int layout,
+                         int dtype)
+{
+    sagerun_problem p = sagerun_problem_make(b, n, h, h, d), ps;
+    p.layout = (uint32_t)layout;
+    p.dtype = (uint32_t)dtype;
+    p.kv_len = kv;
+    ps = sagerun_problem_make(b, kv, h, h, d);
+    ps.layout = p.layout;
+    ps.dtype = p.dtype;
+    sagerun_error err = {0};
+    sr_torch_mean_plan pl, pls;
+    assert_int_equal(sr_torch_kmean_plan(&p, &h200, &pl, &err), SAGERUN_OK);
+    assert_int_equal(sr_torch_kmean_plan(&ps, &h200, &pls, &err), SAGERUN_OK);
+    assert_int_equal(pl.n, kv);
+    assert_memory_equal(&pl, &pls, sizeof pl);
+    uint16_t *k = make_k(&ps, 11 + kv), *v = malloc((uint64_t)b * kv * h * d * 2);
+    uint16_t *q = calloc((uint64_t)b * n * h * d, 2);
+    for (uint64_t i = 0; i < (uint64_t)b * kv * h * d; i++)
+        v[i] = 0x3c00;
+    sagerun_context *ctx;
+    assert_int_equal(sagerun_context_create(SAGERUN_BACKEND_HOST, 0, &ctx, &err), SAGERUN_OK);
+    sagerun_sage2_quant_params qp = sr_sage2_params_sm89(448.0f);
+    sagerun_sage2_tensors t;
+    assert_int_equal(sr_sage2_quantize(ctx, &p, (uint64_t)(uintptr_t)q, (uint64_t)(uintptr_t)k,
+                                       (uint64_t)(uintptr_t)v, &qp, 0, &t, NULL, &err),
+                     SAGERUN_OK);
+    const uint16_t *got = (const uint16_t *)(uintptr_t)t.k_mean;
+    for (uint32_t bb = 0; bb < b; bb++)
+        for (uint32_t hh = 0; hh < h; hh++)
+            for (uint32_t c = 0; c < d; c++) {
+                uint16_t want = sim_column(&ps, &pls, k, bb, hh, c);
+                uint64_t i = ((uint64_t)bb * h + hh) * d + c;
+                if (got[i] != want)
+                    fail_msg("q_len %u kv_len %u column (%u, %u, %u): 0x%04x, torch's order "
+                             "over kv_len gives 0x%04x",
+                             n, kv, bb, hh, c, got[i], want);
+            }
+    sr_sage2_tensors_free(ctx, &t);
+    sagerun_context_destroy(ctx);
+    free(k);
+    free(q);
+    free(v);
+}
+
+static void kv_len_reduces_over_keys(void **state)
+{
+    (void)state;
+    check_kv_len(1, 1, 4096, 8, 128, SAGERUN_LAYOUT_NHD, SAGERUN_DTYPE_F16);
+    check_kv_len(2, 16, 5003, 2, 64, SAGERUN_LAYOUT_HND, SAGERUN_DTYPE_BF16);
+    check_kv_len(1, 1000, 37, 3, 128, SAGERUN_LAYOUT_NHD, SAGERUN_DTYPE_F16);
+    /* the 2 GiB limit is K's: kv_len decides it, not seq_len */
+    sagerun_error err = {0};
+    sr_torch_mean_plan pl;
+    uint16_t dummy = 0;
+    sagerun_problem p = sagerun_problem_make(1, 1, 64, 64, 128);
+    p.kv_len = 131073;
+    assert_int_equal(sr_torch_kmean_plan(&p, &h200, &pl, &err), SAGERUN_OK);
+    assert_int_equal(sr_torch_kmean_host(&p, &pl, &dummy, &dummy, &err), SAGERUN_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "131073"));
+}
+
 /* Bad inputs get errors that say why. */
 static void refuses_what_it_does_not_model(void **state)
 {
@@ -391,6 +456,7 @@ int main(void)
         cmocka_unit_test(refuses_what_it_does_not_model),
         cmocka_unit_test(host_device_from_environment),
         cmocka_unit_test(k_mean_from_inputs_file),
+        cmocka_unit_test(kv_len_reduces_over_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

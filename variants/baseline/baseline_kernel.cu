@@ -26,7 +26,7 @@ using namespace sage2;
 template <int HD> struct BaselineCta : Sage2Cta<HD> {
     using Base = Sage2Cta<HD>;
     using Base::k_bh, Base::v_bh, Base::ks_bh, Base::k_stride_n, Base::v_stride_d;
-    using Base::N, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
+    using Base::N, Base::KV, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
     using L = SmemLayout<HD>;
     static_assert(NUM_WARPS * Base::O_WARP_BYTES <= L::TOTAL, "O staging exceeds the tiles' smem");
 
@@ -46,12 +46,12 @@ template <int HD> struct BaselineCta : Sage2Cta<HD> {
         int32_t s[SLICES][KEY_BLOCKS][4];
         compute_scores_warp<HD>(s, q_base, k_base);
         __syncthreads(); /* every warp is done with sK */
-        if (j + 1 < n_tiles) load_k_tile<HD>(sK, k_bh, k_stride_n, (j + 1) * CTA_K, N, tid);
+        if (j + 1 < n_tiles) load_k_tile<HD>(sK, k_bh, k_stride_n, (j + 1) * CTA_K, KV, tid);
         cp_async_commit();
 
         uint32_t p8[SLICES][PV_KHALVES][4];
         float alpha[SLICES][2];
-        this->template softmax_tile<kScaleX, kMask, kCausal>(s, delta, c, N - j * CTA_K, alpha, p8, j * CTA_K);
+        this->template softmax_tile<kScaleX, kMask, kCausal>(s, delta, c, KV - j * CTA_K, alpha, p8, j * CTA_K);
 
         /* V_j has landed (K_{j+1} may still be in flight). */
         cp_async_wait<1>();
@@ -81,7 +81,7 @@ template <int HD> struct BaselineCta : Sage2Cta<HD> {
 
         /* prologue: {Q, K_0}, {V_0} */
         load_q_tile<HD>(sQ, q_bh, p.q_stride_n, 0, N - row0, tid);
-        load_k_tile<HD>(sK, k_bh, k_stride_n, 0, N, tid);
+        load_k_tile<HD>(sK, k_bh, k_stride_n, 0, KV, tid);
         cp_async_commit();
         load_v_tile<HD>(sV, v_bh, v_stride_d, 0, tid);
         cp_async_commit();

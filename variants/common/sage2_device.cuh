@@ -213,12 +213,12 @@ __device__ __forceinline__ void load_q_tile(uint8_t *sQ, const int8_t *q_bh, int
     load_rows_tile<HD, CTA_Q>(sQ, q_bh, stride_n, row0, N, tid);
 }
 
-/* K keys [key0, key0+CTA_K) of one (b, hk): int8 [CTA_K][HD]; keys >= N are zero-filled
+/* K keys [key0, key0+CTA_K) of one (b, hk): int8 [CTA_K][HD]; keys >= KV are zero-filled
  * (the last tile masks them anyway, SAGE2.md §2.2). */
 template <int HD>
 __device__ __forceinline__ void load_k_tile(uint8_t *sK, const int8_t *k_bh, int64_t stride_n,
-                                            int key0, int N, int tid) {
-    load_rows_tile<HD, CTA_K>(sK, k_bh, stride_n, key0, N, tid);
+                                            int key0, int KV, int tid) {
+    load_rows_tile<HD, CTA_K>(sK, k_bh, stride_n, key0, KV, tid);
 }
 
 /* V8 slots [key0, key0+CTA_K) of all HD channels of one (b, hk): e4m3 [HD][CTA_K]. V8 is padded
@@ -316,7 +316,7 @@ __device__ __forceinline__ float tile_slope(float c0, float delta) {
 }
 
 /* x values of one slice: class 1 x = float(S_int); class 2 x = fl(float(S_int) * δ_j); the
- * last tile sets keys >= N (key index within the tile >= valid_keys) to -5e6 after that.
+ * last tile sets keys >= KV (key index within the tile >= valid_keys) to -5e6 after that.
  * kCausal (is_causal = 1, only ever with kScaleX: the last two tiles of a causal CTA): keys
  * after the row (key index within the tile − row index within the slice > diag, where diag =
  * the slice's first query row − the tile's first key) are -5e6 too, also after the multiply. */
@@ -566,27 +566,29 @@ template <int HD> struct Sage2Cta {
     const uint8_t *v_bh;
     const float *ks_bh;
     int64_t k_stride_n, v_stride_d;
-    int N, n_tiles, tid, warp, lane;
+    int N, KV, n_tiles, tid, warp, lane; /* N: query rows (seq_len), KV: keys (kv_len) */
     int qrow0; /* causal only: the warp's first query row (set by causal_begin) */
     float q_scale, c0;
 
     float o[SLICES][CBLOCKS][4];
     float m[SLICES][2], d[SLICES][2];
 
-    /* Thread coordinates and the KV tile count (n = ceil(N/64), SAGE2.md §2). */
+    /* Thread coordinates and the KV tile count (n = ceil(KV/64), SAGE2.md §2; SageAttention's
+     * num_iterations = div_ceil(kv_len, CTA_K)). */
     __device__ __forceinline__ void begin(const sage2_attn_params &p) {
         tid = threadIdx.x;
         warp = tid >> 5;
         lane = tid & 31;
         N = p.seq_len;
-        n_tiles = (N + CTA_K - 1) / CTA_K;
+        KV = p.kv_len;
+        n_tiles = (KV + CTA_K - 1) / CTA_K;
     }
 
-    /* Causal (is_causal = 1, q_len = kv_len): the CTA walks keys [0, min(N, row0 + CTA_Q)) in
+    /* Causal (is_causal = 1, q_len = kv_len): the CTA walks keys [0, min(KV, row0 + CTA_Q)) in
      * 64-key tiles, and §2.2's two tile classes are the last two of that walk (the only tiles
      * with keys after some of the CTA's rows, since CTA_Q = 2·CTA_K). */
     __device__ __forceinline__ void causal_begin(int row0) {
-        const int kv_end = min(N, row0 + CTA_Q);
+        const int kv_end = min(KV, row0 + CTA_Q);
         n_tiles = (kv_end + CTA_K - 1) / CTA_K;
         qrow0 = row0 + warp * WARP_Q;
     }

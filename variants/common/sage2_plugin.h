@@ -1,6 +1,10 @@
-/* Host glue shared by the sage2 variants (baseline, interleave-softmax): geometry, parameter
- * setup and launch. A variant's .c file defines SAGE2_VARIANT_NAME, SAGE2_VARIANT_DESCRIPTION and
- * SAGE2_KERNEL_NAME, then includes this file, which defines the whole plugin. */
+/* Host glue shared by the sage2 variants (baseline, interleave-softmax, warp-specialized,
+ * baseline-fp16acc): geometry, parameter setup and launch. They take kv_len != seq_len (dense,
+ * non-causal: SageAttention's qo_len and kv_len; the descriptor declares SAGERUN_FEATURE_KV_LEN
+ * and nothing else, so the host refuses causal with kv_len != seq_len, varlen, paged K/V, a
+ * window and a soft-cap by name before create). A variant's .c file defines SAGE2_VARIANT_NAME,
+ * SAGE2_VARIANT_DESCRIPTION and SAGE2_KERNEL_NAME, then includes this file, which defines the
+ * whole plugin. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +90,13 @@ typedef struct sage2_state {
     SAGE2_STATE_EXTRA
 } sage2_state;
 
+/* Keys of the problem (the library's sagerun_problem_kv_len; a plugin links no library): the
+ * host gives a 1.2 plugin the whole 1.2 problem, kv_len 0 meaning seq_len. */
+static uint32_t sage2_kv_len(const sagerun_problem *p)
+{
+    return p->kv_len ? p->kv_len : p->seq_len;
+}
+
 static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, char *err,
                           size_t errlen)
 {
@@ -93,7 +104,8 @@ static int sage2_geometry(const sagerun_problem *p, sagerun_launch_geometry *g, 
         snprintf(err, errlen, "head_dim %u is not supported, only 64 and 128", p->head_dim);
         return SAGERUN_UNSUPPORTED;
     }
-    /* causal: SageAttention's is_causal = 1 (q_len = kv_len, which every problem has) */
+    /* causal: SageAttention's is_causal = 1, only where q_len = kv_len (the host refuses the
+     * rest: no CAUSAL_* feature is declared) */
     if (p->dtype != SAGERUN_DTYPE_F16 && p->dtype != SAGERUN_DTYPE_BF16) {
         snprintf(err, errlen, "dtype is not supported, only F16 or BF16 in and out");
         return SAGERUN_UNSUPPORTED;
@@ -132,11 +144,12 @@ static int sage2_geometry_with(const sagerun_geometry_args *args, const sagerun_
     return rc;
 }
 
-/* Element strides of a [B, N, H, D] tensor in either layout. */
-static void sage2_strides(const sagerun_problem *p, uint32_t heads, int64_t *b, int64_t *n,
-                          int64_t *h)
+/* Element strides of a [B, rows, H, D] tensor in either layout (rows: seq_len for Q and O,
+ * kv_len for K). */
+static void sage2_strides(const sagerun_problem *p, uint32_t heads, uint32_t rows, int64_t *b,
+                          int64_t *n, int64_t *h)
 {
-    int64_t N = p->seq_len, H = heads, D = p->head_dim;
+    int64_t N = rows, H = heads, D = p->head_dim;
     if (p->layout == SAGERUN_LAYOUT_HND) {
         *b = H * N * D;
         *h = N * D;
@@ -204,6 +217,16 @@ static int sage2_prepare(void *state, char *err, size_t errlen)
                  t->params.q_group_rows, t->params.k_block_rows, t->params.v_pad_rows);
         return SAGERUN_INVALID_ARGUMENT;
     }
+    const uint32_t kv_len = sage2_kv_len(p);
+    /* tensors short of the problem would be read past their ends (KV padded to 64, scales) */
+    if (t->v_len < kv_len || (uint64_t)t->k_scale_per_head * 64 < kv_len ||
+        (uint64_t)t->q_scale_per_head * 32 < p->seq_len) {
+        snprintf(err, errlen,
+                 "quantized tensors do not cover the problem (v_len %u, k_scale_per_head %u, "
+                 "q_scale_per_head %u for seq_len %u, kv_len %u)",
+                 t->v_len, t->k_scale_per_head, t->q_scale_per_head, p->seq_len, kv_len);
+        return SAGERUN_INVALID_ARGUMENT;
+    }
     sage2_attn_params *a = &st->params;
     memset(a, 0, sizeof *a);
     a->q = t->q_int8;
@@ -213,9 +236,9 @@ static int sage2_prepare(void *state, char *err, size_t errlen)
     a->v = t->v_fp8;
     a->v_scale = t->v_scale;
     a->o = in->o;
-    sage2_strides(p, p->heads_q, &a->q_stride_b, &a->q_stride_n, &a->q_stride_h);
-    sage2_strides(p, p->heads_kv, &a->k_stride_b, &a->k_stride_n, &a->k_stride_h);
-    sage2_strides(p, p->heads_q, &a->o_stride_b, &a->o_stride_n, &a->o_stride_h);
+    sage2_strides(p, p->heads_q, p->seq_len, &a->q_stride_b, &a->q_stride_n, &a->q_stride_h);
+    sage2_strides(p, p->heads_kv, kv_len, &a->k_stride_b, &a->k_stride_n, &a->k_stride_h);
+    sage2_strides(p, p->heads_q, p->seq_len, &a->o_stride_b, &a->o_stride_n, &a->o_stride_h);
     int64_t L = t->v_len, D = p->head_dim, Hkv = p->heads_kv;
     if (p->layout == SAGERUN_LAYOUT_HND) { /* [B, Hkv, D, L] */
         a->v_stride_b = Hkv * D * L;
@@ -228,6 +251,7 @@ static int sage2_prepare(void *state, char *err, size_t errlen)
     }
     a->batch = (int32_t)p->batch;
     a->seq_len = (int32_t)p->seq_len;
+    a->kv_len = (int32_t)kv_len;
     a->heads_q = (int32_t)p->heads_q;
     a->heads_kv = (int32_t)p->heads_kv;
     a->head_dim = (int32_t)p->head_dim;
@@ -258,6 +282,9 @@ static void sage2_destroy(void *state)
     free(state);
 }
 
+/* The D the kernels are instantiated for (run_any_head_dim). */
+static const uint32_t sage2_head_dims[] = {64, 128};
+
 static const sagerun_variant_descriptor sage2_variant = {
     .struct_size = sizeof(sagerun_variant_descriptor),
     .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
@@ -280,6 +307,10 @@ static const sagerun_variant_descriptor sage2_variant = {
     .destroy = sage2_destroy,
     .flags = SAGERUN_VARIANT_GRAPH_CAPTURABLE, /* run only launches on the host's stream */
     .geometry_with = sage2_geometry_with,
+    .features = SAGERUN_FEATURE_KV_LEN,
+    .dtypes = (1u << SAGERUN_DTYPE_F16) | (1u << SAGERUN_DTYPE_BF16),
+    .n_head_dims = 2,
+    .head_dims = sage2_head_dims,
 };
 
 SAGERUN_PLUGIN_DEFINE_ENTRY(sage2_variant)

@@ -27,7 +27,7 @@ using namespace sage2;
 template <int HD> struct InterleaveCta : Sage2Cta<HD> {
     using Base = Sage2Cta<HD>;
     using Base::k_bh, Base::v_bh, Base::ks_bh, Base::k_stride_n, Base::v_stride_d;
-    using Base::N, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
+    using Base::N, Base::KV, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
 
     static constexpr int Q_BYTES = CTA_Q * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
     static constexpr int Q_OFF = 0;
@@ -52,7 +52,7 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
         cp_async_wait<0>();
         __syncthreads();
         if (j + 1 < n_tiles) {
-            load_k_tile<HD>(k_buf(nxt), k_bh, k_stride_n, (j + 1) * CTA_K, N, tid);
+            load_k_tile<HD>(k_buf(nxt), k_bh, k_stride_n, (j + 1) * CTA_K, KV, tid);
             load_v_tile<HD>(v8_buf(nxt), v_bh, v_stride_d, (j + 1) * CTA_K, tid);
         }
         cp_async_commit();
@@ -62,7 +62,7 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
 
         float alpha[SLICES][2];
         uint32_t p8[SLICES][PV_KHALVES][4];
-        this->template softmax_tile<kScaleX, kMask, kCausal>(s, delta, c, N - j * CTA_K, alpha, p8, j * CTA_K);
+        this->template softmax_tile<kScaleX, kMask, kCausal>(s, delta, c, KV - j * CTA_K, alpha, p8, j * CTA_K);
         this->pv_tile(p8, alpha, v_base0 + cur * V8_BYTES);
     }
 
@@ -83,7 +83,7 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
 
         /* prologue: {Q, K_0, V_0} */
         load_q_tile<HD>(smem + Q_OFF, q_bh, p.q_stride_n, 0, N - row0, tid);
-        load_k_tile<HD>(k_buf(0), k_bh, k_stride_n, 0, N, tid);
+        load_k_tile<HD>(k_buf(0), k_bh, k_stride_n, 0, KV, tid);
         load_v_tile<HD>(v8_buf(0), v_bh, v_stride_d, 0, tid);
         cp_async_commit();
 
@@ -111,7 +111,7 @@ template <int HD> struct InterleaveCta : Sage2Cta<HD> {
 template <int HD> struct WgmmaCta : Sage2Cta<HD> {
     using Base = Sage2Cta<HD>;
     using Base::k_bh, Base::v_bh, Base::ks_bh, Base::k_stride_n, Base::v_stride_d;
-    using Base::N, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
+    using Base::N, Base::KV, Base::n_tiles, Base::tid, Base::warp, Base::lane, Base::q_scale, Base::c0;
     using Base::o, Base::m, Base::d;
 
     static constexpr int Q_BYTES = CTA_Q * HD, K_BYTES = CTA_K * HD, V8_BYTES = HD * CTA_K;
@@ -161,7 +161,7 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
         const int64_t step = (int64_t)ROWS_PER * k_stride_n;
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
-            const bool ok = key0 + r0 + it * ROWS_PER < N;
+            const bool ok = key0 + r0 + it * ROWS_PER < KV;
             cp_async_16(dst + it * ROWS_PER * HD, ok ? src + it * step : k_bh, ok ? 16u : 0u);
         }
     }
@@ -213,7 +213,7 @@ template <int HD> struct WgmmaCta : Sage2Cta<HD> {
          * were still in flight measured 5% slower (test/bench/NOTES-kernels.md). */
         float alpha[SLICES][2];
         uint32_t pf[SLICES][PV_KHALVES][2][4];
-        const int valid_keys = N - j * CTA_K;
+        const int valid_keys = KV - j * CTA_K;
         wg::wait<0>();
         wg::hold(s[0]);
         wg::hold(s[1]);

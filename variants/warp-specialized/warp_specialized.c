@@ -171,7 +171,7 @@ static int ws_make_v_f16(struct sage2_state *st, ws_tensor *v, char *err, size_t
 {
     const sage2_attn_params *a = &st->params;
     const uint64_t D = (uint64_t)a->head_dim, Hkv = (uint64_t)a->heads_kv, B = (uint64_t)a->batch;
-    const uint64_t tiles = ((uint64_t)a->seq_len + 63) / 64, row = 128, rows = D + WS_VH_SCALE_ROWS;
+    const uint64_t tiles = ((uint64_t)a->kv_len + 63) / 64, row = 128, rows = D + WS_VH_SCALE_ROWS;
     const sagerun_host_services *s = st->services;
     sagerun_module *module;
     int rc = s->module_load(s->host, sagerun_variant_image, &module, err, errlen);
@@ -215,9 +215,10 @@ static int ws_prepare(struct sage2_state *st, char *err, size_t errlen)
     memset(w, 0, sizeof *w);
     w->p = *a;
     const uint64_t D = (uint64_t)a->head_dim, N = (uint64_t)a->seq_len, B = (uint64_t)a->batch;
+    const uint64_t KV = (uint64_t)a->kv_len; /* K's rows: its copies past KV read zeros */
     const ws_tensor q = {"Q", a->q, D, N, (uint64_t)a->heads_q, B, a->q_stride_n, a->q_stride_h, a->q_stride_b,
                          (uint32_t)D, 64};
-    const ws_tensor k = {"K", a->k, D, N, (uint64_t)a->heads_kv, B, a->k_stride_n, a->k_stride_h, a->k_stride_b,
+    const ws_tensor k = {"K", a->k, D, KV, (uint64_t)a->heads_kv, B, a->k_stride_n, a->k_stride_h, a->k_stride_b,
                          (uint32_t)D, 64};
     /* V8: the sequence (v_len slots) innermost, then channels and heads */
     ws_tensor v = {"V8", a->v, (uint64_t)a->v_len, D, (uint64_t)a->heads_kv, B, a->v_stride_d,

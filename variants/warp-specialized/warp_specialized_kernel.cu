@@ -100,22 +100,23 @@ template <int HD> struct WsLayout {
 };
 
 /* KV tiles a 128-row block starting at row `block_row0` walks (Sage2Cta::causal_begin). */
-__device__ __forceinline__ int block_tiles(int N, int block_row0, bool causal) {
-    const int kv_end = causal ? min(N, block_row0 + CTA_Q) : N;
+__device__ __forceinline__ int block_tiles(int KV, int block_row0, bool causal) {
+    const int kv_end = causal ? min(KV, block_row0 + CTA_Q) : KV;
     return (kv_end + CTA_K - 1) / CTA_K;
 }
 
 /* The CTA's coordinates; n_tiles: the KV tiles the producer delivers (those of its last block). */
 struct WsCta {
-    int N, n_tiles, row0, b, h, hk;
+    int N, KV, n_tiles, row0, b, h, hk; /* N: query rows (seq_len), KV: keys (kv_len) */
     __device__ __forceinline__ void begin(const sage2_attn_params &p, bool causal) {
         N = p.seq_len;
+        KV = p.kv_len;
         row0 = blockIdx.x * CTA_ROWS;
         h = blockIdx.y;
         b = blockIdx.z;
         hk = h / (p.heads_q / p.heads_kv);
         const int last_block_row0 = (min(row0 + CTA_ROWS, N) - 1) / CTA_Q * CTA_Q; /* of rows < N */
-        n_tiles = block_tiles(N, last_block_row0, causal);
+        n_tiles = block_tiles(KV, last_block_row0, causal);
     }
 };
 
@@ -285,7 +286,7 @@ template <int HD, bool kTurns = false> struct Consumer {
     __device__ __forceinline__ int wg_row0() const { return cta.row0 + 64 * NSL * cw; }
 
     template <bool kCausal> __device__ __forceinline__ void init() {
-        n_tiles = block_tiles(cta.N, wg_row0() / CTA_Q * CTA_Q, kCausal); /* its 128-row block's walk */
+        n_tiles = block_tiles(cta.KV, wg_row0() / CTA_Q * CTA_Q, kCausal); /* its 128-row block's walk */
         ks_bh = reinterpret_cast<const float *>(p.k_scale) + ((int64_t)cta.b * p.heads_kv + cta.hk) * p.k_scale_per_head;
         const float *qs = reinterpret_cast<const float *>(p.q_scale) +
                           ((int64_t)cta.b * p.heads_q + cta.h) * p.q_scale_per_head;
@@ -340,7 +341,7 @@ template <int HD, bool kTurns = false> struct Consumer {
                 const float delta = dequant_delta(q_scale[sl], k_scale);
                 const int diag = kCausal ? cta.row0 + slice_row(sl) - j * CTA_K : 0; /* first row - first key */
                 wg::softmax_slice<kScaleX, kMask, kCausal, true>(s[sl], delta, tile_slope<kScaleX>(c0, delta),
-                                                                 cta.N - j * CTA_K, lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
+                                                                 cta.KV - j * CTA_K, lane, m[sl], d[sl], alpha[sl], pf[sl], diag);
             }
         }
     }
@@ -351,7 +352,7 @@ template <int HD, bool kTurns = false> struct Consumer {
 #pragma unroll
         for (int sl = 0; sl < NSL; ++sl) {
             const float delta = dequant_delta(q_scale[sl], k_scale);
-            score_tile_scale<kScaleX, kMask>(s[sl], x[sl], delta, cta.N - j * CTA_K, lane);
+            score_tile_scale<kScaleX, kMask>(s[sl], x[sl], delta, cta.KV - j * CTA_K, lane);
             c[sl] = tile_slope<kScaleX>(c0, delta);
 #pragma unroll
             for (int rh = 0; rh < 2; ++rh) /* class 1: from the integers, as softmax_slice's kIntMax */
@@ -462,7 +463,7 @@ template <int HD, bool kTurns = false> struct Consumer {
         scores_done(j);
         const float delta = dequant_delta(q_scale[0], k_scale_of(j));
         float xn[KEY_BLOCKS][4];
-        score_tile_scale<kScaleX, kMask, kCausal>(s[0], xn, delta, cta.N - j * CTA_K, lane,
+        score_tile_scale<kScaleX, kMask, kCausal>(s[0], xn, delta, cta.KV - j * CTA_K, lane,
                                                   kCausal ? cta.row0 + slice_row(0) - j * CTA_K : 0);
         wg::hold(xn); /* read out before the next Q·Kᵀ overwrites the registers */
         if constexpr (!kMask) issue_scores(j + 1);
@@ -613,7 +614,7 @@ template <bool kCausal, bool kBf16> __device__ __forceinline__ void ws_any_head_
  * followed by WS_VH_SCALE_ROWS rows holding the tile's K scale (ws_params.h),
  * except that k-half 1 of each channel pair is swapped (row d holds channel d^1; pv_fold's
  * kSwapH1).
- * Thread: group q of rows r0, r0 + 32, ... V padding past N is real zeros (SAGE2.md §2.2). */
+ * Thread: group q of rows r0, r0 + 32, ... V padding past KV is real zeros (SAGE2.md §2.2). */
 template <int HD> __device__ __forceinline__ void v_to_f16(const ws_attn_params &P) {
     const sage2_attn_params &p = P.p;
     const int t = blockIdx.x, hk = blockIdx.y, b = blockIdx.z, q = threadIdx.x & 3;

@@ -9,16 +9,22 @@
    file with "causal": true and F as its input) against SageAttention's Python pipeline
    `sageattn_qk_int8_pv_fp8_cuda(q, k, v, is_causal=..., qk_quant_gran="per_warp",
    pv_accum_dtype=A)` (k.mean, per_warp_int8, per_channel_fp8 with 448 or 2.25, the sm89 kernel)
-   from the same q, k, v, fp16 or bf16; A = "fp32+fp32" for baseline and interleave-softmax,
-   "fp32+fp16" for baseline-fp16acc. Where they differ, again with torch's k_mean given in the
-   inputs file (which tells a k_mean difference from a kernel one).
+   from the same q, k, v, fp16 or bf16; A = "fp32+fp32" for baseline, interleave-softmax and
+   warp-specialized, "fp32+fp16" for baseline-fp16acc. Where they differ, again with torch's
+   k_mean given in the inputs file (which tells a k_mean difference from a kernel one).
+3. kv_len != q_len (KV_CASES: decode, prefill with a cache, odd lengths, more queries than keys,
+   GQA, HND, bf16, D 64): q of q_len rows, k and v of kv_len rows in the inputs file, run through
+   a workload file that says "kv_len" (SageAttention takes qo_len from q and kv_len from k). A
+   causal case with kv_len != q_len must be refused (the sage2 variants declare no CAUSAL_*
+   feature): "refused" is its pass.
 
-Prints one line per case and comparison with the count of differing elements; exits 1 if any
-count is non-zero (or a step fails), 0 otherwise. Cases sagerun refuses by design are listed as
-"unsupported", not failures.
+Prints one line per case and comparison with the count of differing elements (on a difference
+also the first differing index and both values); exits 1 if any count is non-zero (or a step
+fails), 0 otherwise. Cases sagerun refuses by design are listed as "unsupported", not failures.
 
 Run from the repository root after `make` (build/ and plugins/ present):
-    python3 test/gpu/parity/parity.py [--quick] [--variants baseline,interleave-softmax,baseline-fp16acc]
+    python3 test/gpu/parity/parity.py [--quick] [--set all|square|kv_len]
+        [--variants baseline,interleave-softmax,warp-specialized,baseline-fp16acc]
 Needs only torch (no numpy, no safetensors package). Writes its files under $OUT or a
 temporary folder, and a summary JSON there (parity.json).
 """
@@ -96,6 +102,25 @@ def differing(a, b):
     return int((a != b).sum())
 
 
+def first_difference(a, b):
+    """Where a and b (same shape) first differ: the index in their shape and both values."""
+    if a.shape != b.shape:
+        return "shapes differ: %s and %s" % (list(a.shape), list(b.shape))
+    ba, bb = bits(a).flatten(), bits(b).flatten()
+    where = (ba != bb).nonzero()
+    if where.numel() == 0:
+        return ""
+    flat = int(where[0])
+    idx, rest = [], flat
+    for size in reversed(a.shape):
+        idx.append(rest % size)
+        rest //= size
+    idx = list(reversed(idx))
+    va, vb = a.detach().cpu().flatten()[flat], b.detach().cpu().flatten()[flat]
+    return "first at %s (flat %d): sagerun %r (0x%04x), sage %r (0x%04x)" % (
+        idx, flat, float(va), int(ba[flat]) & 0xffff, float(vb), int(bb[flat]) & 0xffff)
+
+
 # ---- cases -------------------------------------------------------------------------------
 # (name, B, N, Hq, Hkv, D, layout, dtype[, causal]); "seed" takes sagerun's own seed inputs.
 CASES = [
@@ -127,13 +152,43 @@ CASES = [
 QUICK = {"seed", "b2", "gqa-32to8", "n1", "n131072-h2", "d64-hnd-bf16", "b4-d64-bf16",
          "seed-causal", "causal-n1", "causal-n65", "causal-b2-gqa-hnd", "causal-d64-bf16",
          "causal-n4097-hnd-bf16"}
+# kv_len != q_len: (name, B, q_len, Hq, Hkv, D, layout, dtype, causal, kv_len). SageAttention
+# takes qo_len from q and kv_len from k (per_warp_int8 quantizes each over its own rows,
+# per_channel_fp8 pads V from kv_len, k.mean runs over kv_len).
+KV_CASES = [
+    ("kv-decode-q1-kv4096-gqa", 1, 1, 32, 8, 128, "nhd", "F16", False, 4096),
+    ("kv-decode-q16-kv32768-gqa", 1, 16, 32, 8, 128, "nhd", "F16", False, 32768),
+    ("kv-decode-q1-kv32768-hnd-bf16", 2, 1, 32, 8, 128, "hnd", "BF16", False, 32768),
+    ("kv-decode-q16-kv4096-hnd", 1, 16, 32, 8, 128, "hnd", "F16", False, 4096),
+    ("kv-prefill-q1024-kv8192", 1, 1024, 32, 8, 128, "nhd", "F16", False, 8192),
+    ("kv-prefill-q1024-kv8192-hnd-bf16", 1, 1024, 16, 4, 128, "hnd", "BF16", False, 8192),
+    ("kv-odd-q333-kv1000", 2, 333, 4, 2, 128, "nhd", "F16", False, 1000),
+    ("kv-odd-q333-kv1000-d64-hnd-bf16", 1, 333, 6, 3, 64, "hnd", "BF16", False, 1000),
+    ("kv-more-q-q1000-kv333", 1, 1000, 4, 4, 128, "nhd", "F16", False, 333),
+    ("kv-q200-kv37-hnd-bf16", 2, 200, 4, 2, 128, "hnd", "BF16", False, 37),
+    ("kv-q64-kv65-d64", 1, 64, 2, 2, 64, "nhd", "F16", False, 65),
+    ("kv-q5-kv1", 1, 5, 4, 2, 128, "nhd", "F16", False, 1),
+    ("kv-q129-kv128-d64-bf16", 3, 129, 2, 1, 64, "nhd", "BF16", False, 128),
+    # causal with kv_len != q_len: refused before create (no CAUSAL_* feature declared)
+    ("kv-causal-q16-kv4096-refused", 1, 16, 8, 8, 128, "nhd", "F16", True, 4096),
+]
 # SageAttention's P·V accumulation for each sagerun variant (sageattn_qk_int8_pv_fp8_cuda)
 PV_ACCUM = {"baseline": "fp32+fp32", "interleave-softmax": "fp32+fp32",
-            "baseline-fp16acc": "fp32+fp16"}
+            "warp-specialized": "fp32+fp32", "baseline-fp16acc": "fp32+fp16"}
 
 
 def is_causal(case):
     return len(case) > 8 and case[8]
+
+
+def kv_len_of(case):
+    """Keys of a case: its own kv_len (KV_CASES), else q_len."""
+    return case[9] if len(case) > 9 else case[2]
+
+
+def expects_refusal(case):
+    """Causal with kv_len != q_len: the sage2 variants declare no CAUSAL_* feature."""
+    return is_causal(case) and kv_len_of(case) != case[2]
 
 
 def run(cmd, env=None):
@@ -156,8 +211,9 @@ def make_inputs(case, folder):
         q, k, v = (t[x].to("cuda", DTYPES[dt]) for x in ("q", "k", "v"))
     else:
         g = torch.Generator(device="cuda").manual_seed(zlib.crc32(name.encode()))
+        KV = kv_len_of(case)
         shape_q = (B, N, Hq, D) if layout == "nhd" else (B, Hq, N, D)
-        shape_kv = (B, N, Hkv, D) if layout == "nhd" else (B, Hkv, N, D)
+        shape_kv = (B, KV, Hkv, D) if layout == "nhd" else (B, Hkv, KV, D)
         kw = dict(device="cuda", generator=g)
         q = (torch.randn(shape_q, **kw) * 2).to(DTYPES[dt])
         bias = torch.randn(D, **kw) * 4  # per-channel K bias: what smoothing is for
@@ -180,7 +236,10 @@ def check_k_mean(case, path, k, env_host, results):
         with open(out, "rb") as f:
             got = torch.frombuffer(bytearray(f.read()), dtype=km.dtype)
         d = differing(got, km)
-        results.append((name, "k_mean " + backend, d, "of %d" % km.numel()))
+        note = "of %d" % km.numel()
+        if d:
+            note += "; " + first_difference(got.reshape(km.shape), km)
+        results.append((name, "k_mean " + backend, d, note))
 
 
 def sage_pipeline(q, k, v, layout, causal, pv_accum):
@@ -193,12 +252,18 @@ def sage_pipeline(q, k, v, layout, causal, pv_accum):
 def sagerun_output(variant, path, case, folder, tag):
     name, B, N, Hq, Hkv, D, layout, dt = case[:8]
     out = os.path.join(folder, "%s.%s.out.safetensors" % (tag, variant))
-    if is_causal(case):  # --inputs files do not say causal: a workload file does
+    KV = kv_len_of(case)
+    if is_causal(case) or KV != N:  # --inputs files do not say causal: a workload file does
         wl = os.path.join(folder, "%s.workload.json" % tag)
+        spec = {"name": tag, "shape": [B, N, Hq, D], "heads_kv": Hkv,
+                "layout": layout.upper(), "dtype": "bf16" if dt == "BF16" else "fp16",
+                "input": {"source": "safetensors", "path": path}}
+        if is_causal(case):
+            spec["causal"] = True
+        if KV != N:
+            spec["kv_len"] = KV
         with open(wl, "w") as f:
-            json.dump({"name": tag, "shape": [B, N, Hq, D], "heads_kv": Hkv,
-                       "layout": layout.upper(), "dtype": "bf16" if dt == "BF16" else "fp16",
-                       "causal": True, "input": {"source": "safetensors", "path": path}}, f)
+            json.dump(spec, f)
         src = ["--workload", wl]
     else:
         src = ["--inputs", path, "--layout", layout]
@@ -209,8 +274,21 @@ def sagerun_output(variant, path, case, folder, tag):
     return read_safetensors(out)["o"], log
 
 
+def check_refused(case, path, variants, folder, results):
+    """A problem the sage2 variants must refuse by name: "refused" passes, an output fails."""
+    for var in variants:
+        o, log = sagerun_output(var, path, case, folder, case[0])
+        last = log.strip().splitlines()[-1] if log.strip() else ""
+        if o is None and "does not declare" in log:
+            results.append((case[0], "refused " + var, 0, last))
+        else:
+            results.append((case[0], "refused " + var, "not refused", last))
+
+
 def check_end_to_end(case, path, q, k, v, variants, folder, results):
     name, layout, dt = case[0], case[6], case[7]
+    if expects_refusal(case):
+        return check_refused(case, path, variants, folder, results)
     refs = {}
     for var in variants:
         acc = PV_ACCUM.get(var, "fp32+fp32")
@@ -225,6 +303,8 @@ def check_end_to_end(case, path, q, k, v, variants, folder, results):
             continue
         d = differing(o, ref)
         note = "of %d" % ref.numel()
+        if d:
+            note += "; " + first_difference(o, ref)
         if name == "seed":
             note += "; sha256 sagerun %s sage %s" % (hashlib.sha256(tensor_bytes(o)).hexdigest(),
                                                      hashlib.sha256(tensor_bytes(ref)).hexdigest())
@@ -236,7 +316,8 @@ def check_end_to_end(case, path, q, k, v, variants, folder, results):
                                         "k_mean": k.mean(dim=seq_dim, keepdim=True)})
             o2, log2 = sagerun_output(var, km_path, case, folder, name + "-km")
             d2 = differing(o2, ref) if o2 is not None else "error"
-            results.append((name, "e2e " + var + " with torch's k_mean", d2, ""))
+            note2 = first_difference(o2, ref) if o2 is not None and d2 else ""
+            results.append((name, "e2e " + var + " with torch's k_mean", d2, note2))
 
 
 # Small files for test/gpu/golden15 (`--write-golden DIR`): q, k, v and SageAttention's outputs
@@ -272,7 +353,10 @@ def write_golden(folder, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a subset of the cases")
-    ap.add_argument("--variants", default="baseline,interleave-softmax,baseline-fp16acc")
+    ap.add_argument("--variants",
+                    default="baseline,interleave-softmax,warp-specialized,baseline-fp16acc")
+    ap.add_argument("--set", choices=("all", "square", "kv_len"), default="all",
+                    help="the q_len = kv_len cases, the kv_len != q_len ones, or both")
     ap.add_argument("--only", default="", help="comma-separated case names (overrides --quick)")
     ap.add_argument("--no-e2e", action="store_true", help="k_mean only")
     ap.add_argument("--write-golden", metavar="DIR", help="write the small golden files (needs "
@@ -302,14 +386,15 @@ def main():
         return 0
     print("parity: %s (%s), torch %s, files in %s" % (props.name, tdev, torch.__version__, folder))
     results = []
-    for case in CASES:
+    cases = (CASES if args.set != "kv_len" else []) + (KV_CASES if args.set != "square" else [])
+    for case in cases:
         if args.only and case[0] not in args.only.split(","):
             continue
-        if not args.only and args.quick and case[0] not in QUICK:
+        if not args.only and args.quick and case[0] not in QUICK and case not in KV_CASES:
             continue
         try:
             path, q, k, v = make_inputs(case, folder)
-            if not is_causal(case):  # k_mean does not depend on the mask
+            if not is_causal(case):  # k_mean does not depend on the mask (KV rows of k)
                 check_k_mean(case, path, k, env_host, results)
             if e2e:
                 check_end_to_end(case, path, q, k, v, args.variants.split(","), folder, results)
