@@ -190,11 +190,16 @@ sagerun_status sagerun_workload_set_problem(sagerun_workload *h, const sagerun_p
 {
     if (!h || !problem)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "workload_set_problem: NULL argument");
-    sagerun_problem p;
     sagerun_status st = sagerun_problem_check(problem, err);
     if (st != SAGERUN_OK)
         return st;
-    sr_problem_load(problem, &p); /* a caller of ABI 0.1: the later fields at their defaults */
+    /* a caller of ABI 0.1 changes the fields it has: the workload keeps its kv_len, masks,
+     * lengths and pages (which that caller cannot see), checked together */
+    sagerun_problem p = h->w.problem;
+    memcpy(&p, problem, problem->struct_size < sizeof p ? problem->struct_size : sizeof p);
+    p.struct_size = sizeof p;
+    if (problem->struct_size < sizeof p && (st = sagerun_problem_check(&p, err)) != SAGERUN_OK)
+        return st;
     bool dense = !p.varlen && !p.page_size;
     if (!dense && !same_storage(&p, &h->w.problem))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,

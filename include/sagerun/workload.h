@@ -126,7 +126,8 @@ SAGERUN_API sagerun_status sagerun_workload_set_metadata(sagerun_workload *workl
  * and leaves the workload as it was on failure; SAGERUN_INVALID_ARGUMENT for a workload whose
  * inputs come from a file. set_problem keeps the lengths and pages only for a problem with the
  * same batch, seq_len, kv_len, varlen, totals and pages; a dense problem (varlen 0, page_size 0)
- * drops them; another varlen or paged one is SAGERUN_INVALID_ARGUMENT.
+ * drops them; another varlen or paged one is SAGERUN_INVALID_ARGUMENT. A problem whose
+ * struct_size ends before kv_len (a caller of ABI 0.1) changes only the fields it has.
  *   set_varlen: the lengths a varlen SPEC (above) names; errors say "varlen: ...".
  *   set_lengths: count lengths of queries and of keys (kv_lens NULL: the same), each >= 1.
  *   set_paged: K/V a paged cache of pages of page_size keys, pages and pages_per_seq exactly what

@@ -21,7 +21,8 @@ for opts in "--kv-len 40" "--kv-len 8 --causal" "--kv-len 40 --causal=bottom-rig
 done
 check "the run line states the problem" 0 "$S" "${R[@]}" --varlen 5:30,20 --page-size 8 \
     --causal=bottom-right --window 3,0 --softcap 20
-contains "states it" "causal bottom-right window 3,0 softcap 20 varlen 2 sequences (25 queries, 50 keys) paged 7 pages of 8"
+contains "states it" \
+    "causal bottom-right window 3,0 softcap 20 varlen 2 sequences (25 queries, 50 keys) paged 7 pages of 8"
 check "random lengths: B of them from the shape" 0 "$S" run --backend host --variant reference \
     --shape 5,16,2,64 --varlen random:3-9:1 --iterations 1 --warmup 0
 contains "five sequences" "varlen 5 sequences"
@@ -71,14 +72,16 @@ printf '{"shape": [1, 16, 2, 64]}' > "$TMP/plain.json"
 for o in "--kv-len 8" "--varlen 4,5" "--page-size 4" "--window 1,1" "--softcap 3" "--causal=bottom-right"; do
     # shellcheck disable=SC2086
     check "$o with --workload: refused" 2 "$S" run --backend host --variant reference \
-        --workload "$TMP/plain.json" $o && contains "$o with --workload: named" "${o%%[ =]*} applies to --shape"
+        --workload "$TMP/plain.json" $o \
+        && contains "$o with --workload: named" "${o%%[ =]*} applies to --shape"
 done
 check "saved inputs" 0 "$S" run --backend host --variant reference --shape 1,16,2,64 \
     --iterations 1 --warmup 0 --save-inputs "$TMP/in.safetensors"
 for o in "--kv-len 8" "--varlen 4,5" "--page-size 4"; do
     # shellcheck disable=SC2086
     check "$o with --inputs: refused" 2 "$S" run --backend host --variant reference \
-        --inputs "$TMP/in.safetensors" $o && contains "$o with --inputs: named" "${o%% *} applies to --shape and the default workload, not to --inputs"
+        --inputs "$TMP/in.safetensors" $o && contains "$o with --inputs: named" \
+        "${o%% *} applies to --shape and the default workload, not to --inputs"
 done
 check "--window and --softcap apply to --inputs" 0 "$S" run --backend host --variant reference \
     --inputs "$TMP/in.safetensors" --window 2,0 --causal --softcap 4 --iterations 1 --warmup 0
@@ -138,10 +141,12 @@ badfile "file softcap -1" '"softcap": -1' "bad.json: key 'softcap': -1: expected
 badfile "file varlen \"\"" '"varlen": ""' "bad.json: key 'varlen': '': an empty SPEC"
 badfile "file varlen [0, 5]" '"varlen": [0, 5]' "bad.json: key 'varlen[0]': '0'"
 badfile "file varlen 3:" '"varlen": ["3:"]' "bad.json: key 'varlen[0]': '3:'"
-badfile "file varlen random:9-3:1" '"varlen": "random:9-3:1"' "key 'varlen': 'random:9-3:1': random: MIN 9 is more than MAX 3"
+badfile "file varlen random:9-3:1" '"varlen": "random:9-3:1"' \
+    "key 'varlen': 'random:9-3:1': random: MIN 9 is more than MAX 3"
 badfile "file page_size 0" '"page_size": 0' "bad.json: key 'page_size': 0: expected an integer from 1"
 badfile "file varlen HND" '"varlen": [3], "layout": "HND"' "key 'varlen': varlen tensors are NHD only"
-badfile "file causal middle" '"causal": "middle"' "key 'causal' must be a boolean, \"top-left\" or \"bottom-right\" (not \"middle\")"
+badfile "file causal middle" '"causal": "middle"' \
+    "key 'causal' must be a boolean, \"top-left\" or \"bottom-right\" (not \"middle\")"
 check "run a workload file of every key" 0 "$S" run --backend host --variant reference \
     --workload "$TMP/all.json" --iterations 1 --warmup 0
 
@@ -169,7 +174,8 @@ for w in s["workloads"]:
     seen.add((a["kv_len"], a["page_size"], tuple(a["window"])))
 assert len(seen) == 8, seen' "$TMP/kp"
 printf '{"axes": {"kv_len": [0]}, "workloads": [{"shape": [1, 32, 2, 64]}]}' > "$TMP/bad-axis.json"
-check "a kv_len axis of 0: refused" 1 "$S" sweep "$TMP/bad-axis.json" --backend host --quiet --out-dir "$TMP/ba"
+check "a kv_len axis of 0: refused" 1 "$S" sweep "$TMP/bad-axis.json" --backend host --quiet \
+    --out-dir "$TMP/ba"
 contains "named" "key 'axes.kv_len[0]': expected a size >= 1 (an integer), found 0"
 
 # ---- help -----------------------------------------------------------------------------------------

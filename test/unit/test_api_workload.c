@@ -174,27 +174,56 @@ static void varlen_and_paged_workloads(void **state)
     free(after);
     assert_non_null(strstr(before, "\"varlen\":[\"5:9\",12,\"1:30\"]"));
     assert_non_null(strstr(before, "\"page_size\":8"));
-    /* the inputs carry the lengths and a block table drawn from the seed */
+    free(before);
+    sagerun_workload_destroy(w);
+}
+
+/* The varlen and paged workload of the test above, with its masks. */
+static sagerun_workload *varlen_paged(void)
+{
+    sagerun_problem p = sagerun_problem_make(3, 16, 2, 1, 64);
+    p.causal = 1;
+    p.align = SAGERUN_ALIGN_BOTTOM_RIGHT;
+    p.softcap = 20;
+    sagerun_workload *w = NULL;
+    assert_int_equal(sagerun_workload_synthetic(&p, 7, "v", &w, NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_workload_set_varlen(w, "5:9,12,1:30", NULL), SAGERUN_OK);
+    assert_int_equal(sagerun_workload_set_paged(w, 8, NULL), SAGERUN_OK);
+    return w;
+}
+
+/* Its inputs carry the lengths and a block table; a caller of ABI 0.1 changes only the fields it
+ * has; a dense problem drops the lengths and pages. */
+static void varlen_and_paged_inputs_and_changes(void **state)
+{
+    sagerun_workload *w = varlen_paged();
+    sagerun_error e = {0};
     sagerun_context *ctx = host();
     sagerun_inputs *in = NULL;
     assert_int_equal(sagerun_workload_create_inputs(w, ctx, &in, &e), SAGERUN_OK);
     sagerun_sequences is = {.struct_size = sizeof is};
     assert_int_equal(sagerun_inputs_sequences(in, &is, &e), SAGERUN_OK);
     assert_int_equal(is.cu_seqlens_kv[3], 51);
-    assert_non_null(is.block_table);
+    assert_non_null(is.block_table); /* drawn from the seed */
     sagerun_inputs_destroy(in);
     sagerun_context_destroy(ctx);
-    /* a dense problem drops the lengths and pages */
+    sagerun_problem old = *sagerun_workload_problem(w);
+    old.struct_size = (uint32_t)offsetof(sagerun_problem, kv_len);
+    old.dtype = SAGERUN_DTYPE_BF16;
+    assert_int_equal(sagerun_workload_set_problem(w, &old, &e), SAGERUN_OK);
+    const sagerun_problem *q = sagerun_workload_problem(w);
+    assert_true(q->dtype == SAGERUN_DTYPE_BF16 && q->varlen && q->total_kv == 51 && q->pages == 8);
+    assert_true(q->softcap == 20 && q->struct_size == sizeof *q);
     sagerun_problem d = sagerun_problem_make(2, 16, 2, 1, 64);
     d.kv_len = 40;
     assert_int_equal(sagerun_workload_set_problem(w, &d, &e), SAGERUN_OK);
+    sagerun_sequences s = {.struct_size = sizeof s};
     assert_int_equal(sagerun_workload_sequences(w, &s, &e), SAGERUN_OK);
     assert_null(s.cu_seqlens_q);
-    after = sagerun_workload_to_json(w, 0);
+    char *after = sagerun_workload_to_json(w, 0);
     assert_non_null(strstr(after, "\"kv_len\":40"));
     assert_null(strstr(after, "varlen"));
     free(after);
-    free(before);
     sagerun_workload_destroy(w);
 }
 
@@ -351,6 +380,7 @@ int main(void)
         cmocka_unit_test(bad_files_name_the_file_and_the_key),
         cmocka_unit_test(a_failed_change_leaves_the_workload_as_it_was),
         cmocka_unit_test(varlen_and_paged_workloads),
+        cmocka_unit_test(varlen_and_paged_inputs_and_changes),
         cmocka_unit_test(varlen_and_paged_misuse),
         cmocka_unit_test(inputs_of_a_workload_are_the_generators),
         cmocka_unit_test(written_inputs_read_back),
