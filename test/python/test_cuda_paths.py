@@ -72,7 +72,8 @@ def check_sdpa(backend_fn, backend):
     sdpa = [e for e in torch.LOG if e[0] == "sdpa"]
     copies = [e for e in torch.LOG if e[0] == "copy_"]
     assert len(sdpa) == 1 and len(copies) == 1, torch.LOG
-    _, used, q, k, v, causal, scale, gqa, stream = sdpa[0]
+    _, used, q, k, v, causal, scale, gqa, stream, mask = sdpa[0]
+    assert mask is None, mask
     assert used is backend, used
     assert q.shape == (2, 8, 300, 128) and q.data_ptr() == ADDR["q"], q.shape  # NHD -> BHND view
     assert q.strides == (300 * 8 * 128, 128, 8 * 128, 1), q.strides
@@ -288,6 +289,42 @@ def check_masks():
           "documents")
 
 
+def check_sdpa_mask():
+    """torch-sdpa-mask: SDPA on the [B, H, N, D] views (K and V of kv_len rows), the problem's
+    scale, GQA, the boolean mask of sagerun.h's rule, rows without a key filled with 0."""
+    import numpy as np
+    for problem, empty_rows in (({"kv_len": 500, "causal": True, "align": "bottom-right"}, 0),
+                                ({"kv_len": 200, "causal": True, "align": "bottom-right"}, 100),
+                                ({"kv_len": 500, "window": (16, 4), "align": "top-left"}, 0),
+                                ({"kv_len": 500, "align": "top-left"}, 0)):
+        del torch.LOG[:]
+        call = sagerun._create(make_spec(FEATURES_PY, "run_sdpa_mask", "create_sdpa_mask",
+                                         heads=(8, 2), **problem))
+        sagerun._run(call)
+        sdpa = [e for e in torch.LOG if e[0] == "sdpa"]
+        fills = [e for e in torch.LOG if e[0] == "masked_fill"]
+        copies = [e for e in torch.LOG if e[0] == "copy_"]
+        assert len(sdpa) == 1 and len(copies) == 1, torch.LOG
+        _, used, q, k, v, causal, scale, gqa, stream, mask = sdpa[0]
+        assert q.shape == (2, 8, 300, 128) and k.shape == v.shape == (2, 2, problem["kv_len"], 128)
+        assert k.strides == (problem["kv_len"] * 2 * 128, 128, 2 * 128, 1), k.strides
+        assert causal is False and scale == 1 / math.sqrt(128) and gqa is True
+        assert stream.cuda_stream == STREAM
+        want = key_rule(problem.get("causal", False), problem["align"], problem.get("window"),
+                        300, problem["kv_len"])
+        if want.all():
+            assert mask is None, "full attention needs no mask"
+        else:
+            assert mask.shape == want.shape and (mask.a == want).all(), problem
+        assert len(fills) == (1 if empty_rows else 0), fills
+        if empty_rows:
+            rows = fills[0][2].a.ravel()
+            assert rows.sum() == empty_rows and rows[:empty_rows].all() and fills[0][3] == 0
+        assert copies[0][1].data_ptr() == ADDR["o"] and copies[0][1].shape == (2, 8, 300, 128)
+    print("ok   torch-sdpa-mask: [B, H, N, D] views with kv_len keys, the rule's boolean mask, "
+          "rows without a key written 0")
+
+
 if __name__ == "__main__":
     check_views()
     from torch.nn.attention import SDPBackend
@@ -305,3 +342,4 @@ if __name__ == "__main__":
         print("SKIP torch_features masks: no numpy")
     else:
         check_masks()
+        check_sdpa_mask()

@@ -66,6 +66,52 @@ class Tensor:
         return self
 
 
+    def masked_fill(self, mask, value):
+        LOG.append(("masked_fill", self, mask, value))
+        return self
+
+
+class _Array:
+    """A small host array (numpy inside) standing in for the index and mask tensors a variant
+    builds at create (arange, comparisons, &, ~, any, all, view)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    shape = property(lambda self: self.a.shape)
+
+    def view(self, *shape):
+        return _Array(self.a.reshape(shape))
+
+    def any(self, dim=None):
+        return _Array(self.a.any(axis=dim))
+
+    def all(self):
+        return _Array(self.a.all())
+
+    def __bool__(self):
+        return bool(self.a)
+
+    def __invert__(self):
+        return _Array(~self.a)
+
+
+def _binary(name):
+    def op(self, other):
+        return _Array(getattr(self.a, name)(other.a if isinstance(other, _Array) else other))
+    return op
+
+
+for _name in ("__le__", "__ge__", "__lt__", "__gt__", "__eq__", "__and__", "__or__", "__add__",
+              "__radd__", "__sub__"):
+    setattr(_Array, _name, _binary(_name))
+
+
+def arange(n, device=None):
+    import numpy
+    return _Array(numpy.arange(n))
+
+
 def as_tensor(obj):
     cai = obj.__cuda_array_interface__
     assert cai["version"] >= 2 and cai.get("strides") is None, cai
