@@ -11,7 +11,8 @@
  *     contexts do not survive fork, sanitizer runtimes and plugin state start fresh).
  *   - The child runs the library's in-process engine (sagerun_compare_run) with hooks that write
  *     one line per event to the pipe: "B" before and "E" after every call into a variant (label,
- *     phase, round, seconds), "P" progress, "L" when a variant's failure lost the CUDA context,
+ *     phase, round, seconds), "P" progress, "L" when a variant's failure lost the CUDA context
+ *     ("F" when the descriptors ran out after its call: it leaks them),
  *     "D" when a sanitizer is about to end the process, "O" before it loads plugins from a file
  *     or folder (and an empty "O" once they are loaded), "X" when a fatal signal came from code
  *     of a plugin other than the open call's (crash_site.c: a thread the plugin started). At
@@ -47,6 +48,7 @@
  *     that variant's failure. After each attempt the parent kills the group, so a process that a
  *     variant forked does not outlive the comparison.
  * The child also dies with the parent (PR_SET_PDEATHSIG). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -201,6 +203,32 @@ static void child_unblock_stops(const char *label)
     sigprocmask(SIG_UNBLOCK, &stops, NULL);
 }
 
+/* Whether this process's descriptors are running out: three quarters of RLIMIT_NOFILE open (the
+ * lowest free one first, which costs one system call; then a count). A variant leaking one per
+ * call ended the comparison with "Too many open files" at the report, no report, nobody
+ * blamed: past this mark the variant whose call just ended is. */
+static bool child_fds_running_out(unsigned *open_fds, unsigned *limit)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < 64)
+        return false;
+    rlim_t mark = rl.rlim_cur / 4 * 3;
+    int probe = fcntl(0, F_DUPFD_CLOEXEC, 0);
+    if (probe >= 0)
+        close(probe);
+    if (probe >= 0 && (rlim_t)probe < mark)
+        return false;
+    unsigned n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    *open_fds = n;
+    *limit = (unsigned)rl.rlim_cur;
+    return d && n >= mark;
+}
+
 static void child_call(void *user, const sagerun_compare_call *c)
 {
     (void)user;
@@ -218,6 +246,14 @@ static void child_call(void *user, const sagerun_compare_call *c)
                 c->failure ? c->failure : "", calls);
     child_signals_install(); /* a variant that ignored or took SIGINT/SIGTERM/SIGHUP: ours again */
     child_unblock_stops(c->label);
+    unsigned open_fds, limit;
+    if (child_fds_running_out(&open_fds, &limit)) {
+        char why[160];
+        snprintf(why, sizeof why, "%u file descriptors open after its call, of a limit of %u "
+                 "(RLIMIT_NOFILE): it leaks them", open_fds, limit);
+        send_fields(4, "F", c->label, c->failure_phase ? c->failure_phase : c->phase, why);
+        _exit(SR_EXIT_ERROR);
+    }
     if (c->context_lost) {
         /* Nothing more can run in this process: say who, and let the parent start afresh. */
         send_fields(4, "L", c->label, c->failure_phase ? c->failure_phase : c->phase,
@@ -411,6 +447,7 @@ typedef struct attempt {
     double started, limit;
     /* what happened */
     bool lost, timed_out, sanitizer, report_written;
+    bool lost_context; /* lost: the CUDA context ("L"), not the descriptors ("F") */
     bool called;        /* a call into a variant began */
     double written_at;  /* when the report was said written ("R") */
     double stuck_idle;  /* killed outside any call after this many seconds (idle_limit) */
@@ -523,9 +560,11 @@ static void handle_line(parent *p, attempt *a, char *line)
         a->open = false;
         break;
     case 'L':
+    case 'F':
         if (nf < 3)
             return;
         a->lost = true;
+        a->lost_context = f[0][0] == 'L';
         snprintf(a->lost_label, sizeof a->lost_label, "%s", f[1]);
         snprintf(a->lost_phase, sizeof a->lost_phase, "%s", f[2]);
         snprintf(a->lost_reason, sizeof a->lost_reason, "%s", nf > 3 ? f[3] : "");
@@ -831,9 +870,10 @@ static void blame_attempt(const attempt *a, int ws, blame *b)
     if (a->lost) {
         snprintf(b->label, sizeof b->label, "%s", a->lost_label);
         snprintf(b->phase, sizeof b->phase, "%s", a->lost_phase);
-        snprintf(b->why, sizeof b->why, "%s (this left the CUDA context unusable: the other "
-                                        "variants were measured again in a new process)",
-                 a->lost_reason);
+        snprintf(b->why, sizeof b->why, "%s (%s: the other variants were measured again in a "
+                                        "new process)",
+                 a->lost_reason, a->lost_context ? "this left the CUDA context unusable"
+                                                 : "nothing more could be opened");
     } else if (a->crash_label[0] && WIFSIGNALED(ws) && !a->report_written) {
         blame_crash_site(a, ws, b);
     } else if (a->timed_out && a->open) {

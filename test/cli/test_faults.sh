@@ -410,6 +410,18 @@ check "mem_fill of K: that call fails, named" 1 "$S" compare --backend host --sh
     --quiet --baseline reference --plugin "$FAKES/fault_fill_input_run.so" \
     --variant fault-fill-input-run --rounds 4 --iterations 2 --warmup 1 --json "$TMP/fill.json"
 contains "... with the reason" "not within a block of the variant's"
+# a variant leaking a descriptor per call is blamed when three quarters of RLIMIT_NOFILE are open,
+# the others measured and the report written ('Too many open files' at the report, no report)
+check "a variant leaking descriptors: blamed, the report written" 1 bash -c 'ulimit -n 256; exec "$@"' \
+    _ "$S" compare --backend host --shape 1,64,2,64 --quiet --baseline reference --variant reference-mt \
+    --plugin "$FAKES/fault_leak_fd_run.so" --variant fault-leak-fd-run --rounds 400 --iterations 2 \
+    --warmup 1 --json "$TMP/leak.json"
+py "... the leaking variant failed, named why; the others measured" '
+import json, sys
+v = {x["label"]: x for x in json.load(open(sys.argv[1]))["variants"]}
+assert "file descriptors open after its call" in v["fault-leak-fd-run"]["failure"], v["fault-leak-fd-run"]
+assert not v["reference-mt"]["failure"] and v["reference-mt"]["timing"]["count"] > 0
+' "$TMP/leak.json"
 # interrupted, and the report cannot be written (its folder removed meanwhile): an error, not 143,
 # which says the report holds the rounds finished
 for mode in "" --in-process; do

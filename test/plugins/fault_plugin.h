@@ -11,6 +11,7 @@
  * process exits. FAULT_FIRST_CALL_US: the first run call sleeps that long (first contact, as a
  * JIT or module load would be). */
 #include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@
 #define FAULT_BLOCK_STOP 23   /* blocks SIGINT, SIGTERM and SIGHUP (sigprocmask), then carries on */
 #define FAULT_FREE_INPUT 24   /* services->mem_free(q): frees what every variant shares */
 #define FAULT_FILL_INPUT 25   /* services->mem_fill(k): writes what every variant shares */
+#define FAULT_LEAK_FD 26      /* opens /dev/null and keeps it: one descriptor more per call */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -204,6 +206,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_CLOSE_STDIO: close(1); close(2); break;
     case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
     case FAULT_BLOCK_STOP: fault_block_stop(); break;
+    case FAULT_LEAK_FD: (void)open("/dev/null", O_RDONLY); break;
     case FAULT_FREE_INPUT: fault_services->mem_free(fault_services->host, in->q); break;
     case FAULT_FILL_INPUT: return fault_services->mem_fill(fault_services->host, in->k, 0, 64, err, errlen);
     case FAULT_FSIZE: fault_fsize(); break;
