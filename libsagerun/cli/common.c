@@ -798,7 +798,8 @@ static sagerun_status inputs_workload(const sr_cli_workload_options *o, sagerun_
         return st;
     sagerun_problem p = *sagerun_workload_problem(*out);
     p.causal = p.causal || o->causal;
-    p.align = (uint32_t)o->align;
+    if (o->causal) /* --causal names its alignment; without it the file's (its __metadata__) */
+        p.align = (uint32_t)o->align;
     if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK ||
         (st = apply_problem_options(o, *out, err)) != SAGERUN_OK) {
         sagerun_workload_destroy(*out); /* the caller owns the workload only on success */

@@ -241,6 +241,16 @@ printf '{"shape": [1, 32, 2, 32], "sm_scale": 0.25, "input": {"source": "synthet
 want=$(awk '/output_sha256/ {print $2}' scale.out)
 check "run --inputs of a file saved at sm_scale 0.25" 0 "$S" run --variant reference --backend host \
     --inputs scale.safetensors --iterations 1 && contains "its sm_scale, as saved" "output_sha256 $want"
+# a varlen, paged file with its masks (kv_len, bottom-right, window, softcap in __metadata__, the
+# lengths and block table as I32 tensors) replays to the same output: the alignment was the
+# command line's default, top-left, over the file's
+"$S" run --variant reference --backend host --shape 3,16,2,8 --varlen 4:10,16:16,2:20 \
+    --causal=bottom-right --window 4,0 --softcap 30 --page-size 8 --iterations 1 \
+    --save-inputs varlen.safetensors > varlen.out || fail "run --varlen --save-inputs"
+want=$(awk '/output_sha256/ {print $2}' varlen.out)
+check "run --inputs of a varlen, paged file" 0 "$S" run --variant reference --backend host \
+    --inputs varlen.safetensors --iterations 1 && contains "the same output" "output_sha256 $want"
+contains "its alignment, as saved" "causal bottom-right window 4,0 softcap 30 varlen 3 sequences"
 forge() { # forge NAME PYTHON: rep-NAME.json, the seed's report changed with r = the report
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2],'w'))" "$SEED" "rep-$1.json"
 }
