@@ -13,10 +13,10 @@
    warp-specialized, "fp32+fp16" for baseline-fp16acc. Where they differ, again with torch's
    k_mean given in the inputs file (which tells a k_mean difference from a kernel one).
 3. kv_len != q_len (KV_CASES: decode, prefill with a cache, odd lengths, more queries than keys,
-   GQA, HND, bf16, D 64): q of q_len rows, k and v of kv_len rows in the inputs file, run through
-   a workload file that says "kv_len" (SageAttention takes qo_len from q and kv_len from k). A
-   causal case with kv_len != q_len must be refused (the sage2 variants declare no CAUSAL_*
-   feature): "refused" is its pass.
+   GQA, HND, bf16, D 64): q of q_len rows, k and v of kv_len rows in the inputs file (sagerun
+   reads kv_len from k, as SageAttention takes qo_len from q and kv_len from k). A causal case
+   with kv_len != q_len must be refused (the sage2 variants declare no CAUSAL_* feature):
+   "refused" is its pass.
 
 Prints one line per case and comparison with the count of differing elements (on a difference
 also the first differing index and both values); exits 1 if any count is non-zero (or a step
@@ -252,18 +252,14 @@ def sage_pipeline(q, k, v, layout, causal, pv_accum):
 def sagerun_output(variant, path, case, folder, tag):
     name, B, N, Hq, Hkv, D, layout, dt = case[:8]
     out = os.path.join(folder, "%s.%s.out.safetensors" % (tag, variant))
-    KV = kv_len_of(case)
-    if is_causal(case) or KV != N:  # --inputs files do not say causal: a workload file does
+    if is_causal(case):  # --inputs files do not say causal: a workload file does
+        # (kv_len comes from the file's k, as SageAttention's from k: a workload with an input
+        # file does not say it)
         wl = os.path.join(folder, "%s.workload.json" % tag)
-        spec = {"name": tag, "shape": [B, N, Hq, D], "heads_kv": Hkv,
-                "layout": layout.upper(), "dtype": "bf16" if dt == "BF16" else "fp16",
-                "input": {"source": "safetensors", "path": path}}
-        if is_causal(case):
-            spec["causal"] = True
-        if KV != N:
-            spec["kv_len"] = KV
         with open(wl, "w") as f:
-            json.dump(spec, f)
+            json.dump({"name": tag, "shape": [B, N, Hq, D], "heads_kv": Hkv,
+                       "layout": layout.upper(), "dtype": "bf16" if dt == "BF16" else "fp16",
+                       "causal": True, "input": {"source": "safetensors", "path": path}}, f)
         src = ["--workload", wl]
     else:
         src = ["--inputs", path, "--layout", layout]
@@ -303,7 +299,7 @@ def check_end_to_end(case, path, q, k, v, variants, folder, results):
             continue
         d = differing(o, ref)
         note = "of %d" % ref.numel()
-        if d:
+        if d or d is None:
             note += "; " + first_difference(o, ref)
         if name == "seed":
             note += "; sha256 sagerun %s sage %s" % (hashlib.sha256(tensor_bytes(o)).hexdigest(),
