@@ -119,6 +119,7 @@ contains "names the row and both shapes" "n32.json for workload n32 (1x32x2x64, 
 # ---- sweep takes compare's options (one table) and passes them on to each workload's compare ----
 for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
     case $opt in --workload|--inputs|--shape|--layout|--dtype|--causal|--seed|--expect-sha256|\
+                 --kv-len|--window|--softcap|--varlen|--page-size|\
                  --json|--markdown|--csv|--quiet|--in-process) continue ;; esac # compare's own
     "$S" sweep --help | grep -q -- "^  $opt " || fail "sweep --help documents compare's $opt"
 done
