@@ -2,7 +2,8 @@
 // quantize.c: column reduction (K sums, V max), finalize (k_mean, v_scale, V multipliers), row
 // groups (INT8 Q, then INT8 K), V tiles (FP8, transposed and permuted). All memory-bound: 16-byte
 // loads, coalesced along the channel axis, several in flight per thread; V is transposed through
-// shared memory. The dtype is a template parameter (no per-element branches).
+// shared memory. The dtype is a template parameter (no per-element branches). Each kernel's
+// seq_len is the rows of the tensor it reads (quantize.c sets it): Q's seq_len, K's and V's kv_len.
 //
 // Bit-exactness with SageAttention's quantizer rests on: rcp.approx.ftz.f32 for reciprocals,
 // mul/sub with .rn and .ftz (compiled with -ftz=true), cvt.rni for INT8 and
@@ -483,7 +484,7 @@ __device__ __forceinline__ void quant_v(const sr_quant_v_params &p, uint32_t *ti
         for (int k = 0; k < 8; k++)
             pairs[u][k] = e4m3x2(__fmul_rn(x0[k], m[k]), __fmul_rn(x1[k], m[k]));
     }
-    // padding tokens (n >= seq_len) are exact zeros: their codes must be 0, not e4m3(0 * inf)
+    // padding tokens (n >= seq_len, V's kv_len) are exact zeros: their codes must be 0, not e4m3(0 * inf)
 #pragma unroll
     for (int u = 0; u < 4; u++) {
         if (!(tk + dt[u] < p.seq_len)) {

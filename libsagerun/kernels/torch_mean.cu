@@ -42,7 +42,7 @@ __device__ __forceinline__ void partial8(const sr_torch_mean_partial_params &p, 
     const uint32_t h = cc / (p.head_dim / 8), c0 = (cc % (p.head_dim / 8)) * 8;
     const uint16_t *base = reinterpret_cast<const uint16_t *>(p.k) + (int64_t)b * p.stride_b +
                            (int64_t)h * p.stride_h + c0;
-    const uint64_t step = p.partials, end = p.seq_len;
+    const uint64_t step = p.partials, end = p.seq_len; /* K's rows: the problem's kv_len */
     const int64_t sn = p.stride_n;
 
     float acc[SR_TORCH_MEAN_ACCS][8];
