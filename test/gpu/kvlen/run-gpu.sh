@@ -26,6 +26,7 @@ DEADLINE=$((SECONDS + ${BUDGET:-580}))
 SUMMARY=$OUT/summary.txt
 export LD_LIBRARY_PATH=$ROOT/.dev/lib:$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export SAGERUN_GOLDEN_DIR=$ROOT/.golden
+export SAGERUN_GOLDEN15_DIR=$ROOT/test/gpu/golden15 # the build's own path may be another machine's
 export SAGERUN_TEST_PLUGINS=$ROOT/plugins
 export SAGERUN_TEST_FAKES=$ROOT/build/test-plugins
 export SAGERUN_CACHE_DIR=$OUT/cache
@@ -42,9 +43,12 @@ limit() {
 out_of_time() { say "$1: SKIPPED, out of time (run again: test/gpu/kvlen/run-gpu.sh $2)"; }
 
 : >"$SUMMARY"
-say "kvlen GPU run: $(date -u +%FT%TZ), $(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo '?')" \
-    "$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -c . || true) files differ from it"
-say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+say "kvlen GPU run: $(date -u +%FT%TZ), commit" \
+    "$(git -C "$ROOT" log -1 --format=%h 2>/dev/null || echo '?'), $(ls .golden 2>/dev/null |
+        grep -c safetensors) golden files"
+say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null |
+    head -1)"
+[ -x "$PY" ] || say "MISSING $PY (torch's python: set PY)"
 for f in build/bin/sagerun build/test/gpu/parity/kmean_dump build/test/gpu/test_sage2_golden \
          plugins/baseline.so plugins/interleave-softmax.so plugins/warp-specialized.so \
          plugins/baseline-fp16acc.so; do
@@ -71,8 +75,10 @@ if want golden; then
         t0=$SECONDS
         timeout "$(limit 300)" "build/test/gpu/$t" >"$OUT/$t.log" 2>&1
         rc=$?
-        say "golden: $t rc $rc in $((SECONDS - t0)) s: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/$t.log" | tr '\n' ' ')"
-        grep -E '^\[  FAILED|^\[  ERROR|SKIPPED|skip' "$OUT/$t.log" | head -20 | tee -a "$SUMMARY"
+        say "golden: $t rc $rc in $((SECONDS - t0)) s:" \
+            "$(grep -E '^\[  (PASSED|FAILED)' "$OUT/$t.log" | tr '\n' ' ')"
+        grep -iE '^\[  FAILED|^\[  ERROR|SKIPPED|skip|not found' "$OUT/$t.log" | head -20 |
+            tee -a "$SUMMARY"
     done
 fi
 
@@ -85,7 +91,8 @@ parity() { # name, limit, args...
     local t0=$SECONDS
     OUT=$OUT/$name timeout "$limit" "$PY" test/gpu/parity/parity.py "$@" >"$OUT/$name.log" 2>&1
     local rc=$?
-    say "$name: rc $rc in $((SECONDS - t0)) s; $(grep -E '^parity: [0-9]+ comparisons' "$OUT/$name.log")"
+    say "$name: rc $rc in $((SECONDS - t0)) s;" \
+        "$(grep -E '^parity: [0-9]+ comparisons' "$OUT/$name.log")"
     grep -E '^(FAIL|skip)|sageattention is not importable|Traceback|Error' "$OUT/$name.log" |
         head -60 | tee -a "$SUMMARY"
     cp "$OUT/$name/parity.json" "$OUT/$name.json" 2>/dev/null
