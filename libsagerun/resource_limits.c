@@ -22,11 +22,6 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return sr_mul_u64(a, b, &s) ? s : UINT64_MAX;
 }
 
-/* Q's element count (K and V: kv), saturating. */
-static uint64_t elements(const sagerun_problem *p, uint32_t heads)
-{
-    return sat_mul(sat_mul(sat_mul(p->batch, p->seq_len), heads), p->head_dim);
-}
 
 static uint64_t sage2_bytes(const sagerun_problem *p, const sagerun_sage2_quant_params *q)
 {
@@ -46,8 +41,9 @@ void sr_memory_estimate_compare(const sagerun_problem *p,
 {
     memset(e, 0, sizeof(*e));
     uint64_t es = sagerun_dtype_size((int)p->dtype);
-    uint64_t q_bytes = sat_mul(elements(p, p->heads_q), es);
-    uint64_t kv_bytes = sat_mul(elements(p, p->heads_kv), es);
+    /* as stored: K and V of kv_len rows, packed (varlen) or a page cache (paged) */
+    uint64_t q_bytes = sat_mul(sagerun_problem_q_elements(p), es);
+    uint64_t kv_bytes = sat_mul(sagerun_problem_kv_elements(p), es);
     if (include_inputs)
         e->inputs = sat_add(q_bytes, sat_mul(kv_bytes, 2));
     for (size_t i = 0; i < n; i++) {
@@ -63,7 +59,7 @@ void sr_memory_estimate_compare(const sagerun_problem *p,
     if (e->sage2_variants) {
         /* the quantizer's workspace: partial sums and maxima per 128-token slice, V multipliers */
         uint64_t columns = sat_mul(sat_mul(p->batch, p->heads_kv), p->head_dim);
-        uint64_t slices = (p->seq_len + 127u) / 128u;
+        uint64_t slices = (sagerun_problem_kv_len(p) + 127u) / 128u; /* K and V's */
         e->scratch = sat_mul(sat_add(sat_mul(sat_mul(columns, slices), 2), columns), 4);
     }
     /* the accuracy reference: rows, fp32 reference rows, partial sums */

@@ -88,6 +88,36 @@ static void test_memory_estimate_and_check(void **state)
     assert_true(acc.scratch > est.scratch);
 }
 
+/* K and V as stored: a decode problem's kv_len rows, a varlen problem's packed tokens, a paged
+ * problem's cache (they were counted as seq_len rows: a decode of 1 query against 128k keys was
+ * estimated at 1/128k of its inputs) */
+static void test_memory_estimate_kv_storage(void **state)
+{
+    const sagerun_variant_descriptor *v[1] = {&fp16_variant};
+    sr_memory_estimate est;
+    sagerun_problem p = sagerun_problem_make(2, 1, 32, 8, 128);
+    p.kv_len = 131072;
+    sr_memory_estimate_compare(&p, v, 1, true, 0, &est);
+    const uint64_t q = 2ull * 1 * 32 * 128 * 2, kv = 2ull * 131072 * 8 * 128 * 2;
+    assert_int_equal(est.inputs, q + 2 * kv);
+    assert_int_equal(est.outputs, q);
+    p = sagerun_problem_make(3, 100, 4, 2, 64);
+    p.varlen = 1;
+    p.total_q = 150;
+    p.total_kv = 250;
+    p.kv_len = 120;
+    sr_memory_estimate_compare(&p, v, 1, true, 0, &est);
+    assert_int_equal(est.inputs, (150ull * 4 + 2 * 250ull * 2) * 64 * 2);
+    p = sagerun_problem_make(2, 16, 4, 2, 64);
+    p.kv_len = 100;
+    p.page_size = 16;
+    p.pages = 20;
+    p.pages_per_seq = 7;
+    sr_memory_estimate_compare(&p, v, 1, true, 0, &est);
+    assert_int_equal(est.inputs, (2ull * 16 * 4 + 2 * 20ull * 16 * 2) * 64 * 2);
+    (void)state;
+}
+
 static void test_memory_estimate_sage2(void **state)
 {
     sagerun_problem p = sagerun_problem_make(1, 4096, 8, 8, 128);
@@ -338,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_overflowing_shapes_refused),
         cmocka_unit_test(test_inputs_refuse_before_allocating),
         cmocka_unit_test(test_memory_estimate_and_check),
+        cmocka_unit_test(test_memory_estimate_kv_storage),
         cmocka_unit_test(test_memory_estimate_sage2),
         cmocka_unit_test(test_memory_estimate_saturates),
         cmocka_unit_test_setup_teardown(test_hooks_calls_and_failure_phase, setup, teardown),
