@@ -124,7 +124,8 @@ printf '%s\n' '# sagerun-variant: py-feat run=f backend=host features=kv_len,cau
     '# sagerun-variant: py-dims-bad run=f backend=host head_dims=0' \
     '# sagerun-variant: py-d128 run=f backend=host head_dims=128' \
     'def f(call):' '    call.o[...] = 0' > "$TMP/feat.py"
-check "a declaration with features, dtypes and head_dims" 0 "$S" list --backend host --plugin "$TMP/feat.py"
+check "a declaration with features, dtypes and head_dims" 0 "$S" list --backend host \
+    --plugin "$TMP/feat.py"
 contains "is accepted" "py-feat              py       host"
 for want in "line 2: features=: unknown feature 'sparkle' (known: kv_len, causal-top-left" \
     "line 3: dtypes=: unknown dtype 'fp8' (known: fp16, bf16)" \
@@ -175,14 +176,16 @@ def run(call):
         assert (p.page_size, p.kv_len) == (16, 100) and p.pages_per_seq >= 7, p
         assert call.k.shape == call.v.shape == (p.pages, 16, 2, 64), call.k.shape
         assert call.block_table.shape == (3, p.pages_per_seq) and call.cu_seqlens_q is None
-        assert sorted(call.block_table[:, :7].ravel().tolist()) == sorted(set(call.block_table[:, :7].ravel().tolist()))
+        used = call.block_table[:, :7].ravel().tolist()  # no page used twice
+        assert len(used) == len(set(used)) and all(0 <= x < p.pages for x in used), used
     else:
         assert not p.varlen and p.kv_len == 96 and p.window == (8, 0) and p.softcap == 0.0, p
         assert call.k.shape == (3, 96, 2, 64) and call.q.shape == (3, 48, 4, 64)
         assert all(v is None for v in seen.values()), seen
     call.o[...] = 0
 PY
-SEQ=(run --backend host --shape 3,48,4,2,64 --plugin "$TMP/seq.py" --variant py-seq --warmup 0 --iterations 1)
+SEQ=(run --backend host --shape 3,48,4,2,64 --plugin "$TMP/seq.py" --variant py-seq --warmup 0
+     --iterations 1)
 check "a varlen problem: cu_seqlens and packed shapes seen" 0 env SAGERUN_TEST_SEQ=varlen \
     "$S" "${SEQ[@]}" --varlen 5:40,30:7,12:12 --causal=bottom-right
 check "a paged problem: the block table and the page cache seen" 0 env SAGERUN_TEST_SEQ=paged \
