@@ -27,7 +27,8 @@
 #
 #   SAGERUN_PYTHON=/opt/torch/.venv/bin/python3 sagerun compare \
 #       --plugin examples/python/torch_features.py --shape 2,1024,16,4,128 --kv-len 4096 \
-#       --causal=bottom-right --variant torch-varlen --variant torch-flex --variant torch-sdpa-mask --min-cos 0.999
+#       --causal=bottom-right --variant torch-varlen --variant torch-flex \
+#       --variant torch-sdpa-mask --min-cos 0.999
 #
 # sagerun-variant: torch-varlen run=run_varlen create=create_varlen backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-bottom-right,window,varlen description="torch varlen_attn (FlashAttention varlen)"
 # sagerun-variant: torch-flex run=run_flex create=create_flex backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-top-left,causal-bottom-right,window,softcap,varlen param="compile:bool:1:torch.compile flex_attention at create" description="torch flex_attention with a block mask"
