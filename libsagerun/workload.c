@@ -19,7 +19,7 @@ const char sr_workload_seed_metadata[] =
 
 static const char *const top_keys[] = {"name",    "shape",    "heads_kv", "layout", "dtype",
                                        "causal",  "sm_scale", "input",    "metadata", "kv_len",
-                                       "window",  "softcap",  "varlen",   "page_size"};
+                                       "window",  "softcap",  "varlen",   "page_size", "align"};
 static const char *const synthetic_keys[] = {"source", "seed",   "q_std",           "k_std",
                                              "v_std",  "k_bias", "outlier_channels", "outlier_scale"};
 static const char *const file_keys[] = {"source", "path"};
@@ -299,6 +299,18 @@ static sagerun_status parse_causal_scale(json_t *root, const char *origin, sager
         p->causal = json_is_false(j) ? 0 : 1;
         p->align = s && !strcmp(s, "bottom-right") ? SAGERUN_ALIGN_BOTTOM_RIGHT
                                                    : SAGERUN_ALIGN_TOP_LEFT;
+    }
+    /* "align": the diagonal of a window without causal (with causal, "causal" names it) */
+    if ((j = json_object_get(root, "align"))) {
+        const char *s = json_string_value(j), *c = json_string_value(json_object_get(root, "causal"));
+        if (!s || (strcmp(s, "top-left") && strcmp(s, "bottom-right")))
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: key 'align' must be \"top-left\" or \"bottom-right\"", origin);
+        if (c && strcmp(c, s))
+            return sr_error_set(err, SAGERUN_FORMAT,
+                                "%s: key 'align' is \"%s\" but key 'causal' says \"%s\"", origin, s,
+                                c);
+        p->align = !strcmp(s, "bottom-right") ? SAGERUN_ALIGN_BOTTOM_RIGHT : SAGERUN_ALIGN_TOP_LEFT;
     }
     if ((j = json_object_get(root, "sm_scale"))) {
         double v = 0.0;
@@ -596,6 +608,8 @@ static int put_problem_02(json_t *o, const sr_workload *w)
     if (p->window)
         rc |= json_object_set_new(o, "window", json_pack("[i, i]", (int)p->window_left,
                                                          (int)p->window_right));
+    if (!p->causal && p->align == SAGERUN_ALIGN_BOTTOM_RIGHT) /* with causal, "causal" says it */
+        rc |= json_object_set_new(o, "align", json_string("bottom-right"));
     if (p->softcap > 0)
         rc |= json_object_set_new(o, "softcap", json_real(p->softcap));
     if (p->varlen && w->cu_seqlens_q && w->cu_seqlens_kv)

@@ -177,7 +177,8 @@ typedef struct sr_cli_workload_options {
     const char *layout;  /* "nhd" / "hnd", or NULL: NHD (files: their own) */
     const char *dtype;   /* a word of sagerun_dtype_parse for --shape and the default, or NULL: fp16 */
     bool causal;         /* for --shape, --inputs and the default */
-    int align;           /* --causal=top-left|bottom-right: a sagerun_mask_align */
+    int align;           /* --causal=top-left|bottom-right or --align: a sagerun_mask_align */
+    bool align_given;    /* --align or --causal=ALIGN named it */
     /* ABI 0.2's problem (as given, checked when taken): --window and --softcap, like --causal,
      * for --shape, --inputs and the default; --kv-len, --varlen, --page-size for --shape and the
      * default only. kv_len and page_size 0: not given. */
@@ -205,7 +206,7 @@ int sr_cli_check_run_outputs(const char *cmd, const char *const *opts, const cha
  * parser. */
 enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT_DTYPE,
        SR_OPT_CAUSAL, SR_OPT_SEED, SR_OPT_KV_LEN, SR_OPT_WINDOW, SR_OPT_SOFTCAP, SR_OPT_VARLEN,
-       SR_OPT_PAGE_SIZE };
+       SR_OPT_PAGE_SIZE, SR_OPT_ALIGN };
 #define SR_CLI_WORKLOAD_OPTIONS                                                                    \
     {"workload", required_argument, 0, SR_OPT_WORKLOAD},                                           \
         {"inputs", required_argument, 0, SR_OPT_INPUTS},                                           \
@@ -218,7 +219,8 @@ enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT
         {"window", required_argument, 0, SR_OPT_WINDOW},                                           \
         {"softcap", required_argument, 0, SR_OPT_SOFTCAP},                                         \
         {"varlen", required_argument, 0, SR_OPT_VARLEN},                                           \
-        {"page-size", required_argument, 0, SR_OPT_PAGE_SIZE}
+        {"page-size", required_argument, 0, SR_OPT_PAGE_SIZE},                                     \
+        {"align", required_argument, 0, SR_OPT_ALIGN}
 #define SR_CLI_WORKLOAD_HELP                                                                       \
     "workload (one of; default: the seed's 1,37810,56,128 on a GPU, 1,256,2,128 on the host):\n" \
     "  --workload FILE        a workload JSON file (see 'sagerun workload --help')\n"            \
@@ -235,7 +237,10 @@ enum { SR_OPT_WORKLOAD = 920, SR_OPT_INPUTS, SR_OPT_SHAPE, SR_OPT_LAYOUT, SR_OPT
     "  --seed S               generator seed (default 440420)\n"                              \
     "  --window L,R           a sliding window: L keys before the diagonal, R after, each\n"  \
     "                         >= 0 or -1 (unbounded; with --causal R is 0 or -1); aligned\n"  \
-    "                         as --causal says (for --shape, --inputs and the default)\n"     \
+    "                         as --causal or --align says (for --shape, --inputs and the\n"   \
+    "                         default)\n"                                                      \
+    "  --align A              top-left (default) or bottom-right: where the diagonal of\n"     \
+    "                         --window (and --causal) sits when kv_len != q_len\n"            \
     "  --softcap X            logits x become X*tanh(x/X) before the softmax (0: none; for\n" \
     "                         --shape, --inputs and the default)\n"                           \
     "  --kv-len K             K keys per sequence, N queries (for --shape and the default)\n" \

@@ -582,14 +582,26 @@ static int problem_option(const char *cmd, sr_cli_workload_options *o, int opt, 
     double cap;
     switch (opt) {
     case SR_OPT_CAUSAL:
-        o->causal = true;
-        o->align = arg && !strcmp(arg, "bottom-right") ? SAGERUN_ALIGN_BOTTOM_RIGHT
+    case SR_OPT_ALIGN: {
+        const char *name = opt == SR_OPT_ALIGN ? "--align" : "--causal";
+        if (arg && strcmp(arg, "top-left") && strcmp(arg, "bottom-right")) {
+            sr_cli_error("%s: %s%s'%s': expected top-left or bottom-right%s", cmd, name,
+                         opt == SR_OPT_CAUSAL ? "=" : " ", arg,
+                         opt == SR_OPT_CAUSAL ? " (plain --causal: top-left)" : "");
+            return -1;
+        }
+        int align = arg && !strcmp(arg, "bottom-right") ? SAGERUN_ALIGN_BOTTOM_RIGHT
                                                         : SAGERUN_ALIGN_TOP_LEFT;
-        if (!arg || !strcmp(arg, "top-left") || !strcmp(arg, "bottom-right"))
-            return 1;
-        sr_cli_error("%s: --causal='%s': expected top-left or bottom-right (plain --causal: "
-                     "top-left)", cmd, arg);
-        return -1;
+        if (arg && o->align_given && align != o->align) {
+            sr_cli_error("%s: --causal and --align name two alignments", cmd);
+            return -1;
+        }
+        o->causal = o->causal || opt == SR_OPT_CAUSAL;
+        if (arg || !o->align_given)
+            o->align = align;
+        o->align_given = o->align_given || arg;
+        return 1;
+    }
     case SR_OPT_KV_LEN: return sr_cli_parse_u32(cmd, "--kv-len", arg, 1, &o->kv_len) ? 1 : -1;
     case SR_OPT_PAGE_SIZE:
         return sr_cli_parse_u32(cmd, "--page-size", arg, 1, &o->page_size) ? 1 : -1;
@@ -676,7 +688,7 @@ static sagerun_status check_workload_options(const sr_cli_workload_options *o, s
      * --inputs too (a file saved from a causal run says so itself), not to a workload file,
      * which states its computation */
     const char *mask = o->causal ? "--causal" : o->window ? "--window"
-                       : o->softcap ? "--softcap" : NULL;
+                       : o->softcap ? "--softcap" : o->align_given ? "--align" : NULL;
     if (file_opt && (ignored || (mask && o->workload_file)))
         return sr_cli_error_set(err, SAGERUN_INVALID_ARGUMENT,
                                 "%s applies to --shape%s and the default workload, not to %s (the "
@@ -798,7 +810,7 @@ static sagerun_status inputs_workload(const sr_cli_workload_options *o, sagerun_
         return st;
     sagerun_problem p = *sagerun_workload_problem(*out);
     p.causal = p.causal || o->causal;
-    if (o->causal) /* --causal names its alignment; without it the file's (its __metadata__) */
+    if (o->causal || o->align_given) /* named here; without it the file's (its __metadata__) */
         p.align = (uint32_t)o->align;
     if ((st = sagerun_workload_set_problem(*out, &p, err)) != SAGERUN_OK ||
         (st = apply_problem_options(o, *out, err)) != SAGERUN_OK) {

@@ -37,6 +37,27 @@ assert p["varlen"] == {"q_lens": [7, 12], "kv_lens": [19, 12]}, p["varlen"]' "$T
 check "profile takes them" 0 "$S" profile --backend host --variant reference --shape 1,16,2,64 \
     --kv-len 20 --window 2,2 --warmup 0
 
+# --align: the diagonal of a window without causal (FlashAttention aligns its window bottom-right)
+check "--align bottom-right with a window, no causal" 0 "$S" "${R[@]}" --kv-len 40 --window 4,2 \
+    --align bottom-right
+contains "... stated" "kv_len 40"
+a=$("$S" workload show --shape 2,16,2,64 --kv-len 40 --window 4,2 --align bottom-right 2>&1)
+b=$("$S" workload show --shape 2,16,2,64 --kv-len 40 --window 4,2 2>&1)
+grep -q '"align": "bottom-right"' <<<"$a" && ! grep -q '"align"' <<<"$b" \
+    && echo "ok   workload show: align written where not the default" \
+    || fail "workload show: align" "$a"
+echo "$a" > "$TMP/align.json"
+check "workload show of the shown align file" 0 "$S" workload show "$TMP/align.json"
+[ "$out" = "$a" ] && echo "ok   ... the same" || fail "align round trip" "$out"
+check "--causal=top-left and --align bottom-right: refused" 2 "$S" "${R[@]}" --kv-len 40 \
+    --causal=top-left --align bottom-right
+contains "... named" "--causal and --align name two alignments"
+check "--align x: refused" 2 "$S" "${R[@]}" --align x
+contains "... named" "--align 'x': expected top-left or bottom-right"
+printf '{"shape": [2, 16, 2, 64], "causal": "top-left", "align": "bottom-right"}' > "$TMP/al2.json"
+check "workload: align against causal" 1 "$S" workload show "$TMP/al2.json"
+contains "... named" "key 'align' is \"bottom-right\" but key 'causal' says \"top-left\""
+
 # ---- malformed values: refused, the option and the value named -------------------------------
 bad() { # bad NAME EXPECTED-TEXT OPTIONS...
     local name=$1 text=$2; shift 2
