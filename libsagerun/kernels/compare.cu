@@ -155,8 +155,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     const float *ref = reinterpret_cast<const float *>(prm.reference) + (uint64_t)blockIdx.x * p.head_dim;
     double s[SR_COMPARE_ACC_SLOTS] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (uint32_t d = threadIdx.x; d < p.head_dim; d += kThreads) {
-        const double o =
-            load_element(prm.output, r.q_base + d, p.dtype);
+        const double o = load_element(prm.output, r.q_base + d, p.dtype);
         const double x = ref[d];
         if (!isfinite(o)) {
             s[SR_ACC_NONFINITE] += 1;
