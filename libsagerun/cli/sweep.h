@@ -60,7 +60,9 @@ const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len);
 /* Whether out_dir may take a summary of this sweep (its "sweep" object) and shard (NULL or null:
  * unsharded, or a merge): true when it holds no summary.json, or one of the same sweep (sha256)
  * and shard, a run again. Another sweep's or shard's summary, or a file that is not one, would be
- * replaced with its reports without a word: false after saying so (cmd names the command). */
+ * replaced with its reports without a word: false after saying so (cmd names the command).
+ * First it takes an exclusive lock on the folder for the rest of the process: a second sweep or
+ * merge into it meanwhile is refused. */
 bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
                            const json_t *shard);
 /* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */

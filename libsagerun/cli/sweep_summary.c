@@ -1,10 +1,13 @@
 /* The sweep summary (sweep.h): its files, its table, its exit code, reading it back. Written by
  * `sagerun sweep` and `sagerun merge`, read by merge, diff, show and plot. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sweep.h"
@@ -188,11 +191,32 @@ const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len)
     return NULL;
 }
 
+/* An exclusive lock on the folder itself (flock on its descriptor: nothing is left in it), held
+ * until this process ends (the descriptor is never closed, and not inherited: the comparisons run
+ * as children). Two sweeps into one folder both passed the summary check before either wrote
+ * one: rows that did not match the reports on disk, or one summary written over the other, both
+ * exiting 0. */
+static bool lock_out_dir(const char *cmd, const char *out_dir)
+{
+    int fd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool ok = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (!ok && fd >= 0 && errno == EWOULDBLOCK)
+        sr_cli_error("%s: --out-dir %s: another sweep or merge is writing into it now: give "
+                     "another --out-dir, or wait for it", cmd, out_dir);
+    else if (!ok)
+        sr_cli_error("%s: --out-dir %s: cannot lock it: %s", cmd, out_dir, strerror(errno));
+    if (!ok && fd >= 0)
+        close(fd);
+    return ok;
+}
+
 bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
                            const json_t *shard)
 {
     char *path = NULL;
     struct stat st;
+    if (!lock_out_dir(cmd, out_dir))
+        return false;
     if (asprintf(&path, "%s/%s", out_dir, SR_SWEEP_SUMMARY_JSON) < 0) {
         sr_cli_error("%s: out of memory", cmd);
         return false;

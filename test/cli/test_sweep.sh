@@ -12,6 +12,30 @@ if ! "$S" list --backend host 2>/dev/null | grep -q '^  reference-mt '; then
 fi
 H=(--backend host --quiet)
 
+# ---- two sweeps into one folder at once: the second is refused, the first's summary stands ----
+# (both passed the summary check before either wrote: rows that did not match the reports on disk,
+# or one summary written over the other, both exiting 0)
+cat > "$TMP/race.json" <<'J'
+{"name": "race", "baseline": "reference", "variants": ["reference-mt"], "warmup": 0,
+ "rounds": 300, "iterations": 2, "defaults": {"heads_kv": 2},
+ "workloads": [{"shape": [1, 128, 2, 64]}, {"shape": [1, 160, 2, 64]}]}
+J
+"$S" sweep "$TMP/race.json" --backend host --quiet --out-dir "$TMP/race" >"$TMP/race1.out" 2>&1 &
+first=$!
+for _ in $(seq 200); do [ -d "$TMP/race" ] && break; sleep 0.05; done; sleep 0.3
+check "a second sweep into a folder a sweep is writing: refused" 1 "$S" sweep "$TMP/race.json" \
+    "${H[@]}" --out-dir "$TMP/race"
+contains "... named why" "another sweep or merge is writing into it now"
+wait $first && echo "ok   ... the first sweep finished" || fail "the first sweep" "$(cat "$TMP/race1.out")"
+py "... its summary is its own, every row's report on disk" '
+import json, os, sys
+d = sys.argv[1]; s = json.load(open(os.path.join(d, "summary.json")))
+assert s["sweep"]["name"] == "race" and len(s["workloads"]) == 2, s["workloads"]
+for r in s["workloads"]:
+    assert r["status"] == "ok" and os.path.exists(os.path.join(d, r["report"])), r' "$TMP/race"
+check "the same folder again once the first is done" 0 "$S" sweep "$TMP/race.json" "${H[@]}" \
+    --out-dir "$TMP/race" --schedule fixed --rounds 2
+
 # ---- two shards, as on two GPUs, then merged ----
 check "shard 0/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 0/2 --out-dir "$TMP/a" \
     && contains "table" "reference-mt"
@@ -119,7 +143,7 @@ contains "names the row and both shapes" "n32.json for workload n32 (1x32x2x64, 
 # ---- sweep takes compare's options (one table) and passes them on to each workload's compare ----
 for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
     case $opt in --workload|--inputs|--shape|--layout|--dtype|--causal|--seed|--expect-sha256|\
-                 --kv-len|--window|--softcap|--varlen|--page-size|\
+                 --kv-len|--window|--softcap|--varlen|--page-size|--align|\
                  --json|--markdown|--csv|--quiet|--in-process) continue ;; esac # compare's own
     "$S" sweep --help | grep -q -- "^  $opt " || fail "sweep --help documents compare's $opt"
 done
