@@ -87,7 +87,7 @@ bad "a repeated value" '{"work[block]": [4, 4]}' '["work"]' "axes.work[block]: v
 bad "a variant not compared" '{"work[block]": [4]}' '["reference"]' "axes: 'work[block]' sweeps a parameter of variant 'work', which is not among the variants compared"
 bad "no variants named" '{"work[block]": [4]}' '' "which is not among the variants compared"
 bad "a key the spec sets already" '{"work[block]": [4]}' '["work[block=8]"]' "axes: 'work[block]' sweeps block, which the variant 'work[block=8]' sets already"
-bad "a malformed axis" '{"work[Block]": [4]}' '["work"]' "axes: unknown axis 'work[Block]' (B, N, Hq, D, heads_kv, dtype, layout, causal, sm_scale, or VARIANT[KEY]"
+bad "a malformed axis" '{"work[Block]": [4]}' '["work"]' "axes: unknown axis 'work[Block]' (B, N, Hq, D, heads_kv, dtype, layout, causal, sm_scale, kv_len, softcap, window, varlen, page_size, or VARIANT[KEY]"
 bad "an unknown variant" '{"nosuch[block]": [4]}' '["nosuch"]' "no variant named 'nosuch'"
 printf '{"axes": {"N": [32], "work[block]": [4]}, "variants": ["work"], "workloads": ["%s"]}' \
     "$ROOT/test/data/sweep-host-n96.json" > "$TMP/fileN.json"
