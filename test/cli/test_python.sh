@@ -147,6 +147,7 @@ check "... and a bottom-right causal one" 1 "$S" run --backend host --shape 1,64
 # numpy-reference declares every feature sagerun states: byte-exact with reference on each
 for problem in "--kv-len 96" "--kv-len 40 --causal=bottom-right" "--kv-len 96 --causal=top-left" \
     "--kv-len 96 --causal=bottom-right --window 8,0" "--window 5,3" "--softcap 2.5 --causal" \
+    "--kv-len 96 --window 8,4 --align bottom-right" \
     "--varlen 10,33,1" "--varlen 5:40,30:7,12:1 --causal=bottom-right" \
     "--kv-len 100 --page-size 16 --causal=bottom-right" \
     "--varlen 5:40,30:7,2:2 --page-size 8 --causal=bottom-right --window 4,-1 --softcap 3"; do
