@@ -301,7 +301,7 @@ $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),
 # abi10_*.c are ABI 1.0 fixtures: built against the frozen 1.0 header, which comes first.
 $(B)/test-plugins/abi10_%.so: PLUGIN_ABI_FIRST := -Itest/plugins/abi-1.0
 # abi11_*.c: ABI 1.1 fixtures, against the frozen 1.1 headers (sagerun_problem before it grew).
-$(B)/test-plugins/abi11_%.so: PLUGIN_ABI_FIRST := -Itest/plugins/abi-1.1
+$(B)/test-plugins/abi11_%.so: PLUGIN_ABI_FIRST := -Itest/plugins/abi-1.1 -Itest/plugins/abi-1.0
 
 # Runs every CPU test; prints one line per program and the totals. Exit status non-zero on failure.
 # The plugin scanner's cache of the tests is their own (a fresh one each run).

@@ -1,5 +1,5 @@
-/* Frozen copy of include/sagerun/sagerun.h as of libsagerun 0.1 (plugin ABI 1.1): the header ABI 1.0
- * and 1.1 fixtures are built against. Never edit. */
+/* Frozen copy of include/sagerun/sagerun.h as of libsagerun 0.1 (plugin ABI 1.1): the one the ABI
+ * 1.0 and 1.1 fixtures are built against (abi-1.1/sagerun/plugin.h includes it too). Never edit. */
 /* sagerun: A/B testing of GPU attention kernels — the library API.
  *
  * This header is the specification of libsagerun's C ABI. Conventions:

@@ -1,4 +1,5 @@
-/* Frozen copy of include/sagerun/plugin.h as of plugin ABI 1.1, for the abi11_*.c fixtures. Never edit. */
+/* Frozen copy of include/sagerun/plugin.h as of plugin ABI 1.1, for the abi11_*.c fixtures. Never
+ * edit but the include of sagerun.h below (the 0.1 one, in test/plugins/abi-1.0). */
 /* sagerun plugin ABI, version 1.1 — the specification.
  *
  * This header is the whole contract between sagerun (the host) and a variant plugin. A plugin
@@ -147,7 +148,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sagerun.h"
+#include <sagerun/sagerun.h> /* test/plugins/abi-1.0: 0.1's, frozen once for both */
 
 #ifdef __cplusplus
 extern "C" {
