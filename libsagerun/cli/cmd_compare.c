@@ -206,6 +206,29 @@ static bool variants_all_on_host(sagerun_registry *reg, const char *baseline,
     return true;
 }
 
+/* On the host backend, a CUDA variant named (or a named baseline) is refused before anything
+ * runs: it failed at its create only after the others had been measured. */
+static sagerun_status named_on_host(sagerun_registry *reg, const char *baseline,
+                                    const char *const *names, size_t n, sagerun_error *err)
+{
+    for (size_t i = 0; i <= n; i++) {
+        const char *name = i == n ? baseline : names[i];
+        long idx = name ? sagerun_registry_find(reg, name) : -1;
+        sagerun_variant_info vi = {.struct_size = sizeof vi};
+        if (idx < 0 || sagerun_registry_variant_info(reg, (size_t)idx, &vi, NULL) != SAGERUN_OK ||
+            vi.backend == SAGERUN_BACKEND_HOST)
+            continue;
+        char *shown = sagerun_text_escape(name, 0);
+        snprintf(err->message, sizeof err->message,
+                 "variant %s needs a CUDA device: it runs on the %s backend, this comparison on "
+                 "the host (no GPU here, or --backend host); nothing was measured",
+                 shown ? shown : "?", sagerun_backend_name(vi.backend));
+        free(shown);
+        return err->status = SAGERUN_UNSUPPORTED;
+    }
+    return SAGERUN_OK;
+}
+
 /* The context and registry to measure in, the variant specs bound, and the baseline for the
  * backend: host-only variants named on a GPU machine with --backend auto run on the host (*host
  * is that context; a baseline not named does not count: `--variant reference-mt` alone ran it
@@ -233,6 +256,10 @@ static sagerun_status open_backend(const compare_cmd *c, sagerun_compare_options
             fprintf(stderr, "sagerun: every variant named runs on the host: host backend\n");
     }
     bool on_host = sagerun_context_backend(*host ? *host : *ctx) == SAGERUN_BACKEND_HOST;
+    if (on_host && (st = named_on_host(*reg, sr_cli_compare_given(s, SR_OPT_BASELINE)
+                                                 ? opts->baseline : NULL,
+                                       s->variants, s->n_variants, err)) != SAGERUN_OK)
+        return st;
     if (on_host && !sr_cli_compare_given(s, SR_OPT_BASELINE)) {
         /* No GPU: the host pair, the single-threaded oracle against its multi-threaded twin. */
         opts->baseline = "reference";

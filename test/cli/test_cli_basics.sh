@@ -83,6 +83,15 @@ if [ -n "$NO_CUDA_BUILD" ]; then
     echo "SKIP: run CUDA variant on host: this build has no CUDA plugins"
 else
     check "run CUDA variant on host" 1 "$S" run --variant baseline --backend host --shape 1,64,1,128 && contains "needs CUDA" "needs a CUDA device"
+    # compare refuses it before anything runs (it failed at its create after the others were
+    # measured, for the whole --max-time)
+    t0=$SECONDS
+    check "compare: a CUDA variant named on the host" 1 "$S" compare --backend host \
+        --shape 1,64,2,64 --variant reference-mt --variant baseline --max-time 5 \
+        --json "$TMP/cuda-on-host.json"
+    contains "... named, nothing measured" "variant baseline needs a CUDA device"
+    [ $((SECONDS - t0)) -lt 3 ] && [ ! -e "$TMP/cuda-on-host.json" ] \
+        && echo "ok   ... at once, no report" || fail "compare: a CUDA variant on the host took $((SECONDS - t0)) s"
 fi
 check "missing --plugin file" 1 "$S" list --plugin /nonexistent.so && contains "names the file" "/nonexistent.so"
 
