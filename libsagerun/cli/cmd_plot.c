@@ -244,6 +244,8 @@ int sr_cmd_plot(int argc, char **argv)
         goto out;
     }
     rc = write_outputs(c, outs[0], a.layout);
+    if (rc == SR_EXIT_OK && !a.output) /* a name of our choosing: say which (it said nothing) */
+        fprintf(stderr, "sagerun: plot: wrote %s\n", outs[0]);
 out:
     sr_canvas_destroy(c);
     sr_canvas_release_fonts();

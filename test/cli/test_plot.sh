@@ -68,6 +68,7 @@ assert calls == {v["label"]: sum(len(x) for x in v["samples_s"]) for v in r["var
 ' "$TMP/r.svg.layout" "$TMP/r.json"
 cp "$TMP/r.json" "$TMP/named.json"
 check "default output: REPORT.svg" 0 "$S" plot "$TMP/named.json"
+contains "... says where it wrote (it said nothing)" "plot: wrote $TMP/named.svg"
 [ -s "$TMP/named.svg" ] && xmllint --noout "$TMP/named.svg" && echo "ok   default output written" \
     || fail "default output $TMP/named.svg missing or not XML"
 check "-o - writes SVG to stdout" 0 "$S" plot "$TMP/r.json" -o - --title 'A <&> "title"'
