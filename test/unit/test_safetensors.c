@@ -443,7 +443,7 @@ static const seq_file good_file = {9, 5, 4, {0, 3, 9}, {0, 5, 9}, {0, 1, 2, -1},
 static const char *write_seq_file(const char *name, const seq_file *c)
 {
     static char path[512];
-    static uint16_t zeros[64];
+    static uint16_t zeros[4096]; /* more than any case's q, k or v (k of 5 pages of 4 rows is 80) */
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
     sr_st_write_tensor t[6] = {
         {.name = "q", .dtype = SAGERUN_DTYPE_F16, .rank = 3, .shape = {c->q_rows, 1, 4}},
