@@ -84,4 +84,25 @@ assert v["abi11-reference"]["byte_exact"] is True, v["abi11-reference"]
 check "an ABI 1.1 build is refused a kv_len it cannot state" 1 "$S" run "${P[@]}" \
     --variant abi11-reference --shape 1,16,2,64 --kv-len 24
 contains "the refusal names the feature" "does not declare kv_len != q_len"
+# every feature a variant does not declare is refused before it runs, named (the ABI 1.1 build
+# declares none; causal where q_len = kv_len needs none)
+while IFS='|' read -r opts feature; do
+    # shellcheck disable=SC2086 # the options split into words
+    check "undeclared: $feature" 1 "$S" run "${P[@]}" --variant abi11-reference \
+        --shape 1,16,2,64 $opts --iterations 1 --warmup 0
+    contains "... named" "variant abi11-reference does not declare $feature, which the problem needs"
+done <<'CASES'
+--kv-len 24 --causal|kv_len != q_len
+--window 4,0|sliding window
+--softcap 10|softcap
+--varlen 5,9|varlen
+--page-size 4|paged K/V
+CASES
+check "causal where q_len = kv_len needs no feature" 0 "$S" run "${P[@]}" \
+    --variant abi11-reference --shape 1,16,2,64 --causal=bottom-right --iterations 1 --warmup 0
+# the alignment where lengths differ: a variant declaring kv_len and bottom-right only
+check "undeclared: causal top-left with kv_len != q_len" 1 "$S" run "${P[@]}" \
+    --variant fake-declares --shape 1,16,2,64 --kv-len 24 --causal=top-left --iterations 1 \
+    --warmup 0
+contains "... named" "does not declare causal/window top-left with kv_len != q_len"
 finish
