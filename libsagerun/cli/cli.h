@@ -24,6 +24,7 @@ enum {
     SR_EXIT_NOT_BYTE_EXACT = 3, /* compare: ran, but a variant's output differs from the reference;
                                  * profile: the profiled call's differs from the checked call's */
     SR_EXIT_REGRESSION = 4,     /* diff: a regression beyond the threshold or lost byte-exactness */
+    SR_EXIT_GATE = 5,           /* compare: --fail-if-slower / --require-faster not met */
     /* compare, run, sweep: interrupted by a signal, 128 + its number as shells report it; the
      * reports written hold the rounds finished ("complete": false) */
     SR_EXIT_SIGHUP = 129,

@@ -41,6 +41,11 @@ static void compare_usage(FILE *out)
             SR_CLI_COMPARE_CHECKS_HELP
             SR_CLI_TOLERANCE_HELP
             "reports:\n"
+            "  --fail-if-slower[=PCT] exit 5 when a variant is slower than the baseline by\n"
+            "                         more than PCT (its whole interval; default: the noise\n"
+            "                         threshold), after the table and reports (a CI gate)\n"
+            "  --require-faster PCT   exit 5 unless every variant is faster than the baseline\n"
+            "                         by at least PCT (its whole interval above it)\n"
             "  --json FILE            write the JSON report (the seed's schema + extensions)\n"
             "  --markdown FILE        write a markdown report\n"
             "  --csv FILE             write the table as CSV: one row per variant, times in\n"
@@ -92,6 +97,10 @@ static void compare_usage(FILE *out)
             "  3  every variant ran, but some variant's output is not byte-exact\n"
             "     (differs from the reference, or is not deterministic) and not within\n"
             "     its tolerance\n"
+            "  5  every variant ran and is accepted, but a gate is not met:\n"
+            "     --fail-if-slower[=PCT] (a variant's whole interval slower than -PCT; PCT\n"
+            "     defaults to --noise-threshold) or --require-faster PCT (a variant's\n"
+            "     interval not wholly above +PCT, or no interval); each is named on stderr\n"
             "  130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP)  interrupted: the reports hold the\n"
             "     rounds finished\n");
 }
@@ -148,6 +157,10 @@ typedef struct compare_cmd {
     sr_cli_compare_settings set;
     sr_cli_workload_options wo;
     const char *json_path, *md_path, *csv_path;
+    /* gates: a variant slower than the baseline beyond slower_pct (its whole interval), or not
+     * faster by faster_pct (its whole interval); NaN: not asked. slower_pct < 0: the noise
+     * threshold */
+    double slower_pct, faster_pct;
     bool quiet;
     bool in_process;
     /* the isolated child's side (isolate.h): the pipe, the report, the entries to leave out */
@@ -162,6 +175,37 @@ typedef struct compare_cmd {
 static int signal_exit_code(int sig)
 {
     return sig == SIGTERM ? SR_EXIT_SIGTERM : sig == SIGINT ? SR_EXIT_SIGINT : 128 + sig;
+}
+
+/* Whether every variant passes the gates (--fail-if-slower, --require-faster): each that does not
+ * is said with its interval. A variant without an interval is not slower beyond anything, and
+ * not faster by anything. */
+static bool gates_pass(const compare_cmd *c, const sagerun_compare_result *r)
+{
+    double slower = c->slower_pct < 0 ? c->set.opts.noise_threshold_percent : c->slower_pct;
+    bool pass = true;
+    for (size_t i = 0; i < sagerun_compare_result_variant_count(r); i++) {
+        sagerun_compare_variant v = {.struct_size = sizeof v};
+        if (sagerun_compare_result_variant(r, i, &v, NULL) != SAGERUN_OK || v.is_baseline)
+            continue;
+        char *label = sagerun_text_escape(v.label, 0);
+        if (!isnan(c->slower_pct) && v.speedup_high_percent < -slower) {
+            sr_cli_error("compare: gate --fail-if-slower=%g: %s is slower than the baseline: "
+                         "%+.2f%% [%+.2f, %+.2f]", slower, label ? label : "?",
+                         v.speedup_estimate_percent, v.speedup_low_percent,
+                         v.speedup_high_percent);
+            pass = false;
+        }
+        if (!isnan(c->faster_pct) && !(v.speedup_low_percent >= c->faster_pct)) {
+            sr_cli_error("compare: gate --require-faster %g: %s is not shown faster by %g%%: "
+                         "%+.2f%% [%+.2f, %+.2f]", c->faster_pct, label ? label : "?",
+                         c->faster_pct, v.speedup_estimate_percent, v.speedup_low_percent,
+                         v.speedup_high_percent);
+            pass = false;
+        }
+        free(label);
+    }
+    return pass;
 }
 
 /* The end of a comparison, in the parent or in-process: the tolerance judged, the table
@@ -184,7 +228,9 @@ static int finish_report(const compare_cmd *c, sagerun_compare_result *r, int si
         return signal_exit_code(sig);
     if (!sagerun_compare_result_complete(r) || !sagerun_compare_result_all_ran(r))
         return SR_EXIT_ERROR;
-    return sagerun_compare_result_all_accepted(r) ? SR_EXIT_OK : SR_EXIT_NOT_BYTE_EXACT;
+    if (!sagerun_compare_result_all_accepted(r))
+        return SR_EXIT_NOT_BYTE_EXACT;
+    return gates_pass(c, r) ? SR_EXIT_OK : SR_EXIT_GATE;
 }
 
 
@@ -390,7 +436,7 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
 {
     enum {
         O_EXPECT = 256, O_JSON, O_MARKDOWN, O_CSV, O_QUIET, O_IN_PROCESS, O_ISO_CHILD,
-        O_ISO_REPORT, O_ISO_SKIP
+        O_ISO_REPORT, O_ISO_SKIP, O_FAIL_SLOWER, O_REQUIRE_FASTER
     };
     static const struct option longopts[] = {
         SR_CLI_COMPARE_OPTIONS,
@@ -401,6 +447,8 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
         {"csv", required_argument, 0, O_CSV},
         {"quiet", no_argument, 0, O_QUIET},
         {"in-process", no_argument, 0, O_IN_PROCESS},
+        {"fail-if-slower", optional_argument, 0, O_FAIL_SLOWER},
+        {"require-faster", required_argument, 0, O_REQUIRE_FASTER},
         {SR_ISOLATE_OPT_CHILD, required_argument, 0, O_ISO_CHILD},
         {SR_ISOLATE_OPT_REPORT, required_argument, 0, O_ISO_REPORT},
         {SR_ISOLATE_OPT_SKIP, required_argument, 0, O_ISO_SKIP},
@@ -416,6 +464,17 @@ static int parse_options(compare_cmd *c, int argc, char **argv)
         case O_CSV: c->csv_path = optarg; break;
         case O_QUIET: c->quiet = true; break;
         case O_IN_PROCESS: c->in_process = true; break;
+        case O_FAIL_SLOWER:
+            c->slower_pct = -1; /* the noise threshold */
+            if (optarg && !sr_cli_parse_decimal("compare", "--fail-if-slower", optarg, 0, true,
+                                                1e6, &c->slower_pct))
+                return SR_EXIT_USAGE;
+            break;
+        case O_REQUIRE_FASTER:
+            if (!sr_cli_parse_decimal("compare", "--require-faster", optarg, -1e6, true, 1e6,
+                                      &c->faster_pct))
+                return SR_EXIT_USAGE;
+            break;
         case O_ISO_CHILD: c->child_fd_text = optarg; break;
         case O_ISO_REPORT: c->child_report = optarg; break;
         case O_ISO_SKIP: c->skips[c->n_skips++] = optarg; break;
@@ -477,6 +536,7 @@ int sr_cmd_compare(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.wo.seed = SAGERUN_WORKLOAD_DEFAULT_SEED;
     c.child_fd = -1;
+    c.slower_pct = c.faster_pct = NAN; /* no gates */
     if (!sr_cli_compare_settings_init(&c.set, "compare", argc))
         return SR_EXIT_ERROR;
     int rc = SR_EXIT_ERROR;

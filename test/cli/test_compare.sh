@@ -319,4 +319,23 @@ contains "failed" "fake-d64-only failed: create"
 SAGERUN_PLUGIN_PATH=$TMP/pp64 check "... and on its own problem it runs (not byte-exact: it copies V)" 3 "$S" compare --backend host \
     --shape 1,32,1,64 --quiet --rounds 2 --iterations 1 --variant fake-d64-only
 
+# ---- gates: exit 5 after the table and reports when a variant is slower, or not faster enough
+# (compare exited 0 on "slower": a CI script had nothing to test) ----
+G=(--backend host --plugin "$FAKES/host_spin.so" --shape 1,16,1,16 --quiet --max-time 1)
+check "--fail-if-slower: a variant 50% slower" 5 "$S" compare "${G[@]}" --baseline 'spin[us=200]' \
+    --variant 'spin[us=300]' --fail-if-slower --json "$TMP/gate.json"
+contains "... named with its interval" "gate --fail-if-slower=1: spin[us=300"
+[ -s "$TMP/gate.json" ] && echo "ok   ... the report written" || fail "gate: no report"
+check "--fail-if-slower=50: within" 0 "$S" compare "${G[@]}" --baseline 'spin[us=200]' \
+    --variant 'spin[us=300]' --fail-if-slower=50
+check "--require-faster 10: a variant a third faster" 0 "$S" compare "${G[@]}" \
+    --baseline 'spin[us=300]' --variant 'spin[us=200]' --require-faster 10
+check "--require-faster 50: not met" 5 "$S" compare "${G[@]}" --baseline 'spin[us=300]' \
+    --variant 'spin[us=200]' --require-faster 50
+contains "... named" "gate --require-faster 50: spin[us=200"
+check "--fail-if-slower=x: usage" 2 "$S" compare "${G[@]}" --fail-if-slower=x
+contains "... named" "--fail-if-slower 'x'"
+"$S" compare --help | grep -q "^  5  every variant ran and is accepted, but a gate is not met" \
+    && echo "ok   help documents exit 5" || fail "help lacks exit 5"
+
 finish

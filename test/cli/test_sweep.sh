@@ -144,7 +144,8 @@ contains "names the row and both shapes" "n32.json for workload n32 (1x32x2x64, 
 for opt in $("$S" compare --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'); do
     case $opt in --workload|--inputs|--shape|--layout|--dtype|--causal|--seed|--expect-sha256|\
                  --kv-len|--window|--softcap|--varlen|--page-size|--align|\
-                 --json|--markdown|--csv|--quiet|--in-process) continue ;; esac # compare's own
+                 --json|--markdown|--csv|--quiet|--in-process|\
+                 --fail-if-slower|--require-faster) continue ;; esac # compare's own
     "$S" sweep --help | grep -q -- "^  $opt " || fail "sweep --help documents compare's $opt"
 done
 echo "ok   sweep --help documents compare's options"
