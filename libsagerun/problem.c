@@ -250,6 +250,18 @@ static sagerun_status check_storage(const sagerun_problem *p, sagerun_error *err
     return SAGERUN_OK;
 }
 
+/* Bytes of a tensor of batch x rows x heads x D elements, false past SR_MAX_TENSOR_BYTES: every
+ * product checked (B 65535 x N 2^30 x H 65535 x D 1024 is 2^72). */
+static bool tensor_bytes(uint32_t batch, uint64_t rows, uint32_t heads, const sagerun_problem *p,
+                         uint64_t *bytes)
+{
+    uint64_t n;
+    return sr_mul_u64(batch, rows, &n) && sr_mul_u64(n, heads, &n) &&
+           sr_mul_u64(n, p->head_dim, &n) &&
+           sr_mul_u64(n, sagerun_dtype_size((int)p->dtype), bytes) &&
+           *bytes <= SR_MAX_TENSOR_BYTES;
+}
+
 sagerun_status sagerun_problem_check(const sagerun_problem *in, sagerun_error *err)
 {
     if (!in)
@@ -267,12 +279,11 @@ sagerun_status sagerun_problem_check(const sagerun_problem *in, sagerun_error *e
         st = check_storage(p, err);
     if (st != SAGERUN_OK)
         return st;
-    uint64_t qb = sagerun_problem_q_elements(p) * sagerun_dtype_size((int)p->dtype);
-    uint64_t kb = sagerun_problem_kv_elements(p) * sagerun_dtype_size((int)p->dtype);
-    /* each factor is below 2^31, the products of three below 2^62: no overflow before the test */
-    if (qb / sagerun_dtype_size((int)p->dtype) / p->head_dim > (1ull << 40) ||
-        kb / sagerun_dtype_size((int)p->dtype) / p->head_dim > (1ull << 40) ||
-        qb > SR_MAX_TENSOR_BYTES || kb > SR_MAX_TENSOR_BYTES)
+    uint32_t qbatch, kbatch;
+    uint64_t qrows, krows, qb, kb;
+    sr_problem_rows(p, &qbatch, &qrows, &kbatch, &krows);
+    if (!tensor_bytes(qbatch, qrows, p->heads_q, p, &qb) ||
+        !tensor_bytes(kbatch, krows, p->heads_kv, p, &kb))
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "shape [%u, %u, %u, %u] (kv_len %u) is too large: Q or K would exceed "
                             "%llu bytes",

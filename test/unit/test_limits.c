@@ -91,6 +91,17 @@ static void test_memory_estimate_and_check(void **state)
 /* K and V as stored: a decode problem's kv_len rows, a varlen problem's packed tokens, a paged
  * problem's cache (they were counted as seq_len rows: a decode of 1 query against 128k keys was
  * estimated at 1/128k of its inputs) */
+/* Q of 2^63 elements is 2^64 bytes, which wraps to 0 in unchecked 64-bit products: refused by
+ * its size, as any shape too large */
+static void test_problem_size_wrap(void **state)
+{
+    sagerun_problem p = sagerun_problem_make(512, 1u << 30, 16384, 16384, 1024);
+    sagerun_error e = {0};
+    assert_int_equal(sagerun_problem_check(&p, &e), SAGERUN_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "too large"));
+    (void)state;
+}
+
 static void test_memory_estimate_kv_storage(void **state)
 {
     const sagerun_variant_descriptor *v[1] = {&fp16_variant};
@@ -368,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_overflowing_shapes_refused),
         cmocka_unit_test(test_inputs_refuse_before_allocating),
         cmocka_unit_test(test_memory_estimate_and_check),
+        cmocka_unit_test(test_problem_size_wrap),
         cmocka_unit_test(test_memory_estimate_kv_storage),
         cmocka_unit_test(test_memory_estimate_sage2),
         cmocka_unit_test(test_memory_estimate_saturates),
