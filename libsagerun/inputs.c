@@ -191,5 +191,7 @@ sagerun_status sr_inputs_create_for_workload(sagerun_context *ctx, const sr_work
         (*out)->problem.softcap = d->softcap;
         return SAGERUN_OK;
     }
-    return create_generated(ctx, &w->problem, sr_workload_sequences(w), &w->synthetic, out, err);
+    sagerun_sequences seq;
+    return create_generated(ctx, &w->problem, sr_workload_sequences(w, &seq), &w->synthetic, out,
+                            err);
 }

@@ -27,11 +27,11 @@ typedef struct sr_workload {
     /* A varlen problem's lengths (prefix sums, [batch + 1], owned) and a paged problem's block
      * table when one was given ([batch, pages_per_seq], owned; NULL: drawn from the seed). */
     int32_t *cu_seqlens_q, *cu_seqlens_kv, *block_table;
-    sagerun_sequences sequences; /* the view sr_workload_sequences gives */
 } sr_workload;
 
-/* The workload's sequences for sagerun_inputs_create_synthetic_seq: NULL for a dense problem. */
-const sagerun_sequences *sr_workload_sequences(const sr_workload *w);
+/* The workload's sequences as a view of its arrays, in *out (NULL where the problem has none);
+ * returns out, or NULL for a dense problem (what sagerun_inputs_create_synthetic_seq takes). */
+const sagerun_sequences *sr_workload_sequences(const sr_workload *w, sagerun_sequences *out);
 /* Sets the lengths of a varlen workload from count sequence lengths (q and kv; kv NULL: the
  * same), making the problem varlen with its totals and longest; copies. */
 sagerun_status sr_workload_set_lengths(sr_workload *w, const uint32_t *q_lens,

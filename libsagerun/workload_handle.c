@@ -266,12 +266,7 @@ sagerun_status sagerun_workload_sequences(const sagerun_workload *h, sagerun_seq
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "workload_sequences: NULL argument or struct_size %u (needs %zu)",
                             out ? out->struct_size : 0, sizeof *out);
-    memset(out, 0, sizeof *out);
-    out->struct_size = sizeof *out;
-    out->count = h->w.problem.batch;
-    out->cu_seqlens_q = h->w.problem.varlen ? h->w.cu_seqlens_q : NULL;
-    out->cu_seqlens_kv = h->w.problem.varlen ? h->w.cu_seqlens_kv : NULL;
-    out->block_table = h->w.block_table;
+    sr_workload_sequences(&h->w, out);
     return SAGERUN_OK;
 }
 

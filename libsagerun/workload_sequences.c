@@ -5,18 +5,15 @@
 #include "internal.h"
 #include "workload.h"
 
-const sagerun_sequences *sr_workload_sequences(const sr_workload *w)
+const sagerun_sequences *sr_workload_sequences(const sr_workload *w, sagerun_sequences *out)
 {
-    if (!w->problem.varlen && !w->problem.page_size)
-        return NULL;
-    sagerun_sequences *s = (sagerun_sequences *)&w->sequences; /* a view of w's own arrays */
-    memset(s, 0, sizeof *s);
-    s->struct_size = sizeof *s;
-    s->count = w->problem.batch;
-    s->cu_seqlens_q = w->cu_seqlens_q;
-    s->cu_seqlens_kv = w->cu_seqlens_kv;
-    s->block_table = w->block_table;
-    return s;
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    out->count = w->problem.batch;
+    out->cu_seqlens_q = w->problem.varlen ? w->cu_seqlens_q : NULL;
+    out->cu_seqlens_kv = w->problem.varlen ? w->cu_seqlens_kv : NULL;
+    out->block_table = w->problem.page_size ? w->block_table : NULL;
+    return w->problem.varlen || w->problem.page_size ? out : NULL;
 }
 
 static int32_t *prefix_sums(const uint32_t *lens, uint32_t count, uint32_t *total,
