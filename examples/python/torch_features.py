@@ -9,12 +9,15 @@
 #                    took is_causal, later ones take window_size, where causal is (-1, 0); see
 #                    torch/nn/attention/varlen.py in github.com/pytorch/pytorch, read for this file
 #                    at commit 000459dc039a); a problem needing an argument it lacks is
-#                    sagerun.Unsupported, naming the argument.
+#                    sagerun.Unsupported, naming the argument. A paged cache goes in place with
+#                    its block table where this torch's varlen_attn takes block_table.
 #   torch-flex       torch.nn.attention.flex_attention (compiled at create, param compile=0 runs it
 #                    eagerly) with a block mask built at create from the problem: kv_len, causal
 #                    and window in either alignment, softcap as a score_mod, varlen as a document
-#                    mask over the packed tensors. A paged cache is not declared (flex's paged
-#                    attention wants its own page-table layout).
+#                    mask over the packed tensors. A paged cache is read in place: its
+#                    pages * page_size slots are one packed key sequence, each slot's sequence
+#                    and position taken from the block table at create, so the document mask
+#                    does the paging (a page read by two sequences is refused).
 #   torch-sdpa-mask  F.scaled_dot_product_attention with an explicit boolean attn_mask built at
 #                    create: kv_len, causal and window in either alignment. SDPA has no soft-cap:
 #                    not declared.
@@ -30,8 +33,8 @@
 #       --causal=bottom-right --variant torch-varlen --variant torch-flex \
 #       --variant torch-sdpa-mask --min-cos 0.999
 #
-# sagerun-variant: torch-varlen run=run_varlen create=create_varlen backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-bottom-right,window,varlen description="torch varlen_attn (FlashAttention varlen)"
-# sagerun-variant: torch-flex run=run_flex create=create_flex backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-top-left,causal-bottom-right,window,softcap,varlen param="compile:bool:1:torch.compile flex_attention at create" description="torch flex_attention with a block mask"
+# sagerun-variant: torch-varlen run=run_varlen create=create_varlen backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-bottom-right,window,varlen,paged description="torch varlen_attn (FlashAttention varlen)"
+# sagerun-variant: torch-flex run=run_flex create=create_flex backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-top-left,causal-bottom-right,window,softcap,varlen,paged param="compile:bool:1:torch.compile flex_attention at create" description="torch flex_attention with a block mask"
 # sagerun-variant: torch-sdpa-mask run=run_sdpa_mask create=create_sdpa_mask backend=cuda min_cc=80 dtypes=fp16,bf16 features=kv_len,causal-top-left,causal-bottom-right,window description="torch SDPA with a boolean attn_mask"
 import inspect
 import math
@@ -68,13 +71,12 @@ def allowed(p, q_idx, kv_idx, offset):
     return keep
 
 
-def token_tables(p, cu_q, cu_kv):
-    """Per packed token (lists, from the host's cu_seqlens values): q_doc, q_pos, q_offset (its
-    sequence, its row in it, its diagonal's offset) and kv_doc, kv_pos: the document mask's
-    tables for a varlen problem."""
+def token_tables(p, q_lens, kv_lens):
+    """Per packed token (lists): q_doc, q_pos, q_offset (its sequence, its row in it, its
+    diagonal's offset) and kv_doc, kv_pos: the document mask's tables for sequences of q_lens
+    query rows and kv_lens keys, packed one after the other."""
     t = {"q_doc": [], "q_pos": [], "q_offset": [], "kv_doc": [], "kv_pos": []}
-    for b in range(len(cu_q) - 1):
-        n, m = cu_q[b + 1] - cu_q[b], cu_kv[b + 1] - cu_kv[b]
+    for b, (n, m) in enumerate(zip(q_lens, kv_lens)):
         t["q_doc"] += [b] * n
         t["q_pos"] += list(range(n))
         t["q_offset"] += [diagonal_offset(p, n, m)] * n
@@ -88,6 +90,25 @@ def document_allowed(p, t, q_idx, kv_idx):
     same = t["q_doc"][q_idx] == t["kv_doc"][kv_idx]
     keep = allowed(p, t["q_pos"][q_idx], t["kv_pos"][kv_idx], t["q_offset"][q_idx])
     return same if keep is None else same & keep
+
+
+def page_slot_tables(p, block_table, kv_lens):
+    """The key tables of a paged cache read in place, [pages * page_size, Hkv, D] as one row per
+    slot: kv_doc (the sequence whose key the slot holds, -1 for a slot no sequence reads) and
+    kv_pos (that key's index in its sequence). block_table: B lists of pages_per_seq page
+    numbers; kv_lens: each sequence's keys. A page read by two sequences has no single owner:
+    Unsupported (a shared prefix needs a mask over logical keys)."""
+    ps = p.page_size
+    doc, pos = [-1] * (p.pages * ps), [0] * (p.pages * ps)
+    for b, pages in enumerate(block_table):
+        for j in range(kv_lens[b]):
+            slot = pages[j // ps] * ps + j % ps
+            if doc[slot] != -1:
+                raise sagerun.Unsupported("page %d is read by sequences %d and %d: a mask over "
+                                          "physical slots needs one owner per page"
+                                          % (slot // ps, doc[slot], b))
+            doc[slot], pos[slot] = b, j
+    return {"kv_doc": doc, "kv_pos": pos}
 
 
 # ---- shared ------------------------------------------------------------------------------------
@@ -107,6 +128,15 @@ def _no_paged(p):
         raise sagerun.Unsupported("paged K/V is not done by this variant")
 
 
+def _lengths(p, call):
+    """Each sequence's (query rows, keys) from the host's cu_seqlens, or the dense lengths."""
+    if not p.varlen:
+        return [p.seq_len] * p.batch, [p.kv_len] * p.batch
+    cu_q, cu_kv = call.cu_seqlens_q.tolist(), call.cu_seqlens_kv.tolist()
+    return ([cu_q[b + 1] - cu_q[b] for b in range(p.batch)],
+            [cu_kv[b + 1] - cu_kv[b] for b in range(p.batch)])
+
+
 # ---- torch-varlen --------------------------------------------------------------------------------
 
 def _varlen_window(p):
@@ -123,8 +153,10 @@ def _varlen_window(p):
 def create_varlen(call):
     from torch.nn.attention.varlen import varlen_attn
     p = call.problem
-    _no_paged(p)
     takes = inspect.signature(varlen_attn).parameters
+    if p.page_size and "block_table" not in takes:
+        raise sagerun.Unsupported("this torch's varlen_attn has no block_table argument (a paged "
+                                  "problem needs it)")
     kwargs = {}
     window = _varlen_window(p)
     if window is not None and "window_size" in takes:
@@ -146,11 +178,16 @@ def create_varlen(call):
         if p.layout != "NHD":
             raise sagerun.Unsupported("varlen_attn takes packed [total, H, D]: NHD only")
         q, o = (x.reshape(p.batch * p.seq_len, p.heads_q, p.head_dim) for x in (call.q, call.o))
-        k, v = (x.reshape(p.batch * p.kv_len, p.heads_kv, p.head_dim) for x in (call.k, call.v))
+        if not p.page_size:
+            k, v = (x.reshape(p.batch * p.kv_len, p.heads_kv, p.head_dim)
+                    for x in (call.k, call.v))
         cu_q = torch.arange(0, (p.batch + 1) * p.seq_len, p.seq_len, dtype=torch.int32,
                             device=call.o.device)
         cu_kv = torch.arange(0, (p.batch + 1) * p.kv_len, p.kv_len, dtype=torch.int32,
                              device=call.o.device)
+    if p.page_size:  # the cache in place, [pages, page_size, Hkv, D], with its table
+        k, v = call.k, call.v
+        kwargs["block_table"] = call.block_table.view(p.batch, p.pages_per_seq)
     args = (q, k, v, cu_q, cu_kv, p.seq_len, p.kv_len)
     return {"fn": varlen_attn, "args": args, "kwargs": kwargs, "o": o}
 
@@ -163,10 +200,16 @@ def run_varlen(call):
 # ---- torch-flex ----------------------------------------------------------------------------------
 
 def _flex_mask_mod(call):
-    """The mask_mod of the problem, or None (full attention of dense sequences)."""
+    """The mask_mod of the problem, or None (full attention of dense sequences). Varlen and paged
+    problems are one packed sequence of queries against one of keys (a paged cache's slots in
+    place), masked by a document mask."""
     p = call.problem
-    if p.varlen:
-        tables = token_tables(p, call.cu_seqlens_q.tolist(), call.cu_seqlens_kv.tolist())
+    if p.varlen or p.page_size:
+        q_lens, kv_lens = _lengths(p, call)
+        tables = token_tables(p, q_lens, kv_lens)
+        if p.page_size:
+            rows = call.block_table.view(p.batch, p.pages_per_seq).tolist()
+            tables.update(page_slot_tables(p, rows, kv_lens))
         t = {key: torch.tensor(value, dtype=torch.int32, device=call.o.device)
              for key, value in tables.items()}
         return lambda b, h, q_idx, kv_idx: document_allowed(p, t, q_idx, kv_idx)
@@ -176,14 +219,27 @@ def _flex_mask_mod(call):
     return lambda b, h, q_idx, kv_idx: allowed(p, q_idx, kv_idx, offset)
 
 
+def _flex_tensors(call):
+    """q, k, v, o as flex takes them, [B, H, N, D] views (no copy): dense as they are; varlen and
+    paged as one packed sequence (a dense Q of a paged problem: NHD only, whose [B, N] rows pack
+    without a copy); a paged K/V as its pages * page_size slots."""
+    p = call.problem
+    if not (p.varlen or p.page_size):
+        return tuple(_bhnd(x, p.layout) for x in (call.q, call.k, call.v, call.o))
+    if not p.varlen and p.layout != "NHD":
+        raise sagerun.Unsupported("a paged cache with dense HND queries: the queries would need "
+                                  "a copy to pack (NHD packs in place)")
+    rows = p.total_q if p.varlen else p.batch * p.seq_len
+    q, o = (_packed_bhnd(x.reshape(rows, p.heads_q, p.head_dim)) for x in (call.q, call.o))
+    slots = p.pages * p.page_size if p.page_size else p.total_kv
+    k, v = (_packed_bhnd(x.reshape(slots, p.heads_kv, p.head_dim)) for x in (call.k, call.v))
+    return q, k, v, o
+
+
 def create_flex(call):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     p = call.problem
-    _no_paged(p)
-    if p.varlen:
-        q, k, v, o = (_packed_bhnd(x) for x in (call.q, call.k, call.v, call.o))
-    else:
-        q, k, v, o = (_bhnd(x, p.layout) for x in (call.q, call.k, call.v, call.o))
+    q, k, v, o = _flex_tensors(call)
     mask_mod = _flex_mask_mod(call)
     kwargs = {"scale": p.sm_scale, "enable_gqa": p.heads_q != p.heads_kv}
     if mask_mod is not None:

@@ -9,6 +9,7 @@ import inspect
 import math
 import os
 import sys
+import traceback
 
 import torch
 
@@ -54,12 +55,17 @@ def exact(p, q, k, v):
 
 
 def problem(B=2, N=96, Hq=8, Hkv=2, D=64, kv_len=None, causal=False, align="top-left",
-            window=None, softcap=0.0, lengths=None, dtype="fp16"):
+            window=None, softcap=0.0, lengths=None, dtype="fp16", page_size=0):
     p = {"batch": B, "seq_len": N, "heads_q": Hq, "heads_kv": Hkv, "head_dim": D,
          "layout": "NHD", "dtype": dtype, "causal": causal, "sm_scale": 1 / math.sqrt(D),
          "kv_len": kv_len or N, "align": align, "window": window, "softcap": softcap,
          "varlen": lengths is not None, "total_q": 0, "total_kv": 0, "page_size": 0,
          "pages": 0, "pages_per_seq": 0}
+    if page_size:
+        kv_lens = [b for _, b in lengths] if lengths else [p["kv_len"]] * B
+        p["page_size"] = page_size
+        p["pages_per_seq"] = max(-(-m // page_size) for m in kv_lens)
+        p["pages"] = sum(-(-m // page_size) for m in kv_lens) + 3  # 3 pages nobody reads
     if lengths:
         p["batch"] = len(lengths)
         p["total_q"] = sum(a for a, _ in lengths)
@@ -67,6 +73,46 @@ def problem(B=2, N=96, Hq=8, Hkv=2, D=64, kv_len=None, causal=False, align="top-
         p["seq_len"] = max(a for a, _ in lengths)
         p["kv_len"] = max(b for _, b in lengths)
     return p
+
+
+def page_cache(p, k, v):
+    """k, v (dense [B, kv_len, ...] or packed [total_kv, ...]) moved into a page cache
+    [pages, page_size, Hkv, D] whose pages lie in a shuffled order, and the block table
+    [B * pages_per_seq] (unused entries 0)."""
+    ps, pps = p["page_size"], p["pages_per_seq"]
+    order = torch.randperm(p["pages"], generator=torch.Generator().manual_seed(7)).tolist()
+    kc = torch.zeros(p["pages"], ps, *k.shape[-2:], dtype=k.dtype, device=DEV)
+    vc = torch.zeros_like(kc)
+    table = [0] * (p["batch"] * pps)
+    rows = sequences_of(p, k)
+    for b, (kb, vb) in enumerate(zip(rows, sequences_of(p, v))):
+        for j in range(-(-kb.shape[0] // ps)):
+            page = order.pop()
+            table[b * pps + j] = page
+            n = min(ps, kb.shape[0] - j * ps)
+            kc[page, :n], vc[page, :n] = kb[j * ps:j * ps + n], vb[j * ps:j * ps + n]
+    return kc, vc, torch.tensor(table, dtype=torch.int32, device=DEV)
+
+
+def sequences_of(p, x):
+    """The per-sequence key rows of a dense [B, m, ...] or packed (p["_kv_lens"]) tensor."""
+    if x.dim() == 4:
+        return [x[b] for b in range(x.shape[0])]
+    out, at = [], 0
+    for m in p["_kv_lens"]:
+        out.append(x[at:at + m])
+        at += m
+    return out
+
+
+def logical_keys(p, cache, table, keep):
+    """The page cache read back through the table: dense [B, kv_len, ...] or packed rows."""
+    ps, pps, t = p["page_size"], p["pages_per_seq"], table.tolist()
+    seqs = []
+    for b, m in enumerate(p.get("_kv_lens") or [p["kv_len"]] * p["batch"]):
+        pages = [cache[t[b * pps + j]] for j in range(-(-m // ps))]
+        seqs.append(torch.cat(pages)[:m])
+    return torch.cat(seqs) if p["varlen"] else torch.stack(seqs)
 
 
 def drive(name, run, create, p, params):
@@ -80,27 +126,35 @@ def drive(name, run, create, p, params):
         q = torch.randn(p["batch"], p["seq_len"], H, D, device=DEV, generator=g).to(tdt)
         k = torch.randn(p["batch"], p["kv_len"], Hkv, D, device=DEV, generator=g).to(tdt)
     v = torch.randn(k.shape, device=DEV, generator=g).to(tdt)
+    if p["page_size"]:
+        k, v, table = page_cache(p, k, v)
     o = torch.full(q.shape, float("nan"), device=DEV).to(tdt)
     buffers = {"q": q.data_ptr(), "k": k.data_ptr(), "v": v.data_ptr(), "o": o.data_ptr(),
                "cu_seqlens_q": None, "cu_seqlens_kv": None, "block_table": None}
     keep = []
     if p["varlen"]:
-        lens = p.pop("_lengths")
+        lens = p["_lengths"]
         cq = torch.tensor([0] + [sum(a for a, _ in lens[:i + 1]) for i in range(len(lens))],
                           dtype=torch.int32, device=DEV)
         ck = torch.tensor([0] + [sum(b for _, b in lens[:i + 1]) for i in range(len(lens))],
                           dtype=torch.int32, device=DEV)
         keep += [cq, ck]
         buffers["cu_seqlens_q"], buffers["cu_seqlens_kv"] = cq.data_ptr(), ck.data_ptr()
+    if p["page_size"]:
+        keep.append(table)
+        buffers["block_table"] = table.data_ptr()
     stream = torch.cuda.Stream(device=DEV)
     spec_ = {"name": name, "script": SCRIPT, "line": 1, "backend": "cuda", "input": "fp16",
              "functions": {"run": run, "create": create, "prepare": "", "destroy": ""},
-             "problem": dict(p), "params": params, "extension": None, "buffers": buffers,
+             "problem": {key: val for key, val in p.items() if not key.startswith("_")},
+             "params": params, "extension": None, "buffers": buffers,
              "stream": stream.cuda_stream, "device": {}}
     call = sagerun._create(spec_)
     sagerun._prepare(call, None)
     sagerun._run(call)
     torch.cuda.synchronize()
+    if p["page_size"]:
+        k, v = logical_keys(p, k, table, keep), logical_keys(p, v, table, keep)
     want = torch.empty(q.shape, dtype=torch.float64, device=DEV)
     if p["varlen"]:
         cq, ck = (x.tolist() for x in keep)
@@ -128,14 +182,21 @@ def cases():
               ("varlen causal bottom-right", dict(lengths=[(5, 60), (70, 33), (64, 64)],
                                                   causal=True, align="bottom-right")),
               ("varlen window", dict(lengths=[(40, 40), (90, 90)], window=(8, 8)))]
+    paged = [("paged 16, GQA", dict(kv_len=100, page_size=16)),
+             ("paged 16 causal bottom-right", dict(N=20, kv_len=130, causal=True,
+                                                   align="bottom-right", page_size=16)),
+             ("paged varlen window", dict(lengths=[(30, 70), (5, 200)], window=(20, 0),
+                                          page_size=16))]
     sdpa = [c for c in dense if "softcap" not in c[0]]
-    flex = dense + varlen + [("varlen softcap top-left", dict(
+    flex = dense + varlen + paged + [("varlen softcap top-left", dict(
         lengths=[(20, 50), (33, 10)], causal=True, softcap=3.0))]
-    vlen = [c for c in dense + varlen if "top-left" not in c[0] and "softcap" not in c[0]]
+    vlen = [c for c in dense + varlen + paged
+            if "top-left" not in c[0] and "softcap" not in c[0]]
     return [("torch-sdpa-mask", "run_sdpa_mask", "create_sdpa_mask", sdpa, {}),
             ("torch-varlen", "run_varlen", "create_varlen", vlen, {}),
             ("torch-flex", "run_flex", "create_flex", flex, {"compile": False}),
-            ("torch-flex", "run_flex", "create_flex", flex[1:2] + varlen[1:2], {"compile": True})]
+            ("torch-flex", "run_flex", "create_flex", flex[1:2] + varlen[1:2] + paged[1:3],
+             {"compile": True})]
 
 
 def main():
@@ -148,6 +209,7 @@ def main():
             p = problem(**kw)
             if lengths:
                 p["_lengths"] = lengths
+                p["_kv_lens"] = [b for _, b in lengths]
             try:
                 err = drive(name, run, create, p, params)
             except sagerun.Unsupported as e:
@@ -156,6 +218,7 @@ def main():
             except Exception as e:  # noqa: BLE001 (a report of every case)
                 bad += 1
                 print("ERROR %-16s %-34s %s: %s" % (name, label, type(e).__name__, e))
+                print("".join(traceback.format_exc().splitlines(True)[-12:]))
                 continue
             ok = err <= 2e-2
             bad += not ok
