@@ -157,7 +157,7 @@ def drive(name, run, create, p, params):
         k, v = logical_keys(p, k, table, keep), logical_keys(p, v, table, keep)
     want = torch.empty(q.shape, dtype=torch.float64, device=DEV)
     if p["varlen"]:
-        cq, ck = (x.tolist() for x in keep)
+        cq, ck = (x.tolist() for x in keep[:2])
         for b in range(p["batch"]):
             want[cq[b]:cq[b + 1]] = exact(p, q[cq[b]:cq[b + 1]], k[ck[b]:ck[b + 1]],
                                           v[ck[b]:ck[b + 1]])
