@@ -319,7 +319,8 @@ typedef struct sagerun_variant_info {
     const char *description;
     int backend;                  /* sagerun_backend */
     int min_compute_capability;   /* major*10 + minor; 0 for host variants */
-    int input_kind;               /* sagerun_input_kind (plugin.h) */
+    int input_kind;               /* sagerun_input_kind (plugin.h): a kind named by id gives
+                                     its number (sage2.h: SAGERUN_INPUT_SAGE2) */
     const char *path;             /* the plugin file, as found */
     char sha256[65];              /* hex SHA-256 of the plugin file */
     /* (with plugin ABI 1.1) name is the label: the variant's name, or name[key=value,...] for one

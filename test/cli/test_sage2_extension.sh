@@ -33,4 +33,14 @@ assert all(exact[k] == w for k, w in want.items() if w is not None), exact
 assert all(not v.get("error") for v in r["variants"]), [v.get("error") for v in r["variants"]]
 ' "$TMP/ext.json"
 done
+
+# the headers: sage2.h alone declares the library's quantizer; plugin.h still brings the sage2
+# structs (source compatibility of the 1.0/1.1 spelling); both compile as C and C++
+printf '#include <sagerun/sage2.h>\nsagerun_status (*f)(const sagerun_inputs *, const sagerun_sage2_quant_params *, sagerun_sage2_tensors *, sagerun_error *) = sagerun_sage2_quantize;\nconst sagerun_sage2_extension *x;\n' > "$TMP/h1.c"
+printf '#include <sagerun/plugin.h>\nsagerun_sage2_quant_params q; const char *id = SAGERUN_SAGE2_EXTENSION_ID; int k = SAGERUN_INPUT_SAGE2;\n' > "$TMP/h2.c"
+check "sage2.h alone declares sagerun_sage2_quantize" 0 cc -std=c11 -fsyntax-only -I"$ROOT/include" "$TMP/h1.c"
+check "plugin.h brings the sage2 structs" 0 cc -std=c11 -fsyntax-only -I"$ROOT/include" "$TMP/h2.c"
+if command -v c++ > /dev/null; then
+    check "sage2.h in C++" 0 c++ -fsyntax-only -x c++ -I"$ROOT/include" "$TMP/h1.c"
+fi
 finish
