@@ -146,8 +146,9 @@
  *      is the extension's: sage2 takes a sagerun_sage2_quant_params). The host refuses at load a
  *      variant naming an id it does not know ("unknown input kind id"), or the kind without
  *      usable parameters, the variant named. Before the variant's first prepare the host makes the
- *      kind's inputs, once per inputs and parameters (every variant asking for the same reads the
- *      same memory); the instance reaches them through the extension (sage2: instance_tensors).
+ *      kind's inputs (sage2: variants asking for the same granularities as the first share one
+ *      quantization, at the same addresses); the instance reaches them through the extension
+ *      (sage2: instance_tensors).
  *      A new kind is a new id: nothing here grows for it.
  *    - The 1.0/1.1 spelling, kept: input_kind = SAGERUN_INPUT_SAGE2 with the descriptor's `quant`
  *      is the kind "sagerun.sage2/1" with quant as its parameters; inputs->sage2 points at the
