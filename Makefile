@@ -369,7 +369,8 @@ endif
 # and recorded with `make update-abi` (commit abi/ with it). abidiff's exit status: bit 4 = some
 # ABI change, bit 8 = an incompatible one; both fail here, and the report says which it was.
 ABI_PROBE := $(B)/abi/plugin_abi_probe.so
-$(ABI_PROBE): abi/plugin_abi_probe.c include/sagerun/plugin.h include/sagerun/sagerun.h
+$(ABI_PROBE): abi/plugin_abi_probe.c include/sagerun/plugin.h include/sagerun/sagerun.h \
+             include/sagerun/sage2.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -g -O0 -fPIC -shared -fvisibility=hidden -Iinclude -o $@ $<
 

@@ -29,3 +29,13 @@ void sagerun_plugin_abi_probe_1_1(sagerun_plugin_factory *factory, sagerun_param
 {
     (void)factory, (void)param, (void)device, (void)args;
 }
+
+/* The structs ABI 1.2 added: the sage2 extension's table (sage2.h; the quant params and tensors
+ * are the 1.0 probe's). */
+__attribute__((visibility("default"))) void
+sagerun_plugin_abi_probe_1_2(sagerun_sage2_extension *sage2, sagerun_sage2_quant_params *quant);
+
+void sagerun_plugin_abi_probe_1_2(sagerun_sage2_extension *sage2, sagerun_sage2_quant_params *quant)
+{
+    (void)sage2, (void)quant;
+}

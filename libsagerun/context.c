@@ -232,33 +232,6 @@ static int service_mem_fill(void *host, uint64_t addr, uint8_t byte, uint64_t by
     return SAGERUN_OK;
 }
 
-static int service_sage2_quantize(void *host, const sagerun_problem *problem, uint64_t q,
-                                  uint64_t k, uint64_t v, const sagerun_sage2_quant_params *params,
-                                  sagerun_sage2_tensors *out, char *err, size_t errlen)
-{
-    sagerun_error e = {0};
-    if (!problem || !params || !out)
-        return sr_errbuf_set(err, errlen, SAGERUN_INVALID_ARGUMENT, "sage2_quantize: NULL argument");
-    if (sr_sage2_quantize_inputs(host, problem, q, k, v, params, out, &e) != SAGERUN_OK)
-        return copy_error(&e, err, errlen);
-    /* the variant's: it may free them (by their first tensor) */
-    sr_plugin_memory_add(((sagerun_context *)host)->plugin_memory, out->q_int8, 0);
-    return SAGERUN_OK;
-}
-
-static void service_sage2_tensors_free(void *host, sagerun_sage2_tensors *tensors)
-{
-    if (!tensors)
-        return;
-    if (sr_plugin_memory_remove(((sagerun_context *)host)->plugin_memory, tensors->q_int8)) {
-        sr_sage2_tensors_free(host, tensors);
-        return;
-    }
-    service_log(host, SAGERUN_LOG_ERROR,
-                "sage2_tensors_free: not tensors this variant made with sage2_quantize; left "
-                "alone (the inputs' sage2 tensors are the host's)");
-}
-
 static void *service_cuda_stream(void *host)
 {
     return ((sagerun_context *)host)->cu_stream;
@@ -286,10 +259,11 @@ static void init_services(sagerun_context *ctx)
     s->mem_alloc = service_mem_alloc;
     s->mem_free = service_mem_free;
     s->mem_fill = service_mem_fill;
-    s->sage2_quantize = service_sage2_quantize;
-    s->sage2_tensors_free = service_sage2_tensors_free;
+    s->sage2_quantize = sr_sage2_service_quantize;
+    s->sage2_tensors_free = sr_sage2_service_tensors_free;
     s->cuda_stream = service_cuda_stream;
     s->cuda_context = service_cuda_context;
+    s->get_extension = sr_extension_get;
 }
 
 /* What plugins learn about the device (plugin.h sagerun_plugin_device), read once. */

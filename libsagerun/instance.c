@@ -35,8 +35,9 @@ struct sagerun_instance {
     sagerun_plugin_inputs plugin_inputs;
     sr_plugin_inputs_1_1 plugin_inputs_1_1; /* what a 1.0/1.1 plugin is given */
     double param_values[SAGERUN_PLUGIN_MAX_PARAMS]; /* what plugin_inputs.param_values names */
-    const sr_input_provider *provider; /* of the variant's input kind */
-    sr_provided_inputs provided;       /* plugin_inputs.sage2 points at provided.sage2 */
+    sr_input_kind kind;           /* the variant's input kind (input_kinds.c) */
+    sr_provided_inputs provided;  /* what its provider made; plugin_inputs.sage2 points at
+                                     provided.sage2 for the sage2 kind */
     sagerun_launch_geometry geometry;
     uint64_t o, o_bytes;
     void *state;
@@ -44,6 +45,32 @@ struct sagerun_instance {
     bool prepared;
     bool ran; /* a run returned: O holds an output (before it, uninitialised memory) */
 };
+
+/* The instance whose create, prepare, run or destroy this thread is in (NULL: none): whose inputs
+ * an extension's services give (sr_instance_sage2_tensors). */
+static _Thread_local const sagerun_instance *calling;
+
+/* A call into the variant of inst begins (its name on its log lines, its inputs for the
+ * extensions) and ends. */
+static void call_begins(const sagerun_instance *inst)
+{
+    calling = inst;
+    sr_plugin_calling = inst->desc->name;
+}
+
+static void call_ends(void)
+{
+    calling = NULL;
+    sr_plugin_calling = NULL;
+}
+
+const sagerun_sage2_tensors *sr_instance_sage2_tensors(void *host)
+{
+    const sagerun_instance *inst = calling;
+    if (!inst || (void *)inst->ctx != host || !inst->plugin_inputs.sage2)
+        return NULL;
+    return inst->plugin_inputs.sage2;
+}
 
 /* geometry_with (1.1) when the variant has it, else geometry. */
 static int call_geometry(const sagerun_variant_descriptor *d, const sagerun_context *ctx,
@@ -200,8 +227,8 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     pi->k = in->k;
     pi->v = in->v;
     pi->o = inst->o;
-    inst->provider = sr_input_provider_for(d->input_kind); /* known: checked at load */
-    pi->sage2 = d->input_kind == SAGERUN_INPUT_SAGE2 ? &inst->provided.sage2 : NULL;
+    inst->kind = sr_descriptor_input_kind(d); /* known and usable: checked at load */
+    pi->sage2 = inst->kind.provider->kind == SAGERUN_INPUT_SAGE2 ? &inst->provided.sage2 : NULL;
     pi->n_param_values = sr_descriptor_param_count(d);
     memcpy(inst->param_values, sr_registry_values(reg, variant_index),
            pi->n_param_values * sizeof(double));
@@ -213,9 +240,9 @@ sagerun_status sagerun_instance_create(sagerun_registry *reg, size_t variant_ind
     pi->host_cu_seqlens_q = in->seq.cu_q;
     pi->host_cu_seqlens_kv = in->seq.cu_kv;
     pi->host_block_table = in->seq.table;
-    sr_plugin_calling = d->name;
+    call_begins(inst);
     rc = d->create(&ctx->services, plugin_inputs_for(inst), &inst->state, why, sizeof why);
-    sr_plugin_calling = NULL;
+    call_ends();
     if (rc != 0) {
         inst->state = NULL;
         st = variant_failed(err, d, "create", rc, why);
@@ -231,12 +258,12 @@ void sagerun_instance_destroy(sagerun_instance *inst)
     if (!inst)
         return;
     if (inst->state) {
-        sr_plugin_calling = inst->desc->name;
+        call_begins(inst);
         inst->desc->destroy(inst->state);
-        sr_plugin_calling = NULL;
+        call_ends();
     }
-    if (inst->provider && inst->provider->release)
-        inst->provider->release(&inst->provided, inst->ctx);
+    if (inst->kind.provider && inst->kind.provider->release)
+        inst->kind.provider->release(&inst->provided, inst->ctx);
     sr_timer_fini(&inst->timer);
     if (inst->o)
         sr_plugin_memory_remove(inst->ctx->plugin_memory, inst->o);
@@ -253,14 +280,15 @@ sagerun_status sagerun_instance_prepare(sagerun_instance *inst, double *seconds,
     double t0 = sr_monotonic_seconds();
     sagerun_status st = SAGERUN_OK;
     /* The inputs of the variant's kind first (sage2: quantized once, input_kinds.c). */
-    if (inst->provider->provide &&
-        (st = inst->provider->provide(&inst->provided, inst->ctx, inst->in, d, err)) != SAGERUN_OK)
+    const sr_input_provider *p = inst->kind.provider;
+    if (p->provide && (st = p->provide(&inst->provided, inst->ctx, inst->in, d, inst->kind.params,
+                                       err)) != SAGERUN_OK)
         return st;
     if (d->prepare) {
         char why[SR_PLUGIN_ERR_SIZE] = "";
-        sr_plugin_calling = d->name;
+        call_begins(inst);
         int rc = d->prepare(inst->state, why, sizeof why);
-        sr_plugin_calling = NULL;
+        call_ends();
         if (rc != 0)
             return variant_failed(err, d, "prepare", rc, why);
     }
@@ -283,9 +311,9 @@ int sr_instance_call(void *instance, sagerun_error *err)
     }
     char why[SR_PLUGIN_ERR_SIZE] = "";
     sr_nvtx_push("run %s", d->name); /* the variant's own code, nothing else (nvtx.h) */
-    sr_plugin_calling = d->name;
+    call_begins(inst);
     int rc = d->run(inst->state, why, sizeof why);
-    sr_plugin_calling = NULL;
+    call_ends();
     sr_nvtx_pop();
     if (rc != 0)
         return variant_failed(err, d, "run", rc, why);

@@ -187,26 +187,58 @@ sagerun_status sr_sage2_quantize_inputs(sagerun_context *ctx, const sagerun_prob
 /* Frees what sr_sage2_quantize_inputs allocated. */
 void sr_sage2_tensors_free(sagerun_context *ctx, sagerun_sage2_tensors *t);
 
-/* ---- input kinds (input_kinds.c) ---- */
-/* What a provider made for one instance: for SAGE2 the quantized tensors (own: freed with the
+/* ---- extensions and input kinds (input_kinds.c, sage2_extension.c) ---- */
+/* What a provider made for one instance: for sage2 the quantized tensors (own: freed with the
  * instance, else they belong to the inputs). */
 typedef struct sr_provided_inputs {
     sagerun_sage2_tensors sage2;
     bool own;
 } sr_provided_inputs;
 typedef struct sr_input_provider {
-    int kind;         /* sagerun_input_kind */
+    int kind;         /* its sagerun_input_kind, the 1.0/1.1 spelling; -1: it has none */
+    const char *id;   /* its extension id (plugin.h section 10); NULL: the generic core */
     const char *name;
-    /* Makes the kind's inputs for a variant of descriptor d before its prepare; idempotent (a
-     * retried prepare keeps what was made). NULL: the kind needs nothing beyond Q, K, V. */
+    const void *extension; /* what get_extension gives for id */
+    size_t params_size;    /* the size of its parameters' struct (0: it takes none) */
+    /* Why params (what a descriptor names, never NULL) are unusable, into buf; NULL when they
+     * are usable. NULL: the kind takes no parameters. */
+    const char *(*params_problem)(const void *params, char *buf, size_t len);
+    bool (*params_equal)(const void *a, const void *b);
+    /* Makes the kind's inputs for a variant of descriptor d, with the parameters params, before
+     * its prepare; idempotent (a retried prepare keeps what was made). NULL: the kind needs
+     * nothing beyond Q, K, V. */
     sagerun_status (*provide)(sr_provided_inputs *p, sagerun_context *ctx, sagerun_inputs *in,
-                              const sagerun_variant_descriptor *d, sagerun_error *err);
+                              const sagerun_variant_descriptor *d, const void *params,
+                              sagerun_error *err);
     void (*release)(sr_provided_inputs *p, sagerun_context *ctx);
 } sr_input_provider;
-/* The provider of an input kind, NULL for a kind this library does not know. */
-const sr_input_provider *sr_input_provider_for(int kind);
+/* A descriptor's input kind: by input_id (1.2) where set, else by input_kind; params what it
+ * names for the kind. provider is NULL for a kind this library does not know (refused at load,
+ * sr_input_kind_problem). */
+typedef struct sr_input_kind {
+    const sr_input_provider *provider;
+    const void *params;
+} sr_input_kind;
+sr_input_kind sr_descriptor_input_kind(const sagerun_variant_descriptor *d);
+/* Why d's input kind is unusable (unknown, its parameters, input_id contradicting input_kind),
+ * the variant named, into buf; NULL when it is usable. */
+const char *sr_input_kind_problem(const sagerun_variant_descriptor *d, char *buf, size_t len);
+/* The sage2 granularities a variant's inputs are quantized with; NULL when its kind is not sage2. */
+const sagerun_sage2_quant_params *sr_descriptor_sage2_params(const sagerun_variant_descriptor *d);
+/* services->get_extension (context.c): the table of the extension `id`, NULL when unknown. */
+const void *sr_extension_get(void *host, const char *id);
+/* The sage2 extension (sage2_extension.c): its table, and its functions in their 1.0/1.1 place
+ * in the services. */
+extern const sagerun_sage2_extension sr_sage2_extension;
+int sr_sage2_service_quantize(void *host, const sagerun_problem *problem, uint64_t q, uint64_t k,
+                              uint64_t v, const sagerun_sage2_quant_params *params,
+                              sagerun_sage2_tensors *out, char *err, size_t errlen);
+void sr_sage2_service_tensors_free(void *host, sagerun_sage2_tensors *tensors);
 
 /* ---- instances (instance.c) ---- */
+/* The sage2 tensors of the instance whose call is open on this thread, when it is of the sage2
+ * kind and in the context host; NULL otherwise (sr_sage2_extension's instance_tensors). */
+const sagerun_sage2_tensors *sr_instance_sage2_tensors(void *host);
 /* One call of the variant's run on its stream (prepared first if needed), untimed: what the
  * timer queues (sr_timed_call_fn). instance is a sagerun_instance. */
 int sr_instance_call(void *instance, sagerun_error *err);

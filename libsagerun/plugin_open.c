@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "plugin_load.h"
-#include "quantize.h"
 #include "safe_io.h"
 
 #if defined(__x86_64__)
@@ -171,17 +170,8 @@ const char *sr_descriptor_problem(const sagerun_variant_descriptor *d, char *buf
         snprintf(buf, len, "variant %s: unknown backend %d", d->name, d->backend);
         return buf;
     }
-    if (!sr_input_provider_for(d->input_kind)) {
-        snprintf(buf, len, "variant %s: unknown input kind %d", d->name, d->input_kind);
+    if (sr_input_kind_problem(d, buf, len))
         return buf;
-    }
-    sagerun_error qerr = {0};
-    if (d->input_kind == SAGERUN_INPUT_SAGE2 &&
-        sr_sage2_quant_check(&d->quant, &qerr) != SAGERUN_OK) {
-        snprintf(buf, len, "variant %s: its quant (read for SAGERUN_INPUT_SAGE2) is unusable: %s",
-                 d->name, qerr.message);
-        return buf;
-    }
     const char *missing = !d->geometry ? "geometry"
                           : !d->create ? "create"
                           : !d->run    ? "run"

@@ -599,7 +599,8 @@ sagerun_status sagerun_registry_variant_info(const sagerun_registry *reg, size_t
     i.description = v->desc->description ? v->desc->description : "";
     i.backend = v->desc->backend;
     i.min_compute_capability = v->desc->min_compute_capability;
-    i.input_kind = v->desc->input_kind;
+    const sr_input_provider *kind = sr_descriptor_input_kind(v->desc).provider;
+    i.input_kind = kind ? kind->kind : v->desc->input_kind; /* named by id too */
     i.path = v->path;
     memcpy(i.sha256, v->sha256, sizeof i.sha256);
     i.base_name = v->desc->name;

@@ -51,9 +51,10 @@ void sr_memory_estimate_compare(const sagerun_problem *p,
             continue;
         e->variants++;
         e->outputs = sat_add(e->outputs, q_bytes);
-        if (variants[i]->input_kind == SAGERUN_INPUT_SAGE2) {
+        const sagerun_sage2_quant_params *q = sr_descriptor_sage2_params(variants[i]);
+        if (q) {
             e->sage2_variants++;
-            e->quantized = sat_add(e->quantized, sage2_bytes(p, &variants[i]->quant));
+            e->quantized = sat_add(e->quantized, sage2_bytes(p, q));
         }
     }
     if (e->sage2_variants) {

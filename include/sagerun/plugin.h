@@ -1,7 +1,8 @@
 /* sagerun plugin ABI, version 1.2 — the specification.
  *
- * This header is the whole contract between sagerun (the host) and a variant plugin. A plugin
- * written from this text alone is correct; nothing elsewhere adds rules. MUST, MUST NOT and MAY
+ * This header is the whole contract between sagerun (the host) and a variant plugin, with the
+ * headers of the extensions a plugin asks for (section 10; sage2.h). A plugin written from these
+ * texts alone is correct; nothing elsewhere adds rules. MUST, MUST NOT and MAY
  * are meant as in RFC 2119. Tags in brackets say where a call happens, as clap/plugin.h does:
  * [loader] the thread that loads plugins; [instance-thread] the thread that owns the instance;
  * [any] any thread. (CLAP and LV2 are the models; nothing is copied from them.)
@@ -86,15 +87,15 @@
  *    D^-0.5: a plugin MAY call that one function, or compute the same), and with causal, only
  *    the keys j <= i. The rounding of the output dtype is the variant's own: byte-exactness with
  *    the baseline is what the comparison judges, accuracy against exact attention beside it.
- *    On the host backend every address (q, k, v, o, the sage2 tensors) is a CPU pointer cast to
- *    uint64_t; on CUDA a device address.
+ *    On the host backend every address (q, k, v, o, the inputs of an input kind) is a CPU
+ *    pointer cast to uint64_t; on CUDA a device address.
  *    The output o (inputs->o) has the problem's dtype and layout, batch*seq_len*heads_q*head_dim
  *    elements, starts 256-byte aligned (on CUDA at a 2 MiB page of its own) and is owned by the
  *    host; q, k, v are 256-byte aligned too. Before each checked call (hashing, accuracy) the host
  *    fills o with 0xFF bytes (NaN in fp16/bf16); timed calls run over the previous output. Every
  *    run MUST therefore write every element of o (one it skips shows as NaN and as different
- *    bytes). The host reads o only after synchronising its stream. q, k, v (and the sage2
- *    tensors and k_mean a variant is given) MUST NOT be written: every variant of a comparison
+ *    bytes). The host reads o only after synchronising its stream. q, k, v (and the inputs of an
+ *    input kind a variant is given, section 10) MUST NOT be written: every variant of a comparison
  *    shares them. `sagerun compare` keeps a copy and checks them after every checked call: a
  *    variant that wrote into them fails ("wrote into the inputs the variants share") and the
  *    copy is put back for the others. Nothing past the end of o may be written either: the host
@@ -130,15 +131,32 @@
  *      "name[key=value,...]".
  *    - factory: several variants per file.
  *
- * 10. Extensions: input kinds
- *    The generic core is SAGERUN_INPUT_FP16: q, k, v in the problem's dtype and layout. A variant
- *    that wants other inputs names their kind in input_kind, with the kind's parameters in its
- *    descriptor; the host has one provider per kind that makes those inputs before prepare and a
- *    host that does not know the kind rejects the variant ("unknown input kind"). The one
- *    extension today is sage2 (SAGERUN_INPUT_SAGE2): the host's sage2 quantizer, with the
- *    descriptor's `quant` granularities, fills *inputs->sage2 before the first prepare; the
- *    sage2_quantize / sage2_tensors_free services and the sagerun_sage2_* structs belong to it
- *    and are never needed by an FP16 variant.
+ * 10. Extensions and input kinds
+ *    The generic core is attention on q, k, v in the problem's dtype and layout. What belongs to
+ *    one kernel family is an extension: named by a versioned id ("sagerun.NAME/N"; a change of
+ *    meaning takes a new N) and specified in a header of its own, sagerun/NAME.h. The one today
+ *    is sage2 (sage2.h, SAGERUN_SAGE2_EXTENSION_ID "sagerun.sage2/1"): SageAttention2's
+ *    quantized inputs and the quantizer that makes them.
+ *    - Asking (1.2): services->get_extension(host, id) returns the extension's table of functions
+ *      (static; struct_size first; its functions take `host` first and follow the rules of the
+ *      services), or NULL for an id this host does not know. A plugin that needs one and gets
+ *      NULL refuses (create returns SAGERUN_UNSUPPORTED naming the id) or does without.
+ *    - Input kinds (1.2): an extension may give a variant inputs besides q, k, v. A descriptor
+ *      names its kind in input_id with the kind's parameters in input_params (static; their type
+ *      is the extension's: sage2 takes a sagerun_sage2_quant_params). The host refuses at load a
+ *      variant naming an id it does not know ("unknown input kind id"), or the kind without
+ *      usable parameters, the variant named. Before the variant's first prepare the host makes the
+ *      kind's inputs (sage2: variants asking for the same granularities as the first share one
+ *      quantization, at the same addresses); the instance reaches them through the extension
+ *      (sage2: instance_tensors).
+ *      A new kind is a new id: nothing here grows for it.
+ *    - The 1.0/1.1 spelling, kept: input_kind = SAGERUN_INPUT_SAGE2 with the descriptor's `quant`
+ *      is the kind "sagerun.sage2/1" with quant as its parameters; inputs->sage2 points at the
+ *      tensors of an instance of that kind however it named it; services->sage2_quantize and
+ *      sage2_tensors_free are the extension's quantize and tensors_free. A 1.2 plugin MAY use them.
+ *      A descriptor setting both input_id and an input_kind other than FP16 (one that also loads
+ *      in a 1.1 host) MUST make them agree, the same kind with equal parameters: they are then
+ *      one kind; a contradiction is refused at load, the variant and both spellings named.
  *
  * 11. Problems beyond one length (1.2)
  *    sagerun_problem grew (sagerun.h): kv_len, the alignment of causal and window, a sliding
@@ -161,6 +179,7 @@
 #include <stdio.h>
 
 #include "sagerun.h"
+#include "sage2.h" /* the sage2 extension, for the 1.0/1.1 spelling of its fields */
 
 #ifdef __cplusplus
 extern "C" {
@@ -191,34 +210,6 @@ typedef enum sagerun_log_level {
     SAGERUN_LOG_INFO = 2,
     SAGERUN_LOG_DEBUG = 3
 } sagerun_log_level;
-
-/* sage2 extension (used with SAGERUN_INPUT_SAGE2 only; not part of the generic core): the
- * granularities of the sage2 quantizer (per-group Q, per-block K, per-channel FP8 V), chosen by
- * the variant. Values after each field: the sm89 kernel (the Hopper kernel). */
-typedef struct sagerun_sage2_quant_params {
-    uint32_t struct_size;
-    uint32_t q_group_rows;  /* rows per Q scale: 32 (16) */
-    uint32_t q_block_rows;  /* rows per Q block the scale array is padded to: 128 (64) */
-    uint32_t k_block_rows;  /* rows per K scale: 64 (128) */
-    uint32_t v_pad_rows;    /* V8's sequence axis is padded to a multiple of this: 64 (128) */
-    float v_range;          /* R: 448 for fp32+fp32 accumulation, 2.25 for fp32+fp16 */
-} sagerun_sage2_quant_params;
-
-/* sage2-quantized inputs in device (or host) memory; shapes in the comments (the whole contract).
- * N = seq_len (queries), KV = kv_len (sagerun_problem_kv_len: keys and values); dense only. */
-typedef struct sagerun_sage2_tensors {
-    uint32_t struct_size;
-    sagerun_sage2_quant_params params;
-    uint64_t q_int8, q_scale;  /* [B,N,Hq,D] (layout), [B,Hq,ceil(N/q_block_rows)*q_block_rows/q_group_rows] */
-    uint64_t k_int8, k_scale;  /* [B,KV,Hkv,D] (layout), [B,Hkv,ceil(KV/k_block_rows)] */
-    uint64_t v_fp8, v_scale;   /* [B,D,Hkv,L] NHD or [B,Hkv,D,L] HND (L: KV padded to
-                                  v_pad_rows), [B,Hkv,D] */
-    uint64_t k_mean;           /* [B,1,Hkv,D] in the input dtype: the mean over KV rows */
-    uint32_t q_scale_per_head; /* entries of q_scale per (b, h) */
-    uint32_t k_scale_per_head; /* entries of k_scale per (b, h) */
-    uint32_t v_len;            /* L */
-    uint32_t reserved;
-} sagerun_sage2_tensors;
 
 typedef struct sagerun_host_services {
     uint32_t struct_size; /* sizeof as the host compiled it; read only fields it covers */
@@ -262,10 +253,8 @@ typedef struct sagerun_host_services {
     int (*mem_fill)(void *host, uint64_t addr, uint8_t byte, uint64_t bytes, char *err,
                     size_t errlen);
 
-    /* sage2 extension: the sage2 quantizer on the context's backend, for variants that
-     * quantize themselves (e.g. with other granularities, or inside their own timed run); a
-     * variant declaring SAGERUN_INPUT_SAGE2 gets its inputs quantized by the host without this.
-     * Allocates every tensor of *out; free them with sage2_tensors_free. Synchronous. */
+    /* The sage2 extension's quantize and tensors_free (sage2.h sagerun_sage2_extension), in
+     * their 1.0/1.1 place (section 10): nothing an attention variant needs. */
     int (*sage2_quantize)(void *host, const sagerun_problem *problem, uint64_t q, uint64_t k,
                           uint64_t v, const sagerun_sage2_quant_params *params,
                           sagerun_sage2_tensors *out, char *err, size_t errlen);
@@ -276,6 +265,11 @@ typedef struct sagerun_host_services {
      * host backend. Valid while the instance lives; the plugin MUST NOT destroy them. */
     void *(*cuda_stream)(void *host);
     void *(*cuda_context)(void *host);
+
+    /* (1.2) [any] The extension named `id` (section 10): its table of functions, static, struct_size
+     * first (sage2.h: const sagerun_sage2_extension *), or NULL for an id this host does not
+     * know (or NULL). */
+    const void *(*get_extension)(void *host, const char *id);
 } sagerun_host_services;
 
 /* (1.1) The device a variant runs on, for geometry and create. On the host backend every field
@@ -310,19 +304,23 @@ typedef struct sagerun_param_decl {
 } sagerun_param_decl;
 
 /* ---- Problems as the plugin sees them ----------------------------------------------------------
- * The inputs of one instance. Which fields are set depends on the descriptor's input_kind; all
- * addresses are in the context's memory and owned by the host. */
+ * The inputs of one instance; all addresses are in the context's memory and owned by the host.
+ * The input kinds of the 1.0/1.1 descriptor (input_kind): from 1.2 a kind is named by its id
+ * (section 10) and this enum does not grow. */
 typedef enum sagerun_input_kind {
     SAGERUN_INPUT_FP16 = 0,  /* q, k, v in the problem's dtype (fp16 or bf16, whatever the
-                                name) and layout */
-    SAGERUN_INPUT_SAGE2 = 1  /* sage2 (quantized by the host with the descriptor's quant params) */
+                                name) and layout: the generic core */
+    SAGERUN_INPUT_SAGE2 = 1  /* the 1.0/1.1 spelling of input_id "sagerun.sage2/1" (sage2.h),
+                                with the descriptor's quant as its parameters */
 } sagerun_input_kind;
 
 typedef struct sagerun_plugin_inputs {
     uint32_t struct_size;
     sagerun_problem problem;
     uint64_t q, k, v;                 /* always set */
-    const sagerun_sage2_tensors *sage2; /* set for SAGERUN_INPUT_SAGE2, else NULL */
+    /* The sage2 tensors of an instance of the sage2 kind (named by id or by input_kind), else
+     * NULL: the 1.0/1.1 spelling of sagerun_sage2_extension's instance_tensors (section 10). */
+    const sagerun_sage2_tensors *sage2;
     uint64_t o;                       /* output: problem dtype and layout, owned by the host */
     /* (1.1) The variant's parameter values, in declaration order (defaults filled in); NULL when
      * it declares none. */
@@ -367,8 +365,8 @@ typedef struct sagerun_variant_descriptor {
     const char *description; /* one line */
     int backend;                /* sagerun_backend */
     int min_compute_capability; /* major*10+minor, 0 for host variants */
-    int input_kind;             /* sagerun_input_kind */
-    sagerun_sage2_quant_params quant; /* read for SAGERUN_INPUT_SAGE2 only */
+    int input_kind;             /* sagerun_input_kind (1.0/1.1 spelling; from 1.2: input_id) */
+    sagerun_sage2_quant_params quant; /* read for SAGERUN_INPUT_SAGE2 only (1.0/1.1 spelling) */
 
     /* [loader or instance-thread, no instance] Says whether the variant can run `problem` and
      * fills its geometry (the report's "scheduler"; dynamic_shared_memory_bytes MUST be what the
@@ -381,8 +379,8 @@ typedef struct sagerun_variant_descriptor {
                     size_t errlen);
     /* [instance-thread, -> CREATED] Creates the instance state for one set of inputs (load
      * modules, allocate scratch). MAY call services. On failure it frees what it made (no destroy
-     * follows). For SAGERUN_INPUT_SAGE2 the tensors *inputs->sage2 are zero until prepare.
-     * Required. */
+     * follows). The inputs of an input kind (section 10; sage2: *inputs->sage2) are zero until
+     * prepare. Required. */
     int (*create)(const sagerun_host_services *services, const sagerun_plugin_inputs *inputs,
                   void **state, char *err, size_t errlen);
     /* [instance-thread, CREATED -> PREPARED] Work done before the timed runs (uploads, tables,
@@ -413,6 +411,12 @@ typedef struct sagerun_variant_descriptor {
     uint32_t dtypes;    /* bits 1u << sagerun_dtype of Q, K, V it takes; 0: F16 and BF16 */
     uint32_t n_head_dims;          /* entries of head_dims; 0: any D (geometry decides) */
     const uint32_t *head_dims;     /* the D it takes, static */
+
+    /* ---- (1.2) The input kind by id (section 10). ---- */
+    const char *input_id;     /* an extension's id (SAGERUN_SAGE2_EXTENSION_ID); NULL: input_kind
+                               * says (the generic core when that is FP16) */
+    const void *input_params; /* the kind's parameters, static (sage2: a
+                               * sagerun_sage2_quant_params); NULL for a kind that takes none */
 } sagerun_variant_descriptor;
 
 /* (1.2) Problem features (section 11). A problem that needs one a variant does not declare is

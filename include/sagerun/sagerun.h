@@ -319,7 +319,8 @@ typedef struct sagerun_variant_info {
     const char *description;
     int backend;                  /* sagerun_backend */
     int min_compute_capability;   /* major*10 + minor; 0 for host variants */
-    int input_kind;               /* sagerun_input_kind (plugin.h) */
+    int input_kind;               /* sagerun_input_kind (plugin.h): a kind named by id gives
+                                     its number (sage2.h: SAGERUN_INPUT_SAGE2) */
     const char *path;             /* the plugin file, as found */
     char sha256[65];              /* hex SHA-256 of the plugin file */
     /* (with plugin ABI 1.1) name is the label: the variant's name, or name[key=value,...] for one
@@ -499,21 +500,9 @@ SAGERUN_API sagerun_status sagerun_instance_check_output_end(const sagerun_insta
 SAGERUN_API sagerun_status sagerun_instance_write_output(sagerun_instance *inst, const char *path,
                                                         sagerun_error *err);
 
-/* The sage2 quantizer (SAGE2.md section 1) on the inputs' context: K mean, INT8 Q and K, FP8
- * e4m3 V (transposed, padded, permuted), with the granularities and R of params (a
- * sagerun_sage2_quant_params of plugin.h: 32/128/64/64 and R 448 for SageAttention's sm89
- * kernel). CUDA matches SageAttention's quantizer bit for bit; the host backend uses an IEEE
- * reciprocal (one step off on ~1e-5 of the codes, scales identical). Allocates every tensor of
- * *out in the context (sagerun_sage2_tensors_free releases them). Both structs' struct_size is
- * this header's size or 0 (a smaller one is an error). */
-struct sagerun_sage2_quant_params;
-struct sagerun_sage2_tensors;
-SAGERUN_API sagerun_status sagerun_sage2_quantize(const sagerun_inputs *in,
-                                                  const struct sagerun_sage2_quant_params *params,
-                                                  struct sagerun_sage2_tensors *out,
-                                                  sagerun_error *err);
-SAGERUN_API void sagerun_sage2_tensors_free(sagerun_context *ctx,
-                                            struct sagerun_sage2_tensors *tensors);
+/* The sage2 quantizer (sagerun_sage2_quantize, sagerun_sage2_tensors_free) is declared in
+ * <sagerun/sage2.h> with its structs: kernel families live in extension headers, this one
+ * describes attention. */
 
 /* The launch geometry the variant reported for this problem (the report's "scheduler"); the
  * struct is defined in plugin.h. */

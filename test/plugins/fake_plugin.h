@@ -92,7 +92,12 @@ static const struct {
     .description = FAKE_DESCRIPTION,
     .backend = FAKE_BACKEND,
     .min_compute_capability = FAKE_MIN_CC,
+#ifdef FAKE_INPUT_KIND /* the 1.0/1.1 spelling of an input kind, sm89's sage2 granularities */
+    .input_kind = FAKE_INPUT_KIND,
+    .quant = {sizeof(sagerun_sage2_quant_params), 32, 128, 64, 64, 448.0f},
+#else
     .input_kind = SAGERUN_INPUT_FP16,
+#endif
     .geometry = fake_geometry,
     .create = fake_create,
     .run = FAKE_RUN,
@@ -100,6 +105,10 @@ static const struct {
 #ifdef FAKE_PARAMS
     .n_params = sizeof FAKE_PARAMS / sizeof FAKE_PARAMS[0],
     .params = FAKE_PARAMS,
+#endif
+#ifdef FAKE_INPUT_ID /* (1.2) an input kind by id, with FAKE_INPUT_PARAMS (a pointer or NULL) */
+    .input_id = FAKE_INPUT_ID,
+    .input_params = FAKE_INPUT_PARAMS,
 #endif
 #ifdef FAKE_FEATURES /* (1.2) what the variant declares it does */
     .features = FAKE_FEATURES,

@@ -2,7 +2,11 @@
  * baseline-fp16acc): geometry, parameter setup and launch. They take kv_len != seq_len (dense,
  * non-causal: SageAttention's qo_len and kv_len; the descriptor declares SAGERUN_FEATURE_KV_LEN
  * and nothing else, so the host refuses causal with kv_len != seq_len, varlen, paged K/V, a
- * window and a soft-cap by name before create). A variant's .c file defines SAGE2_VARIANT_NAME,
+ * window and a soft-cap by name before create). Their inputs are the sage2 extension's
+ * (sagerun/sage2.h): the descriptor names the input kind SAGERUN_SAGE2_EXTENSION_ID with the
+ * sm89 granularities, and create asks services->get_extension for the extension, through which
+ * it reaches the tensors the host quantized for the instance (before prepare).
+ * A variant's .c file defines SAGE2_VARIANT_NAME,
  * SAGE2_VARIANT_DESCRIPTION and SAGE2_KERNEL_NAME, then includes this file, which defines the
  * whole plugin. */
 #include <math.h>
@@ -11,6 +15,7 @@
 #include <string.h>
 
 #include <sagerun/plugin.h>
+#include <sagerun/sage2.h>
 
 #include "sage2_params.h"
 
@@ -83,6 +88,7 @@ extern const unsigned char sagerun_variant_image[];
 typedef struct sage2_state {
     const sagerun_host_services *services;
     const sagerun_plugin_inputs *inputs;
+    const sagerun_sage2_tensors *tensors; /* the extension's, filled before prepare */
     sagerun_function *kernel;
     sage2_attn_params params;
     uint32_t grid[3];
@@ -161,13 +167,32 @@ static void sage2_strides(const sagerun_problem *p, uint32_t heads, uint32_t row
     }
 }
 
+/* The tensors the host quantized for this instance, through the sage2 extension; NULL (with
+ * the reason in err) from a host without it. */
+static const sagerun_sage2_tensors *sage2_instance_tensors(const sagerun_host_services *s,
+                                                           char *err, size_t errlen)
+{
+    const sagerun_sage2_extension *x =
+        s->struct_size >= offsetof(sagerun_host_services, get_extension) + sizeof s->get_extension
+            ? s->get_extension(s->host, SAGERUN_SAGE2_EXTENSION_ID)
+            : NULL;
+    const sagerun_sage2_tensors *t =
+        x && x->struct_size >= offsetof(sagerun_sage2_extension, instance_tensors) +
+                                   sizeof x->instance_tensors
+            ? x->instance_tensors(s->host)
+            : NULL;
+    if (!t)
+        snprintf(err, errlen, "the host gave no sage2-quantized inputs (extension %s)",
+                 SAGERUN_SAGE2_EXTENSION_ID);
+    return t;
+}
+
 static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inputs *in,
                         void **state, char *err, size_t errlen)
 {
-    if (!in->sage2) {
-        snprintf(err, errlen, "the host gave no sage2-quantized inputs");
-        return SAGERUN_INVALID_ARGUMENT;
-    }
+    const sagerun_sage2_tensors *tensors = sage2_instance_tensors(s, err, errlen);
+    if (!tensors)
+        return SAGERUN_UNSUPPORTED;
     int dev_rc = s->backend(s->host) == SAGERUN_BACKEND_CUDA
                      ? SAGE2_CHECK_DEVICE(s->compute_capability(s->host), err, errlen)
                      : 0;
@@ -196,6 +221,7 @@ static int sage2_create(const sagerun_host_services *s, const sagerun_plugin_inp
     }
     st->services = s;
     st->inputs = in;
+    st->tensors = tensors;
     const sagerun_problem *p = &in->problem;
     st->grid[0] = (p->seq_len + SAGE2_CTA_ROWS - 1) / SAGE2_CTA_ROWS;
     st->grid[1] = p->heads_q;
@@ -209,7 +235,7 @@ static int sage2_prepare(void *state, char *err, size_t errlen)
 {
     sage2_state *st = state;
     const sagerun_plugin_inputs *in = st->inputs;
-    const sagerun_sage2_tensors *t = in->sage2;
+    const sagerun_sage2_tensors *t = st->tensors;
     const sagerun_problem *p = &in->problem;
     if (t->params.q_group_rows != 32 || t->params.k_block_rows != 64 ||
         t->params.v_pad_rows % 64 != 0) {
@@ -282,6 +308,15 @@ static void sage2_destroy(void *state)
     free(state);
 }
 
+/* The sm89 kernel's granularities: what the host quantizes this variant's inputs with. */
+static const sagerun_sage2_quant_params sage2_quant = {
+    .struct_size = sizeof(sagerun_sage2_quant_params),
+    .q_group_rows = 32,
+    .q_block_rows = 128,
+    .k_block_rows = 64,
+    .v_pad_rows = 64,
+    .v_range = SAGE2_V_RANGE};
+
 /* The D the kernels are instantiated for (run_any_head_dim). */
 static const uint32_t sage2_head_dims[] = {64, 128};
 
@@ -293,13 +328,6 @@ static const sagerun_variant_descriptor sage2_variant = {
     .description = SAGE2_VARIANT_DESCRIPTION,
     .backend = SAGERUN_BACKEND_CUDA,
     .min_compute_capability = SAGE2_MIN_CC,
-    .input_kind = SAGERUN_INPUT_SAGE2,
-    .quant = {.struct_size = sizeof(sagerun_sage2_quant_params),
-              .q_group_rows = 32,
-              .q_block_rows = 128,
-              .k_block_rows = 64,
-              .v_pad_rows = 64,
-              .v_range = SAGE2_V_RANGE},
     .geometry = sage2_geometry,
     .create = sage2_create,
     .prepare = sage2_prepare,
@@ -311,6 +339,8 @@ static const sagerun_variant_descriptor sage2_variant = {
     .dtypes = (1u << SAGERUN_DTYPE_F16) | (1u << SAGERUN_DTYPE_BF16),
     .n_head_dims = 2,
     .head_dims = sage2_head_dims,
+    .input_id = SAGERUN_SAGE2_EXTENSION_ID,
+    .input_params = &sage2_quant,
 };
 
 SAGERUN_PLUGIN_DEFINE_ENTRY(sage2_variant)
