@@ -241,7 +241,7 @@ $(B)/python/%.o: variants/python/%.c
 	@mkdir -p $(@D)
 	$(CC) $(PLUGIN_CFLAGS) -Ilibsagerun -c $< -o $@
 
-$(B)/python/sagerun_py.o: variants/python/sagerun.py libsagerun/incbin.S
+$(B)/python/sagerun_py.o: python/sagerun/_bridge.py libsagerun/incbin.S
 	@mkdir -p $(@D)
 	$(call embed_image,py_sagerun_source)
 
