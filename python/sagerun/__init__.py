@@ -27,7 +27,7 @@ __all__ = ["compare", "run", "variants", "load", "diff", "Variant", "Report", "V
 _FEATURES = ("kv_len", "causal", "align", "window", "softcap")
 _MEASURE = ("schedule", "order", "timer", "cache", "batch", "warmup", "rounds", "iterations",
             "min_rounds", "max_rounds", "warmup_time", "max_time", "target_precision",
-            "noise_threshold", "expect_sha256", "accuracy_rows", "skip_accuracy")
+            "noise_threshold", "expect_sha256", "accuracy_rows", "skip_accuracy", "no_clocks")
 _LIMITS = ("max_ulp", "min_cos", "max_rel_l1")
 _ENV = {"backend": "auto", "device": 0, "plugins": (), "allow_unsafe_plugins": False,
         "progress": None}
@@ -54,7 +54,8 @@ def compare(baseline, *variants, q=None, k=None, v=None, shape=None, workload=No
     Measuring (the CLI's options): schedule=, order=, timer=, cache=, batch=, warmup=, rounds=,
     iterations= (any of these three: schedule "fixed"), min_rounds=, max_rounds=, warmup_time=,
     max_time=, target_precision=, noise_threshold=, expect_sha256=, accuracy_rows=,
-    skip_accuracy=; tolerance: max_ulp=, min_cos=, max_rel_l1= (a number, or {label: number}).
+    skip_accuracy=, no_clocks=; tolerance: max_ulp=, min_cos=, max_rel_l1= (a number, or
+    {label: number}).
     Where: backend= ("auto", "host", "cuda"), device=, plugins= (files or folders to load),
     allow_unsafe_plugins=, progress= (None: a line on stderr when it is a terminal).
     isolate=True runs `sagerun compare` in a child process (named and file variants only).

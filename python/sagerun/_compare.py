@@ -51,8 +51,8 @@ def options(measure):
             setattr(opts, field, number)
         elif key == "expect_sha256":
             opts.expect_sha256 = str(value).encode()
-        elif key == "skip_accuracy":
-            opts.flags |= 0x1 if value else 0
+        elif key in ("skip_accuracy", "no_clocks"):
+            opts.flags |= (0x1 if key == "skip_accuracy" else 0x2) if value else 0
         else:
             raise TypeError("compare() got an unexpected keyword argument %r" % key)
     return opts
@@ -70,7 +70,7 @@ def tolerance(limits):
             _lib.call("sagerun_tolerance_create", ctypes.byref(handle))
         specs = value.items() if isinstance(value, dict) else [(None, value)]
         for label, number in specs:
-            spec = "%s=%r" % (label, number) if label else repr(number)
+            spec = "%s=%s" % (label, number) if label else str(number)
             try:
                 _lib.call("sagerun_tolerance_add", handle, _TOLERANCES[key], spec.encode())
             except _lib.SagerunError as exc:
