@@ -29,7 +29,7 @@ _MEASURE = ("schedule", "order", "timer", "cache", "batch", "warmup", "rounds", 
             "min_rounds", "max_rounds", "warmup_time", "max_time", "target_precision",
             "noise_threshold", "expect_sha256", "accuracy_rows", "skip_accuracy", "no_clocks")
 _LIMITS = ("max_ulp", "min_cos", "max_rel_l1")
-_ENV = {"backend": "auto", "device": 0, "plugins": (), "allow_unsafe_plugins": False,
+_ENV = {"backend": "auto", "device": None, "plugins": (), "allow_unsafe_plugins": False,
         "progress": None}
 
 
@@ -45,8 +45,9 @@ def compare(baseline, *variants, q=None, k=None, v=None, shape=None, workload=No
 
     baseline, variants: registered names ("reference", "tuned[block=64]"), .py variant files
     (every variant the file declares), or Python callables fn(q, k, v, o) / sagerun.Variant.
-    What runs: q=, k=, v= (numpy float16 arrays, or uint16 bf16 bits, on the host backend; torch
-    float16/bfloat16 tensors; varlen: packed [total, H, D] with cu_seqlens_q=, cu_seqlens_kv=;
+    What runs: q=, k=, v= (numpy float16 arrays, or uint16 bf16 bits, on the host backend: copied;
+    torch float16/bfloat16 CUDA tensors: read where they are, no copy; varlen: packed
+    [total, H, D] with cu_seqlens_q=, cu_seqlens_kv=;
     paged: k, v the cache [pages, page_size, Hkv, D] with block_table=), else shape=(B, N, H, D)
     (with heads_kv=, dtype=, layout=, seed=, varlen=, page_size=), workload= (a workload file),
     inputs= (a safetensors file), or the default workload. The problem: kv_len=, causal=

@@ -244,12 +244,24 @@ class ArraySource:
         self.problem, self.seq, self.hosts, self.backend, self.kept = _inputs.problem_of(
             *arrays, **problem_kw)
 
+    @property
+    def device(self):
+        return (self.hosts[0].device.index or 0) if self.backend == "cuda" else 0
+
     def run(self, session, opts, result):
+        """Copies numpy arrays into sagerun's inputs; reads CUDA tensors where they are."""
         session.inputs = ctypes.c_void_p()
-        h = [a.ctypes.data for a in self.hosts]
-        _lib.call("sagerun_inputs_create_from_host_seq", session.ctx, ctypes.byref(self.problem),
-                  ctypes.byref(self.seq) if self.seq is not None else None, h[0], h[1], h[2],
-                  ctypes.byref(session.inputs))
+        seq = ctypes.byref(self.seq) if self.seq is not None else None
+        if self.backend == "cuda":
+            if session.backend != "cuda":
+                raise ValueError("q, k, v: CUDA tensors, backend=%r" % session.backend)
+            _lib.call("sagerun_inputs_create_from_device_seq", session.ctx,
+                      ctypes.byref(self.problem), seq, *[t.data_ptr() for t in self.hosts],
+                      ctypes.byref(session.inputs))
+        else:
+            _lib.call("sagerun_inputs_create_from_host_seq", session.ctx,
+                      ctypes.byref(self.problem), seq, *[a.ctypes.data for a in self.hosts],
+                      ctypes.byref(session.inputs))
         _lib.call("sagerun_compare_run", session.reg, session.ctx, session.inputs,
                   ctypes.byref(opts), ctypes.byref(result))
 
@@ -272,7 +284,8 @@ def run_compare(specs, source, measure, limits, env):
     """One comparison in this process; env: backend, device, plugins, allow_unsafe_plugins,
     progress."""
     backend = env["backend"] if env["backend"] != "auto" else source.backend
-    session = Session(backend, env["device"], env["plugins"], env["allow_unsafe_plugins"])
+    device = env["device"] if env["device"] is not None else getattr(source, "device", 0)
+    session = Session(backend, device, env["plugins"], env["allow_unsafe_plugins"])
     try:
         names = labels(session, specs)
         opts = options(measure)

@@ -70,25 +70,26 @@ class Workload:
             self.handle = ctypes.c_void_p()
 
 
-# ---- arrays ---------------------------------------------------------------------------------------
+# ---- arrays -------------------------------------------------------------------------------------
 
 def _host_array(name, x):
-    """(numpy array, dtype word, on CUDA) of a numpy array or a torch tensor; TypeError naming the
-    argument for anything else or a dtype sagerun does not take."""
+    """(array, dtype word, on CUDA) of a numpy array or a torch tensor: a CUDA tensor as it is
+    (sagerun reads its memory: no copy), a CPU tensor as numpy; TypeError naming the argument
+    for anything else or a dtype sagerun does not take."""
     import numpy as np
-    cuda = False
     if hasattr(x, "detach") and hasattr(x, "is_cuda"):  # torch
-        cuda = bool(x.is_cuda)
         word = {"torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(str(x.dtype))
         if word is None:
             raise TypeError("%s: dtype %s; sagerun takes float16 or bfloat16" % (name, x.dtype))
         if not x.is_contiguous():
             raise ValueError("%s: the tensor is not contiguous (call .contiguous())" % name)
+        if x.is_cuda:
+            return x.detach(), word, True
         t = x.detach()
         if word == "bf16":
             import torch
             t = t.view(torch.int16)
-        return t.cpu().numpy().view(np.uint16 if word == "bf16" else np.float16), word, cuda
+        return t.numpy().view(np.uint16 if word == "bf16" else np.float16), word, False
     if not isinstance(x, np.ndarray):
         raise TypeError("%s: expected a numpy array or a torch tensor, got %s"
                         % (name, type(x).__name__))
@@ -98,7 +99,7 @@ def _host_array(name, x):
                         "patterns (sagerun.float32_to_bf16)" % (name, x.dtype))
     if not x.flags.c_contiguous:
         raise ValueError("%s: the array is not C-contiguous (numpy.ascontiguousarray)" % name)
-    return x, word, cuda
+    return x, word, False
 
 
 def _int32(name, x):
@@ -119,9 +120,15 @@ def problem_of(q, k, v, layout="NHD", cu_seqlens_q=None, cu_seqlens_kv=None, blo
                causal=False, align=None, window=None, softcap=None, sm_scale=None):
     """(Problem, Sequences or None, [q, k, v as host arrays], backend word, kept arrays)."""
     arrays = [_host_array(n, x) for n, x in (("q", q), ("k", k), ("v", v))]
-    (qa, word, cuda), (ka, kword, _), (va, vword, _) = arrays
+    (qa, word, cuda), (ka, kword, kcuda), (va, vword, vcuda) = arrays
     if kword != word or vword != word:
         raise TypeError("k, v: dtypes %s, %s differ from q's %s" % (kword, vword, word))
+    if cuda and not (kcuda and vcuda and ka.device == qa.device == va.device):
+        raise ValueError("k, v: on %s and %s; q is on %s (one CUDA device for all three)"
+                         % (getattr(ka, "device", "the host"), getattr(va, "device", "the host"),
+                            qa.device))
+    if not cuda and (kcuda or vcuda):
+        raise ValueError("q: on the host, k or v on CUDA (one device for all three)")
     if layout not in _LAYOUTS:
         raise ValueError("layout=%r: expected 'NHD' or 'HND'" % (layout,))
     if va.shape != ka.shape:

@@ -190,7 +190,8 @@ def diff(old, new, threshold=1.0, relative=False):
             if isinstance(r, Report):
                 r = r.save(os.path.join(folder, name + ".json"))
             elif not isinstance(r, (str, os.PathLike)):
-                raise TypeError("%s: expected a Report or a path, got %s" % (name, type(r).__name__))
+                raise TypeError("%s: expected a Report or a path, got %s"
+                                % (name, type(r).__name__))
             paths.append(os.fsencode(r))
         opts = _lib.DiffOptions()
         _lib.lib().sagerun_report_diff_options_init(ctypes.byref(opts))

@@ -150,7 +150,7 @@ def test_isolated_compare_runs_the_cli():
         sagerun.compare("reference", softmax_f32, shape=SHAPE, isolate=True, **QUICK)
 
 
-# ---- the report ------------------------------------------------------------------------------------
+# ---- the report ---------------------------------------------------------------------------------
 
 def test_report_saved_and_read_by_show(tmp_path):
     r = sagerun.compare("reference", "reference-mt", shape=SHAPE, **QUICK)
@@ -239,7 +239,7 @@ def test_build_info_matches_the_header():
         assert "#define SAGERUN_VERSION_%s %d\n" % (part, value) in text
 
 
-# ---- the pytest helpers on their own ---------------------------------------------------------------
+# ---- the pytest helpers on their own ------------------------------------------------------------
 
 def _report(low, high):
     return sagerun.Report({"noise_threshold_percent": 1.0, "variants": [
@@ -257,3 +257,45 @@ def test_helpers_give_the_interval():
         sagerun.testing.assert_faster(_report(-1, 3))
     sagerun.testing.assert_faster(_report(2, 3), "x", margin=1)
     assert json.loads(json.dumps(_report(1, 2).to_dict()))["variants"][1]["name"] == "x"
+
+
+# ---- torch CUDA tensors: read where they are (a stand-in: this machine has no GPU) --------------
+
+class _Device:
+    type, index = "cuda", 0
+
+    def __eq__(self, other):
+        return isinstance(other, _Device)
+
+    def __str__(self):
+        return "cuda:0"
+
+
+class _CudaTensor:
+    """What compare() reads of a torch CUDA tensor: dtype, shape, contiguity, device, data_ptr."""
+    is_cuda, dtype, device = True, "torch.float16", _Device()
+
+    def __init__(self, shape, ptr=0x7F0000000000):
+        self.shape, self.ndim, self.ptr = tuple(shape), len(shape), ptr
+
+    def detach(self):
+        return self
+
+    def is_contiguous(self):
+        return True
+
+    def data_ptr(self):
+        return self.ptr
+
+
+def test_cuda_tensors_take_the_borrowing_path():
+    q, k, v = (_CudaTensor(SHAPE) for _ in range(3))
+    # host backend asked for: refused before any copy is tried
+    with pytest.raises(ValueError, match="q, k, v: CUDA tensors, backend='host'"):
+        sagerun.compare("reference", softmax_f32, q=q, k=k, v=v, **QUICK)
+    # auto: a CUDA context for them (this build has none: the library says so)
+    auto = dict(QUICK, backend="auto")
+    with pytest.raises(sagerun.SagerunError, match="CUDA"):
+        sagerun.compare("reference", softmax_f32, q=q, k=k, v=v, **auto)
+    with pytest.raises(ValueError, match="one CUDA device for all three"):
+        sagerun.compare("reference", softmax_f32, q=q, k=qkv()[1], v=v, **QUICK)
