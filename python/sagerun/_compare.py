@@ -255,6 +255,8 @@ class ArraySource:
         if self.backend == "cuda":
             if session.backend != "cuda":
                 raise ValueError("q, k, v: CUDA tensors, backend=%r" % session.backend)
+            import torch
+            torch.cuda.synchronize(self.hosts[0].device)  # their writers, on torch's streams
             _lib.call("sagerun_inputs_create_from_device_seq", session.ctx,
                       ctypes.byref(self.problem), seq, *[t.data_ptr() for t in self.hosts],
                       ctypes.byref(session.inputs))
