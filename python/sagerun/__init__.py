@@ -74,6 +74,8 @@ def compare(baseline, *variants, q=None, k=None, v=None, shape=None, workload=No
     env["plugins"] = _paths("plugins", env["plugins"])
     if isolate:
         from . import _isolate
+        if q is None:
+            _source(q, k, v, shape, workload, inputs, dict(kw))  # the same checks as in-process
         return _isolate.compare(specs, q, shape, workload, inputs, measure, limits, env, kw)
     from . import _compare
     return _compare.run_compare(specs, _source(q, k, v, shape, workload, inputs, kw), measure,

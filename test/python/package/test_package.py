@@ -144,8 +144,11 @@ def test_run_one_variant_and_registry():
 
 
 def test_isolated_compare_runs_the_cli():
-    r = sagerun.compare("reference", "reference-mt", shape=SHAPE, isolate=True, **QUICK)
+    r = sagerun.compare("reference", "reference-mt", shape=(2, 1, 4, 64), heads_kv=2, kv_len=50,
+                        causal="bottom-right", window=(4, 0), isolate=True, **QUICK)
     assert r["reference-mt"].byte_exact
+    p = r.data["problem"]
+    assert (p["heads_kv"], p["kv_len"], p["align"], p["window"]) == (2, 50, "bottom-right", [4, 0])
     with pytest.raises(TypeError, match="cannot travel to compare's child process"):
         sagerun.compare("reference", softmax_f32, shape=SHAPE, isolate=True, **QUICK)
 
