@@ -74,6 +74,7 @@ def tolerance(limits):
             try:
                 _lib.call("sagerun_tolerance_add", handle, _TOLERANCES[key], spec.encode())
             except _lib.SagerunError as exc:
+                _lib.lib().sagerun_tolerance_destroy(handle)
                 raise ValueError("%s=%r: %s" % (key, value, exc)) from None
     return handle
 

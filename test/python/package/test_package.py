@@ -171,6 +171,23 @@ def test_report_saved_and_read_by_show(tmp_path):
     assert not d.regression and "reference-mt" in str(d)
 
 
+def test_pandas_and_plot_where_installed():
+    r = sagerun.compare("reference", "reference-mt", shape=SHAPE, **QUICK)
+    pandas = pytest.importorskip("pandas")
+    frame = r.to_pandas()
+    assert isinstance(frame, pandas.DataFrame) and list(frame["variant"]) == ["reference",
+                                                                               "reference-mt"]
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    assert r.plot().get_xlabel().startswith("speedup vs reference")
+
+
+def test_bad_tolerance_names_the_keyword():
+    with pytest.raises(ValueError, match="min_cos=2: --min-cos"):
+        sagerun.compare("reference", "reference-mt", shape=SHAPE, min_cos=2, **QUICK)
+
+
 def test_ctrl_c_returns_rounds_so_far():
     calls = []
 
