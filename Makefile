@@ -241,7 +241,7 @@ $(B)/python/%.o: variants/python/%.c
 	@mkdir -p $(@D)
 	$(CC) $(PLUGIN_CFLAGS) -Ilibsagerun -c $< -o $@
 
-$(B)/python/sagerun_py.o: variants/python/sagerun.py libsagerun/incbin.S
+$(B)/python/sagerun_py.o: python/sagerun/_bridge.py libsagerun/incbin.S
 	@mkdir -p $(@D)
 	$(call embed_image,py_sagerun_source)
 
@@ -343,6 +343,11 @@ ifeq ($(HAVE_PYTHON),1)
 	$(STAGE)/bin/sagerun list --backend host --plugin examples/python/numpy_attention.py | tee $(B)/python-list.out
 	grep -q "numpy-reference .*host" $(B)/python-list.out # the installed Python bridge reads .py files
 endif
+	@# the installed Python package loads the installed library (not the build's)
+	if info=$$(find $(STAGE) -path '*/sagerun/_build_info.py' | head -1) && [ -n "$$info" ]; then \
+	    env -u SAGERUN_LIBRARY PYTHONPATH=$$(dirname $$(dirname $$info)) $(PYTHON3) -c \
+	        'import sagerun; print(sagerun.library_version())' | tee $(B)/python-package.out && \
+	    grep -q "$(STAGE)/lib/$(LIB_SONAME)" $(B)/python-package.out; fi
 ifeq ($(HAVE_NVCC),1)
 	rm -rf $(B)/my-variant $(B)/dropin && cp -r examples/my-variant $(B)/my-variant && mkdir -p $(B)/dropin
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C $(B)/my-variant NVCC=$(NVCC)
@@ -395,6 +400,13 @@ update-abi: $(B)/abi/libsagerun.symbols $(ABI_PROBE)
 	abidw --no-corpus-path --out-file abi/plugin.abi $(ABI_PROBE)
 
 # ---- install ------------------------------------------------------------------------------------
+define PY_SITE_SCRIPT
+import site, sys, sysconfig
+prefix = sys.argv[1].rstrip("/") + "/"
+mine = [p for p in site.getsitepackages() if p.startswith(prefix)]
+print(mine[0] if mine else sysconfig.get_path("purelib", "posix_prefix", {"base": prefix[:-1]}))
+endef
+export PY_SITE_SCRIPT
 install: lib cli plugins
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PLUGINDIR) \
 	    $(DESTDIR)$(PREFIX)/include/sagerun $(DESTDIR)$(PREFIX)/bin
@@ -410,11 +422,22 @@ ifeq ($(HAVE_PYTHON),1)
 	install -d $(DESTDIR)$(PLUGINDIR)/python
 	install -m 0755 $(PY_BRIDGE) $(DESTDIR)$(PLUGINDIR)/python/
 endif
+	@# the Python package (python/), built for the installed library, where $(PYTHON3) has pip:
+	@# into PYTHON_SITE, the interpreter's own site folder under PREFIX (Debian's
+	@# /usr/local/lib/python3.X/dist-packages) or else PREFIX/lib/python3.X/site-packages
+	@if $(PYTHON3) -m pip --version >/dev/null 2>&1; then \
+	    site=$${PYTHON_SITE:-$$($(PYTHON3) -c "$$PY_SITE_SCRIPT" $(PREFIX))}; \
+	    echo "installing the sagerun Python package into $(DESTDIR)$$site"; \
+	    SAGERUN_BUILD_LIBRARY=$(LIBDIR)/$(LIB_SONAME) $(PYTHON3) -m pip install --quiet --no-index \
+	        --no-deps --no-cache-dir --upgrade --target "$(DESTDIR)$$site" ./python || exit 1; \
+	else echo "sagerun: $(PYTHON3) has no pip (python3-pip): the Python package is not installed"; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libsagerun.so* $(DESTDIR)$(LIBDIR)/pkgconfig/sagerun.pc \
 	    $(DESTDIR)$(PREFIX)/bin/sagerun
 	rm -rf $(DESTDIR)$(PREFIX)/include/sagerun $(DESTDIR)$(PLUGINDIR)
+	site=$${PYTHON_SITE:-$$($(PYTHON3) -c "$$PY_SITE_SCRIPT" $(PREFIX) 2>/dev/null)}; \
+	    [ -z "$$site" ] || rm -rf "$(DESTDIR)$$site/sagerun" "$(DESTDIR)$$site"/sagerun-*.dist-info
 
 clean:
 	rm -rf $(B) plugins/*.so plugins/python

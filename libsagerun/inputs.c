@@ -5,9 +5,10 @@
 #include "inputs.h"
 #include "internal.h"
 
-sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
-                               const sagerun_sequences *seq, uint64_t seed, sagerun_inputs **out,
-                               sagerun_error *err)
+/* Inputs of a checked problem and its sequences, without Q, K, V (0). */
+static sagerun_status inputs_new(sagerun_context *ctx, const sagerun_problem *problem,
+                                 const sagerun_sequences *seq, uint64_t seed,
+                                 sagerun_inputs **out, sagerun_error *err)
 {
     if (!ctx || !problem || !out)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs: NULL argument");
@@ -27,6 +28,18 @@ sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *prob
         free(in);
         return st;
     }
+    *out = in;
+    return SAGERUN_OK;
+}
+
+sagerun_status sr_inputs_alloc(sagerun_context *ctx, const sagerun_problem *problem,
+                               const sagerun_sequences *seq, uint64_t seed, sagerun_inputs **out,
+                               sagerun_error *err)
+{
+    sagerun_inputs *in;
+    sagerun_status st = inputs_new(ctx, problem, seq, seed, &in, err);
+    if (st != SAGERUN_OK)
+        return st;
     if ((st = sagerun_mem_alloc(ctx, in->q_bytes, &in->q, err)) != SAGERUN_OK ||
         (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->k, err)) != SAGERUN_OK ||
         (st = sagerun_mem_alloc(ctx, in->kv_bytes, &in->v, err)) != SAGERUN_OK) {
@@ -81,6 +94,17 @@ sagerun_status sagerun_inputs_create_synthetic(sagerun_context *ctx,
     return sagerun_inputs_create_synthetic_seq(ctx, problem, NULL, seed, out, err);
 }
 
+/* A paged problem's K/V are a cache only its block table reads: the caller's tensors need it. */
+static sagerun_status need_block_table(const char *fn, const sagerun_problem *problem,
+                                       const sagerun_sequences *seq, sagerun_error *err)
+{
+    if (problem && problem->struct_size >= sizeof *problem && problem->page_size &&
+        (!seq || !seq->block_table))
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "%s: a paged problem's K/V need their block table", fn);
+    return SAGERUN_OK;
+}
+
 sagerun_status sagerun_inputs_create_from_host_seq(sagerun_context *ctx,
                                                    const sagerun_problem *problem,
                                                    const sagerun_sequences *sequences,
@@ -92,14 +116,11 @@ sagerun_status sagerun_inputs_create_from_host_seq(sagerun_context *ctx,
     *out = NULL;
     if (!q || !k || !v)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_host: NULL tensor");
-    if (problem && problem->struct_size >= sizeof *problem && problem->page_size &&
-        (!sequences || !sequences->block_table))
-        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
-                            "inputs_create_from_host: a paged problem's K/V need their block "
-                            "table");
-    sagerun_inputs *in;
-    sagerun_status st = sr_inputs_alloc(ctx, problem, sequences, 0, &in, err);
+    sagerun_status st = need_block_table("inputs_create_from_host", problem, sequences, err);
     if (st != SAGERUN_OK)
+        return st;
+    sagerun_inputs *in;
+    if ((st = sr_inputs_alloc(ctx, problem, sequences, 0, &in, err)) != SAGERUN_OK)
         return st;
     if ((st = sagerun_mem_upload(ctx, in->q, q, in->q_bytes, err)) != SAGERUN_OK ||
         (st = sagerun_mem_upload(ctx, in->k, k, in->kv_bytes, err)) != SAGERUN_OK ||
@@ -107,6 +128,35 @@ sagerun_status sagerun_inputs_create_from_host_seq(sagerun_context *ctx,
         sagerun_inputs_destroy(in);
         return st;
     }
+    *out = in;
+    return SAGERUN_OK;
+}
+
+sagerun_status sagerun_inputs_create_from_device_seq(sagerun_context *ctx,
+                                                     const sagerun_problem *problem,
+                                                     const sagerun_sequences *sequences,
+                                                     uint64_t q, uint64_t k, uint64_t v,
+                                                     sagerun_inputs **out, sagerun_error *err)
+{
+    if (!out)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_create_from_device: NULL out");
+    *out = NULL;
+    if (!q || !k || !v)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "inputs_create_from_device: a tensor at address 0");
+    sagerun_status st = need_block_table("inputs_create_from_device", problem, sequences, err);
+    if (st != SAGERUN_OK)
+        return st;
+    if (ctx && sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA)
+        return sr_error_set(err, SAGERUN_UNSUPPORTED,
+                            "inputs_create_from_device: the host backend takes Q, K, V by copy "
+                            "(sagerun_inputs_create_from_host_seq): its memory is blocks of its "
+                            "own, between guard pages");
+    sagerun_inputs *in;
+    if ((st = inputs_new(ctx, problem, sequences, 0, &in, err)) != SAGERUN_OK)
+        return st;
+    in->q = q, in->k = k, in->v = v;
+    in->borrowed = true;
     *out = in;
     return SAGERUN_OK;
 }
@@ -137,9 +187,11 @@ void sagerun_inputs_destroy(sagerun_inputs *in)
 {
     if (!in)
         return;
-    sagerun_mem_free(in->ctx, in->q);
-    sagerun_mem_free(in->ctx, in->k);
-    sagerun_mem_free(in->ctx, in->v);
+    if (!in->borrowed) {
+        sagerun_mem_free(in->ctx, in->q);
+        sagerun_mem_free(in->ctx, in->k);
+        sagerun_mem_free(in->ctx, in->v);
+    }
     if (in->has_sage2)
         sr_sage2_tensors_free(in->ctx, &in->sage2);
     if (in->k_mean)

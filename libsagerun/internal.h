@@ -164,6 +164,8 @@ struct sagerun_inputs {
     uint64_t k_mean;
     bool warned_zero_v; /* the all-zero V channel warning was given */
     sr_sequences seq;   /* lengths and block table of a varlen or paged problem */
+    bool borrowed;      /* q, k, v are the caller's (sagerun_inputs_create_from_device_seq):
+                         * never freed here */
 };
 
 /* Allocates inputs (Q, K, V uninitialised) for a problem and its sequences (NULL: dense; a paged

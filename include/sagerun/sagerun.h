@@ -451,6 +451,19 @@ SAGERUN_API sagerun_status sagerun_inputs_create_from_host_seq(sagerun_context *
                                                                const void *q, const void *k,
                                                                const void *v, sagerun_inputs **out,
                                                                sagerun_error *err);
+/* (0.2) Q, K, V where the caller holds them, not copied: addresses in the context's memory as
+ * stored (as _from_host_seq takes them): CUDA device pointers of the context's device, whose
+ * primary context sagerun uses as PyTorch does (a torch CUDA tensor's data_ptr()). A host
+ * context is SAGERUN_UNSUPPORTED (its memory is blocks of its own: copy with _from_host_seq).
+ * They must stay valid while the inputs live; destroy leaves them.
+ * A comparison checks them after every checked call and puts back what a variant wrote into
+ * them. The sequences are copied (the block table is required for paged). */
+SAGERUN_API sagerun_status sagerun_inputs_create_from_device_seq(sagerun_context *ctx,
+                                                                 const sagerun_problem *problem,
+                                                                 const sagerun_sequences *sequences,
+                                                                 uint64_t q, uint64_t k,
+                                                                 uint64_t v, sagerun_inputs **out,
+                                                                 sagerun_error *err);
 /* (0.2) The inputs' sequences: host arrays owned by the inputs (NULL where the problem has none),
  * valid while they live; out->struct_size as the caller compiled it (0: this header's). */
 SAGERUN_API sagerun_status sagerun_inputs_sequences(const sagerun_inputs *in,

@@ -15,8 +15,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-spec = importlib.util.spec_from_file_location("sagerun", os.path.join(ROOT, "variants", "python",
-                                                                      "sagerun.py"))
+spec = importlib.util.spec_from_file_location("sagerun", os.path.join(ROOT, "python", "sagerun",
+                                                                      "_bridge.py"))
 sagerun = importlib.util.module_from_spec(spec)
 sys.modules["sagerun"] = sagerun
 spec.loader.exec_module(sagerun)

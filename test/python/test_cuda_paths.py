@@ -1,5 +1,5 @@
 """The CUDA side of Python variants without a GPU or torch: sagerun's Python module
-(variants/python/sagerun.py) and the CUDA examples (examples/python/torch_sdpa.py,
+(python/sagerun/_bridge.py) and the CUDA examples (examples/python/torch_sdpa.py,
 sageattention_ext.py) driven as the bridge drives them (embed_call.c's dicts), against a stand-in
 torch (test/python/fake_torch) that records every call. What it proves: the views are torch tensors
 on sagerun's memory with the right shapes and dtypes, run runs on sagerun's stream, SDPA is called
@@ -16,8 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "fake_torch"))
 import torch  # noqa: E402  (the stand-in)
 
-spec = importlib.util.spec_from_file_location("sagerun", os.path.join(ROOT, "variants", "python",
-                                                                      "sagerun.py"))
+spec = importlib.util.spec_from_file_location("sagerun", os.path.join(ROOT, "python", "sagerun",
+                                                                      "_bridge.py"))
 sagerun = importlib.util.module_from_spec(spec)
 sys.modules["sagerun"] = sagerun
 spec.loader.exec_module(sagerun)

@@ -285,6 +285,29 @@ static void memory_at_address_0_is_refused(void **state)
     assert_int_equal(sagerun_mem_fill(f->ctx, 0, 0xff, 0, &e), SAGERUN_OK); /* no bytes: nothing */
 }
 
+/* Q, K, V borrowed where the caller holds them (a torch CUDA tensor's memory, no copy): only on
+ * CUDA; on the host backend, at address 0, or paged without a block table each refused, named,
+ * and *out cleared. */
+static void device_inputs_are_refused_where_they_cannot_be_borrowed(void **state)
+{
+    fixture *f = *state;
+    sagerun_error e = {0};
+    sagerun_problem p = sagerun_problem_make(1, 16, 2, 2, 8);
+    sagerun_inputs *in = (sagerun_inputs *)f; /* not NULL: each refusal clears it */
+    uint64_t a = 4096;
+    assert_int_equal(sagerun_inputs_create_from_device_seq(f->ctx, &p, NULL, a, a, a, &in, &e),
+                     SAGERUN_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "the host backend takes Q, K, V by copy"));
+    assert_null(in);
+    expect_error(sagerun_inputs_create_from_device_seq(f->ctx, &p, NULL, a, 0, a, &in, &e), &e,
+                 "inputs_create_from_device: a tensor at address 0");
+    p.page_size = 8, p.pages = 2, p.pages_per_seq = 2;
+    expect_error(sagerun_inputs_create_from_device_seq(f->ctx, &p, NULL, a, a, a, &in, &e), &e,
+                 "a paged problem's K/V need their block table");
+    expect_error(sagerun_inputs_create_from_device_seq(f->ctx, &p, NULL, a, a, a, NULL, &e), &e,
+                 "inputs_create_from_device: NULL out");
+}
+
 /* A name that is not UTF-8 was taken, and the workload could then not be written as JSON. */
 static void workload_names_are_utf8(void **state)
 {
@@ -328,6 +351,7 @@ int main(void)
         cmocka_unit_test(no_output_before_a_run),
         cmocka_unit_test(output_end_names_a_write_past_o),
         cmocka_unit_test(memory_at_address_0_is_refused),
+        cmocka_unit_test(device_inputs_are_refused_where_they_cannot_be_borrowed),
         cmocka_unit_test(workload_names_are_utf8),
         cmocka_unit_test(registry_accessors_name_a_null_out),
     };

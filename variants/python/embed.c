@@ -1,13 +1,13 @@
 /* embed.so: the one Python interpreter of the process, started as the interpreter bridge.so found
  * (its program name, hence its prefix and virtual environment, and its sys.path), with the GIL
- * released whenever no Python code runs; the embedded sagerun module (sagerun.py); Python
+ * released whenever no Python code runs; the embedded sagerun module (python/sagerun/_bridge.py); Python
  * exceptions turned into sagerun errors. Built against the stable ABI only (Py_LIMITED_API). */
 #include <stdio.h>
 #include <string.h>
 
 #include "embed_py.h"
 
-extern const char py_sagerun_source[]; /* sagerun.py, embedded by the Makefile (NUL-terminated) */
+extern const char py_sagerun_source[]; /* python/sagerun/_bridge.py, embedded by the Makefile (NUL-terminated) */
 
 py_helper py_sagerun;
 
@@ -22,13 +22,29 @@ static PyObject *helper_function(PyObject *module, const char *name)
     return fn;
 }
 
-/* Imports the embedded module as `sagerun` and keeps its functions; path: the interpreter's
- * sys.path (NULL: leave the running interpreter's alone). */
-static int load_helper(const py_interpreter *interp)
+/* The module of the calls. In sagerun's own interpreter: the embedded source
+ * (python/sagerun/_bridge.py) imported as `sagerun`, what variant files import. In a Python
+ * program that imported the sagerun package (python/): that package's `sagerun._bridge`, the same
+ * source, so that its Unsupported is the one variant files raise: one module, not two. */
+static PyObject *helper_module(const py_interpreter *interp)
 {
+    PyObject *modules = interp ? NULL : PyImport_GetModuleDict(); /* borrowed */
+    PyObject *package = modules ? PyDict_GetItemString(modules, "sagerun._bridge") : NULL;
+    if (package) {
+        Py_INCREF(package);
+        return package;
+    }
     PyObject *code = Py_CompileString(py_sagerun_source, "<sagerun>/sagerun.py", Py_file_input);
     PyObject *module = code ? PyImport_ExecCodeModule("sagerun", code) : NULL;
     Py_XDECREF(code);
+    return module;
+}
+
+/* Imports the module of the calls and keeps its functions; path: the interpreter's sys.path
+ * (NULL: leave the running interpreter's alone). */
+static int load_helper(const py_interpreter *interp)
+{
+    PyObject *module = helper_module(interp);
     if (!module)
         return -1;
     py_sagerun = (py_helper){helper_function(module, "_create"), helper_function(module, "_prepare"),

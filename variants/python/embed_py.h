@@ -39,7 +39,7 @@ static inline void py_leave(PyGILState_STATE gil)
     PY_LSAN_ENABLE();
 }
 
-/* The functions of the embedded sagerun module (sagerun.py) the calls use. */
+/* The functions of the embedded sagerun module (python/sagerun/_bridge.py) the calls use. */
 typedef struct py_helper {
     PyObject *create, *prepare, *run, *destroy, *describe;
 } py_helper;

@@ -1,5 +1,5 @@
 """A stand-in for torch, for test/python/test_cuda_paths.py only (no torch on the CI machine): the
-few calls that sagerun's Python side (variants/python/sagerun.py) and the CUDA examples make, each
+few calls that sagerun's Python side (python/sagerun/_bridge.py) and the CUDA examples make, each
 recorded in LOG, behaving as torch documents where that code relies on it: as_tensor of an object
 with __cuda_array_interface__ views its memory (and refuses a read-only flag), view(dtype) keeps
 the pointer, transpose swaps shape and strides, Event.record / Stream.wait_event order streams."""

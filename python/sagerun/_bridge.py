@@ -1,6 +1,8 @@
 """sagerun's side of a Python variant.
 
-The Python bridge (variants/python/) embeds this module, as `sagerun`, in the interpreter it starts.
+The Python bridge (variants/python/) embeds this module, as `sagerun`, in the interpreter it starts;
+in a Python program that imported the sagerun package it is that package's `sagerun._bridge`, whose
+names the package re-exports (one Unsupported, whichever way a variant file imports it).
 It loads a variant's .py file, gives the variant's functions a Call, makes the views of sagerun's
 buffers (numpy arrays on the host backend, torch tensors on CUDA: no copies) and checks what run
 returns. A variant's file may `import sagerun` for Unsupported and the bf16 helpers.
