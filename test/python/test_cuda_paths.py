@@ -278,15 +278,49 @@ def check_masks():
             want = key_rule(causal, align, window, n, m)
             assert (got == want).all(), (causal, align, window, n, m, got, want)
         cu_q, cu_kv = [0, 3, 3, 8], [0, 6, 8, 10]
-        t = {k: np.array(v) for k, v in module.token_tables(p, cu_q, cu_kv).items()}
+        q_lens = [cu_q[b + 1] - cu_q[b] for b in range(3)]
+        kv_lens = [cu_kv[b + 1] - cu_kv[b] for b in range(3)]
+        t = {k: np.array(v) for k, v in module.token_tables(p, q_lens, kv_lens).items()}
         got = module.document_allowed(p, t, np.arange(8)[:, None], np.arange(10)[None, :])
         want = np.zeros((8, 10), dtype=bool)
         for b in range(3):
             want[cu_q[b]:cu_q[b + 1], cu_kv[b]:cu_kv[b + 1]] = key_rule(
-                causal, align, window, cu_q[b + 1] - cu_q[b], cu_kv[b + 1] - cu_kv[b])
+                causal, align, window, q_lens[b], kv_lens[b])
         assert (got == want).all(), (causal, align, window, got, want)
+        check_paged_mask(module, p, causal, align, window)
     print("ok   torch_features masks: the rule of sagerun.h, both alignments, windows, varlen "
-          "documents")
+          "documents, a paged cache's slots in a shuffled order")
+
+
+def check_paged_mask(module, p, causal, align, window):
+    """torch-flex's paged mask: a cache of 12 pages of 4 slots in a shuffled order (two pages
+    nobody reads), each slot's sequence and position from the block table; the mask over
+    (packed query, slot) must be the rule over (query, logical key), and a page read by two
+    sequences is refused."""
+    import numpy as np
+    p.page_size, p.pages, p.pages_per_seq = 4, 12, 4
+    q_lens, kv_lens = [3, 7, 1], [10, 5, 13]
+    order = [9, 2, 11, 0, 5, 7, 3, 10, 1, 6, 8, 4]
+    table = [order[0:3] + [0], order[3:5] + [0, 0], order[5:9] + [0]]
+    t = module.token_tables(p, q_lens, kv_lens)
+    t.update(module.page_slot_tables(p, table, kv_lens))
+    t = {k: np.array(v) for k, v in t.items()}
+    got = module.document_allowed(p, t, np.arange(11)[:, None], np.arange(48)[None, :])
+    want = np.zeros((11, 48), dtype=bool)
+    row = 0
+    for b in range(3):
+        rule = key_rule(causal, align, window, q_lens[b], kv_lens[b])
+        for j in range(kv_lens[b]):
+            want[row:row + q_lens[b], table[b][j // 4] * 4 + j % 4] = rule[:, j]
+        row += q_lens[b]
+    assert (got == want).all(), ("paged", causal, align, window, got, want)
+    table[1][0] = table[0][0]
+    try:
+        module.page_slot_tables(p, table, kv_lens)
+        raise AssertionError("a page read by two sequences was taken")
+    except sagerun.Unsupported as e:
+        assert "page 9 is read by sequences 0 and 1" in str(e), e
+    p.page_size = 0
 
 
 def check_sdpa_mask():
