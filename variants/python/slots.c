@@ -13,6 +13,7 @@
 typedef struct py_slot {
     py_declared decl; /* canonical: its params' key/description pointers NULL */
     sagerun_param_decl params[SAGERUN_PLUGIN_MAX_PARAMS]; /* pointing into decl */
+    sagerun_sage2_quant_params quant; /* input=sage2: the sm89 kernel's granularities */
     sagerun_variant_descriptor desc;
 } py_slot;
 
@@ -57,6 +58,9 @@ static void fill_descriptor(py_slot *s, unsigned index)
         s->params[k].key = d->keys[k];
         s->params[k].description = d->param_text[k];
     }
+    s->quant = (sagerun_sage2_quant_params){
+        .struct_size = sizeof s->quant, .q_group_rows = 32, .q_block_rows = 128,
+        .k_block_rows = 64, .v_pad_rows = 64, .v_range = d->v_range};
     s->desc = (sagerun_variant_descriptor){
         .struct_size = sizeof s->desc,
         .abi_major = SAGERUN_PLUGIN_ABI_MAJOR,
@@ -65,11 +69,9 @@ static void fill_descriptor(py_slot *s, unsigned index)
         .description = d->description,
         .backend = d->backend,
         .min_compute_capability = d->backend == SAGERUN_BACKEND_CUDA ? d->min_cc : 0,
-        .input_kind = d->input_kind,
-        /* sage2: the sm89 kernel's granularities (plugin.h's sagerun_sage2_quant_params) */
-        .quant = {.struct_size = sizeof(sagerun_sage2_quant_params), .q_group_rows = 32,
-                  .q_block_rows = 128, .k_block_rows = 64, .v_pad_rows = 64,
-                  .v_range = d->v_range},
+        /* input=sage2 asks for the sage2 extension by id (sage2.h), else plain fp16 inputs */
+        .input_id = d->input_kind == SAGERUN_INPUT_SAGE2 ? SAGERUN_SAGE2_EXTENSION_ID : NULL,
+        .input_params = d->input_kind == SAGERUN_INPUT_SAGE2 ? &s->quant : NULL,
         .geometry = py_geometry,
         .create = slot_creates[index],
         .prepare = py_bridge_prepare,
