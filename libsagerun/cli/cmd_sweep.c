@@ -20,6 +20,7 @@ extern char **environ;
 
 #include "cli.h"
 #include "compare_options.h"
+#include "repeat.h"
 #include "isolate.h"
 #include "sweep.h"
 #include "sweep_axes.h"
@@ -74,6 +75,9 @@ static void sweep_usage(FILE *out)
             "                         a workload without a report has one row, saying why in\n"
             "                         'failure'; - is stdout, and the table then goes to stderr\n"
             "  --quiet                no progress lines on stderr\n"
+            SR_CLI_REPEAT_HELP
+            "                         (each a whole sweep into DIR/repeat-K, the index\n"
+            "                         DIR/repeats.json, which diff reads; needs --out-dir)\n"
             "compare options (over the sweep file's; passed on to each workload's compare, see\n"
             "'sagerun compare --help'):\n"
             SR_CLI_COMPARE_VARIANTS_HELP
@@ -682,6 +686,11 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
 
 int sr_cmd_sweep(int argc, char **argv)
 {
+    unsigned repeat;
+    if (!sr_cli_repeat_take("sweep", &argc, argv, &repeat))
+        return SR_EXIT_USAGE;
+    if (repeat)
+        return sr_cli_repeat_run("sweep", argc, argv, repeat);
     sr_cli_compare_settings set;
     if (!sr_cli_compare_settings_init(&set, "sweep", argc))
         return SR_EXIT_ERROR;
