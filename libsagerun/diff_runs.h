@@ -12,14 +12,17 @@
 #include "stats.h"
 
 /* The interval of new against old from per-run estimates, each a run's log time (ln seconds, or
- * ln of the time over the run's baseline's): the difference of the means, Welch's t where both
- * sides have two runs or more, Student's with the other side's variance where one side has one.
- * Its squared standard error is at least min_se2 (log units: what the runs' own intervals, or a
- * calibrated between-run sd, say it is at least; two or three runs can agree by chance). Speedup
- * in percent, + = new faster (stats.h's convention). valid false below three runs in all, with a
+ * ln of the time over the run's baseline's) with (old_v, new_v; NULL: unknown) its squared
+ * standard error within its run. With every run's error known, each run is weighted by
+ * 1 / (v_i + tau2), tau2 the between-run variance estimated from the runs (DerSimonian-Laird,
+ * pooled over both sides), each side's error scaled by its runs' scatter (Hartung-Knapp) with
+ * Welch's degrees of freedom; else Welch's t on the plain means (Student's with the other side's spread where one side has one run). The
+ * squared standard error is at least min_se2 (a calibrated between-run sd's share). Speedup in
+ * percent, + = new faster (stats.h's convention). valid false below three runs in all, with a
  * side empty, or with a non-finite estimate. */
-sr_interval sr_between_runs_interval(const double *old_x, size_t n_old, const double *new_x,
-                                     size_t n_new, double min_se2);
+sr_interval sr_between_runs_interval(const double *old_x, const double *old_v, size_t n_old,
+                                     const double *new_x, const double *new_v, size_t n_new,
+                                     double min_se2);
 
 /* The interval widened by a between-run sd (percent of the time) that two single runs cannot see:
  * half' = sqrt(half^2 + (1.96 sqrt(2) sd)^2) on the log scale, around the same estimate. sd <= 0

@@ -187,42 +187,38 @@ typedef struct diff_side {
     size_t count;
 } diff_side;
 
-/* One side's estimates of a variant, the runs without one left out; the count kept. *se2: the
- * squared standard error of their mean from the runs' own intervals. */
+/* One side's estimates of a variant, the runs without one left out; the count kept. v: each one's
+ * squared standard error within its run (0 where it has none). */
 static size_t side_estimates(const diff_side *s, const char *label, const char *base_label,
-                             double *x, double *se2)
+                             double *x, double *v)
 {
     size_t n = 0;
-    double sum = 0;
     for (size_t i = 0; i < s->count; i++) {
-        double v, e = run_estimate(s->runs[i], label, base_label, &v);
-        if (isfinite(e)) {
+        double e = run_estimate(s->runs[i], label, base_label, &v[n]);
+        if (isfinite(e))
             x[n++] = e;
-            sum += v;
-        }
     }
-    *se2 = n ? sum / ((double)n * (double)n) : 0;
     return n;
 }
 
-/* Replicates: each run one estimate, the change judged from their spread (Welch's t, the process
- * as the unit), its error no less than the runs' own intervals or the calibrated between-run sd
- * say. Fewer than three estimates in all: one run per side, from the first runs. */
+/* Replicates: each run one estimate, the change judged with the process as the unit (each run
+ * weighted by its own interval and the runs' spread; Welch's t where a run has no interval), its
+ * error no less than the calibrated between-run sd says. Fewer than three estimates in all: one
+ * run per side, from the first runs. */
 static void judge_replicates(sr_diff_row *row, const diff_side *o, const diff_side *n,
                              const char *base_label, const sr_report_variant *fo[2],
                              sr_diff *d)
 {
-    double *xo = malloc((o->count + 1) * sizeof(double)), *xn = malloc((n->count + 1) * sizeof(double));
-    double wo = 0, wn = 0;
-    size_t no = xo ? side_estimates(o, row->label, base_label, xo, &wo) : 0;
-    size_t nn = xn ? side_estimates(n, row->label, base_label, xn, &wn) : 0;
+    double *buf = malloc(2 * (o->count + n->count + 2) * sizeof(double));
+    double *xo = buf, *vo = buf + o->count + 1, *xn = vo + o->count + 1, *vn = xn + n->count + 1;
+    size_t no = buf ? side_estimates(o, row->label, base_label, xo, vo) : 0;
+    size_t nn = buf ? side_estimates(n, row->label, base_label, xn, vn) : 0;
     double b = d->between_run_sd > 0 ? log1p(d->between_run_sd / 100.0) : 0;
-    double floor2 = fmax(wo + wn, no && nn ? b * b * (1.0 / (double)no + 1.0 / (double)nn) : 0);
+    double floor2 = no && nn ? b * b * (1.0 / (double)no + 1.0 / (double)nn) : 0;
     sr_interval iv = no && nn && no + nn >= 3
-                         ? finite_interval(sr_between_runs_interval(xo, no, xn, nn, floor2))
+                         ? finite_interval(sr_between_runs_interval(xo, vo, no, xn, vn, nn, floor2))
                          : (sr_interval){0};
-    free(xo);
-    free(xn);
+    free(buf);
     if (!iv.valid) {
         judge_single(row, fo[0], fo[1], base_label ? find_label(o->runs[0], base_label) : NULL,
                      base_label ? find_label(n->runs[0], base_label) : NULL, d);

@@ -229,19 +229,19 @@ static void test_between_runs_interval(void **state)
     double o[] = {0, 0.01, -0.01}, n[3];
     for (int i = 0; i < 3; i++)
         n[i] = o[i] + log(1.05);
-    sr_interval iv = sr_between_runs_interval(o, 3, n, 3, 0);
+    sr_interval iv = sr_between_runs_interval(o, NULL, 3, n, NULL, 3, 0);
     assert_true(iv.valid);
     assert_int_equal(iv.dof, 4);
     double half = 2.776445105 * sqrt(2e-4 / 3.0);
     assert_true(fabs(iv.estimate - (1 / 1.05 - 1) * 100) < 1e-9);
     assert_true(fabs(iv.low - (exp(-log(1.05) - half) - 1) * 100) < 1e-3);
-    sr_interval floored = sr_between_runs_interval(o, 3, n, 3, 1e-2); /* the runs' own error */
+    sr_interval floored = sr_between_runs_interval(o, NULL, 3, n, NULL, 3, 1e-2); /* the runs' own error */
     assert_true(floored.low < iv.low - 1 && floored.estimate == iv.estimate);
-    iv = sr_between_runs_interval(o, 1, n, 3, 0);
+    iv = sr_between_runs_interval(o, NULL, 1, n, NULL, 3, 0);
     assert_true(iv.valid && iv.dof == 2);
-    assert_false(sr_between_runs_interval(o, 1, n, 1, 0).valid); /* two runs: no spread */
+    assert_false(sr_between_runs_interval(o, NULL, 1, n, NULL, 1, 0).valid); /* two runs: no spread */
     double bad[] = {0, NAN, 0};
-    assert_false(sr_between_runs_interval(bad, 3, n, 3, 0).valid);
+    assert_false(sr_between_runs_interval(bad, NULL, 3, n, NULL, 3, 0).valid);
     sr_interval w = sr_interval_add_between_runs(iv, 1.0);
     assert_true(w.low < iv.low && w.high > iv.high && w.estimate == iv.estimate);
     assert_true(fabs(sr_between_runs_floor_percent(1.0) - expm1(1.959964 * sqrt(2) * log1p(0.01)) * 100) < 1e-12);
