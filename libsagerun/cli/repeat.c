@@ -308,7 +308,8 @@ char **sr_cli_repeat_paths(const char *path, size_t *n, bool *sweep, sagerun_err
     json_array_foreach(runs, i, r) {
         const char *file = json_string_value(json_object_get(r, "file"));
         char *p = file && paths ? beside(path, file) : NULL;
-        if (p && access(p, R_OK) == 0) {
+        struct stat st;
+        if (p && stat(p, &st) == 0 && S_ISREG(st.st_mode)) { /* a failed run may have none */
             paths[(*n)++] = p;
             continue;
         }
