@@ -1,9 +1,13 @@
-/* Two reports of one workload, or two sweeps point by point: each variant judged statistically
- * from what both reports carry. The per-round p50s of the old and the new run give a 95% interval
- * (stats.h: paired by round where both runs have as many rounds, as compare pairs its variants;
- * else Yuen's two-sample interval over all rounds of each) and the engine's verdict (judge.h), so
- * a diff says "slower" only when the whole interval lies beyond the threshold, as compare does. A report without rounds (fewer than two in either) falls back to
- * the ratio of the p50s against the threshold, and says so. */
+/* Two reports of one workload, or two sweeps point by point, or the replicates of each side
+ * (compare/sweep --repeat): each variant judged statistically from what the reports carry.
+ * Two runs are two processes: they share no rounds, and what moves a whole process is in no run's
+ * interval (diff_runs.h). So one run per side is judged from all rounds of each, unpaired
+ * (Yuen's interval on the logs), widened by a calibrated between-run sd where there is one; with
+ * several runs on a side the process is the unit, one estimate per run. By default (relative)
+ * a variant's time is taken over its own run's baseline's, paired within the run as compare
+ * pairs them, so that what slowed a whole run alike cancels. The verdict is the engine's
+ * (judge.h): "slower" only when the whole interval lies beyond the threshold. A report without
+ * usable rounds falls back to the ratio of the p50s against the threshold, and says so. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,8 +576,8 @@ static void markdown_row(FILE *out, const char *point, const sr_diff_row *row, c
 static void print_method(const sr_diff *d, FILE *out, bool markdown)
 {
     fprintf(out, "speedup of new against old (+ = new faster, as compare's), %s, 95%% interval: "
-                 "with several runs on a side each run is one estimate (Welch's t over the "
-                 "runs); with one run per side, all rounds of each (never paired by round); "
+                 "with several runs on a side each run is one estimate (the process as the "
+                 "unit: weighted by its interval and the runs' spread); with one run per side, all rounds of each (never paired by round); "
                  "slower beyond %.3g%% is a regression\n",
             d->relative ? "each variant's time over its run's baseline's" : "by time",
             d->threshold);
@@ -671,7 +675,10 @@ json_t *sr_diff_to_json(const sr_diff *d)
                           "threshold_percent", d->threshold, "method",
                           "speedup of new against old (+ = new faster), each variant's time "
                           "(relative: over its run's baseline's, paired within each run); several "
-                          "runs on a side: one estimate per run, Welch's t over the runs; one run "
+                          "runs on a side: one estimate per run, each weighted by 1 / (its "
+                          "squared error + the between-run variance, DerSimonian-Laird), each "
+                          "side's error scaled by its runs' scatter (Hartung-Knapp), Welch's "
+                          "degrees of freedom (--absolute: Welch's t on the runs); one run "
                           "per side: all rounds of each, unpaired (Yuen's test on the logs, "
                           "20%-trimmed means), widened by between_run_sd_percent where set; "
                           "95% interval; p50 ratio without rounds",

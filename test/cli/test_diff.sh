@@ -263,7 +263,7 @@ assert {r["point"] for r in d["rows"]} == {"p" * 300}, {len(r["point"]) for r in
 assert "v" * 300 in [r["variant"] for r in d["rows"]], [len(r["variant"]) for r in d["rows"]]' "$TMP/long/d.json"
 
 check "diff --help says how it judges" 0 "$S" diff --help
-contains "the process as the unit" "per run, Welch's t over the runs"
+contains "the process as the unit" "per run, weighted by its own interval and the runs' spread"
 contains "compare's sign" "(+ = NEW faster)"
 contains "default threshold is compare's" "default 1, as compare's"
 
