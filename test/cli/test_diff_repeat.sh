@@ -21,6 +21,12 @@ assert [(r["repeat"], r["file"], r["exit_status"]) for r in d["runs"]] == \
     [(k, "old.r%d.json" % k, 0) for k in (1, 2, 3)], d["runs"]
 for k in (1, 2, 3):
     assert "variants" in json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "old.r%d.json" % k)))' "$TMP/old.json"
+py "the index validates against schema/repeats.schema.json" '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))' \
+    "$ROOT/schema/repeats.schema.json" "$TMP/old.json"
 check "the same, 10% slower (SAGERUN_TEST_SLOW_FRACTION)" 0 env SAGERUN_TEST_SLOW_FRACTION=0.10 \
     "$S" compare "${SPIN[@]}" --repeat=3 --json="$TMP/slow.json" --csv "$TMP/slow.csv"
 [ -f "$TMP/slow.r3.csv" ] && echo "ok   --csv per repeat" || fail "--csv per repeat" "$(ls "$TMP")"
@@ -82,6 +88,13 @@ SWEEP=$ROOT/test/data/sweep-host.json
 check "sweep --repeat 2" 0 "$S" sweep "$SWEEP" --backend host --quiet --repeat 2 --out-dir="$TMP/sw"
 [ -f "$TMP/sw/repeat-1/summary.json" ] && [ -f "$TMP/sw/repeat-2/n96.json" ] &&
     echo "ok   a folder per repeat" || fail "a folder per repeat" "$(find "$TMP/sw")"
+py "the sweep index validates too" '
+import json, sys, jsonschema
+idx = json.load(open(sys.argv[2]))
+jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(idx)
+assert idx["command"] == "sweep" and [r["file"] for r in idx["runs"]] == \
+    ["repeat-1/summary.json", "repeat-2/summary.json"], idx' \
+    "$ROOT/schema/repeats.schema.json" "$TMP/sw/repeats.json"
 check "two sweeps' repeats diffed point by point" 0 "$S" diff "$TMP/sw/repeats.json" \
     "$TMP/sw/repeats.json"
 [ "$(grep -cE '^(n32|1x64x2x64|n96) .* 2/2 ' <<<"$out")" -eq 3 ] &&
