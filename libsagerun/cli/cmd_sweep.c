@@ -240,10 +240,8 @@ static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compa
 static int run_self(char **argv, const char *log)
 {
     char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
+    if (!sr_cli_self_exe(self, sizeof self))
         return -1;
-    self[n] = '\0';
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);

@@ -87,13 +87,20 @@ static char *repeat_file(const char *path, unsigned k)
 
 /* This program with argv (argv[0] the command); stdio inherited. Its exit status, 128+signal, or
  * -1 when it could not start. */
+bool sr_cli_self_exe(char *buf, size_t len)
+{
+    ssize_t n = len ? readlink("/proc/self/exe", buf, len - 1) : -1;
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
 static int run_child(char **argv)
 {
     char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
+    if (!sr_cli_self_exe(self, sizeof self))
         return -1;
-    self[n] = '\0';
     pid_t pid;
     if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0)
         return -1;

@@ -14,6 +14,9 @@
     "                         process (instances' placement, clocks) is then in the spread\n"    \
     "                         of the runs, which diff judges with the process as the unit\n"
 
+/* This program's path (/proc/self/exe), into buf; false when it cannot be read. */
+bool sr_cli_self_exe(char *buf, size_t len);
+
 /* Takes --repeat N (or --repeat=N) out of argv (argc updated); *n: 0 when absent. false after
  * saying what is wrong with it. */
 bool sr_cli_repeat_take(const char *cmd, int *argc, char **argv, unsigned *n);
