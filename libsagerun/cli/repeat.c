@@ -9,6 +9,7 @@
  *   "runs": [{"repeat": K, "file": PATH relative to the index's folder, "exit_status": S}]} */
 #include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,27 @@ bool sr_cli_self_exe(char *buf, size_t len)
     return true;
 }
 
+/* A stop signal (SIGINT, SIGTERM, SIGHUP) while the runs go on: the running repeat ends as a
+ * compare or sweep ends on it (its files written), then no other starts and the index is still
+ * written. Caught, not ignored: a spawned run gets the default disposition back. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 static int run_child(char **argv)
 {
     char self[4096];
@@ -104,10 +126,13 @@ static int run_child(char **argv)
     pid_t pid;
     if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0)
         return -1;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    int status, passed = 0;
+    while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR)
             return -1;
+        if (stop_signal && !passed) /* a signal to this process alone (kill PID): passed on once */
+            kill(pid, passed = stop_signal);
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -233,7 +258,8 @@ static int one_repeat(const repeat_plan *p, int argc, char **argv, unsigned k, u
         rc = run_child(a);
         if (rc != 0)
             fprintf(stderr, "sagerun: %s: repeat %u of %u %s (exit %d)%s\n", p->cmd, k, n,
-                    rc < 0 ? "could not start" : "failed", rc, k < n ? "; the others go on" : "");
+                    rc < 0 ? "could not start" : "failed", rc,
+                    k < n && !stop_signal ? "; the others go on" : "");
         json_array_append_new(runs, json_pack("{s:I, s:s, s:i}", "repeat", (json_int_t)k, "file",
                                               index_relative(p, file), "exit_status", rc));
     }
@@ -253,11 +279,14 @@ int sr_cli_repeat_run(const char *cmd, int argc, char **argv, unsigned n)
     p.index_dir = dir_copy ? dirname(dir_copy) : ".";
     json_t *runs = json_array();
     int first = 0;
+    catch_stop_signals();
     for (unsigned k = 1; k <= n; k++) {
         int rc = one_repeat(&p, argc, argv, k, n, runs);
         if (rc != 0 && !first)
             first = rc < 0 ? SR_EXIT_ERROR : rc;
-        if (rc == SR_EXIT_SIGINT || rc == SR_EXIT_SIGTERM || rc == SR_EXIT_SIGHUP) {
+        if (stop_signal && !first)
+            first = 128 + stop_signal;
+        if (stop_signal || rc == SR_EXIT_SIGINT || rc == SR_EXIT_SIGTERM || rc == SR_EXIT_SIGHUP) {
             fprintf(stderr, "sagerun: %s: stopped after repeat %u of %u\n", cmd, k, n);
             break;
         }
@@ -270,7 +299,8 @@ int sr_cli_repeat_run(const char *cmd, int argc, char **argv, unsigned n)
                      index ? err.message : "out of memory");
         first = SR_EXIT_ERROR;
     } else {
-        fprintf(stderr, "sagerun: %s: %u runs, index %s\n", cmd, n, sr_cli_text(p.index));
+        fprintf(stderr, "sagerun: %s: %zu of %u runs, index %s\n", cmd, json_array_size(runs), n,
+                sr_cli_text(p.index));
     }
     json_decref(index);
     free(dir_copy);

@@ -77,6 +77,25 @@ check "diff reads the runs that have a report" 0 "$S" diff "$TMP/part.json" "$TM
 contains "says which is left out" "runs[1] (repeat 2, exit 1): no file part.r2.json: left out"
 contains "2 runs against 3" "2/3"
 
+# a stop signal to the repeating process: the running repeat ends with its rounds so far (its
+# report written), no other starts, the index is written, exit 143
+"$S" compare "${SPIN[@]}" --rounds 3000 --repeat 3 --json="$TMP/stop.json" \
+    >/dev/null 2>"$TMP/stop.err" &
+pid=$!
+sleep 1.5
+kill -TERM $pid
+wait $pid
+rc=$?
+out=$(cat "$TMP/stop.err")
+[ $rc -eq 143 ] && echo "ok   SIGTERM: exit 143" || fail "SIGTERM: exit $rc, expected 143" "$out"
+contains "says where it stopped" "stopped after repeat 1 of 3"
+contains "the index of the runs made" "1 of 3 runs, index"
+py "the index holds the interrupted run, its report written" '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+assert [(r["repeat"], r["exit_status"]) for r in d["runs"]] == [(1, 143)], d
+assert json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "stop.r1.json")))["complete"] is False' "$TMP/stop.json"
+
 check "--repeat without --json" 2 "$S" compare "${SPIN[@]}" --repeat 2
 contains "says what it needs" "--repeat needs --json FILE"
 check "--repeat 0" 2 "$S" compare "${SPIN[@]}" --repeat 0 --json="$TMP/z.json"
