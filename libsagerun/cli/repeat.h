@@ -10,7 +10,7 @@
 #include "cli.h"
 
 #define SR_CLI_REPEAT_HELP                                                                         \
-    "  --repeat N             N runs (2 to 100), each its own process: what moves a whole\n"     \
+    "  --repeat N             N runs (1 to 100), each its own process: what moves a whole\n"     \
     "                         process (instances' placement, clocks) is then in the spread\n"    \
     "                         of the runs, which diff judges with the process as the unit\n"
 
