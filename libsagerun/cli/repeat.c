@@ -153,8 +153,8 @@ static char *repeat_value(const repeat_plan *p, int s, unsigned k)
     if (strcmp(p->names[s], "--out-dir") == 0) {
         if (asprintf(&v, "%s/repeat-%u", p->values[s], k) < 0)
             v = NULL;
-    } else {
-        v = repeat_file(p->values[s], k);
+    } else { /* stdout ("-") stays stdout: every run's table there, one after the other */
+        v = strcmp(p->values[s], "-") == 0 ? strdup("-") : repeat_file(p->values[s], k);
     }
     if (!v || !p->joined[s])
         return v;

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 export SAGERUN_CALIBRATION=$TMP/calibration.json
 SPIN=(--backend host --shape 1,16,1,16 --no-accuracy --plugin "$FAKES/host_spin.so"
       --plugin "$FAKES/host_spin_slowed.so" --baseline 'spin[us=300]'
-      --variant 'spin-slowed[us=300]' --schedule fixed --rounds 12 --iterations 2 --warmup 1 --quiet)
+      --variant 'spin-slowed[us=300]' --schedule fixed --rounds 30 --iterations 3 --warmup 1 --quiet)
 
 check "compare --repeat 3" 0 "$S" compare "${SPIN[@]}" --repeat 3 --json="$TMP/old.json"
 contains "progress per repeat" "compare: repeat 2 of 3 ($TMP/old.r2.json)"
@@ -30,6 +30,9 @@ jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))' 
 check "the same, 10% slower (SAGERUN_TEST_SLOW_FRACTION)" 0 env SAGERUN_TEST_SLOW_FRACTION=0.10 \
     "$S" compare "${SPIN[@]}" --repeat=3 --json="$TMP/slow.json" --csv "$TMP/slow.csv"
 [ -f "$TMP/slow.r3.csv" ] && echo "ok   --csv per repeat" || fail "--csv per repeat" "$(ls "$TMP")"
+(cd "$TMP" && "$S" compare "${SPIN[@]}" --repeat 2 --json=dash.json --markdown - >"$TMP/dash.md" 2>/dev/null)
+[ "$(grep -c '^# sagerun comparison' "$TMP/dash.md")" -eq 2 ] && [ ! -e "$TMP/-.r1" ] &&
+    echo "ok   --markdown - : each run's on stdout" || fail "--markdown -" "$(ls "$TMP"; head "$TMP/dash.md")"
 
 check "3 runs against 3: the injected slowdown is a regression" 4 "$S" diff "$TMP/old.json" \
     "$TMP/slow.json" --json "$TMP/d.json"
