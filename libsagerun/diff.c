@@ -1,5 +1,6 @@
 /* Diffs of reports (compare.h): one pair of report files (sagerun_report_diff), or a diff handle
  * that gathers the rows of many pairs (a sweep's points); the rows are report_diff.c's. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@ void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
     memset(opts, 0, sizeof(*opts));
     opts->struct_size = sizeof(*opts);
     opts->threshold_percent = 1.0; /* compare's noise threshold */
+    opts->relative = 1;            /* what slows a whole run alike cancels */
+    opts->fail_if_slower_percent = opts->require_faster_percent = NAN;
 }
 
 /* The caller's options over the defaults (as far as its struct_size covers), checked. */
@@ -25,7 +28,24 @@ static sagerun_status diff_options(const sagerun_report_diff_options *opts,
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "diff: the threshold must be a percentage from 0 to 1000000 (got %g)",
                             o->threshold_percent);
+    if (!(o->between_run_sd_percent >= 0) || o->between_run_sd_percent > 100)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "diff: the between-run sd must be a percentage from 0 to 100 (got %g)",
+                            o->between_run_sd_percent);
+    if (fabs(o->fail_if_slower_percent) > 1e6 || fabs(o->require_faster_percent) > 1e6)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "diff: a gate must be a percentage within +-1000000 (got %g, %g)",
+                            o->fail_if_slower_percent, o->require_faster_percent);
     return SAGERUN_OK;
+}
+
+/* A diff of the options (checked). */
+void sr_diff_options(sr_diff *d, const sagerun_report_diff_options *o)
+{
+    sr_diff_init(d, o->threshold_percent, o->relative != 0);
+    d->between_run_sd = o->between_run_sd_percent;
+    d->fail_if_slower = o->fail_if_slower_percent;
+    d->require_faster = o->require_faster_percent;
 }
 
 sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
@@ -46,7 +66,7 @@ sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
         sr_report_clear(&a);
         return st;
     }
-    st = sr_report_diff(&a, &b, o.threshold_percent, o.relative != 0, out, findings, err);
+    st = sr_report_diff_opts(&a, &b, &o, out, findings, err);
     sr_report_clear(&a);
     sr_report_clear(&b);
     return st;
@@ -68,7 +88,7 @@ sagerun_status sagerun_diff_create(const sagerun_report_diff_options *opts, sage
         return st;
     if (!(*out = calloc(1, sizeof(**out))))
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    sr_diff_init(&(*out)->d, o.threshold_percent, o.relative != 0);
+    sr_diff_options(&(*out)->d, &o);
     return SAGERUN_OK;
 }
 
@@ -87,6 +107,39 @@ sagerun_status sagerun_diff_add(sagerun_diff *diff, const char *point,
     if (!diff || !old_result || !new_result)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "diff_add: NULL argument");
     return sr_diff_reports(&diff->d, point, &old_result->report, &new_result->report, err);
+}
+
+/* The reports of n results, into a new array (NULL: out of memory, or a NULL result). */
+static const sr_report **result_reports(const sagerun_compare_result *const *r, size_t n)
+{
+    const sr_report **out = n ? malloc(n * sizeof(*out)) : NULL;
+    for (size_t i = 0; out && i < n; i++) {
+        if (!r[i]) {
+            free(out);
+            return NULL;
+        }
+        out[i] = &r[i]->report;
+    }
+    return out;
+}
+
+sagerun_status sagerun_diff_add_runs(sagerun_diff *diff, const char *point,
+                                     const sagerun_compare_result *const *old_results,
+                                     size_t n_old,
+                                     const sagerun_compare_result *const *new_results,
+                                     size_t n_new, sagerun_error *err)
+{
+    if (!diff || !old_results || !new_results || !n_old || !n_new)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "diff_add_runs: NULL argument or no run on a side");
+    const sr_report **o = result_reports(old_results, n_old),
+                    **n = result_reports(new_results, n_new);
+    sagerun_status st = o && n ? sr_diff_runs(&diff->d, point, o, n_old, n, n_new, err)
+                               : sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                                              "diff_add_runs: a NULL result (or out of memory)");
+    free(o);
+    free(n);
+    return st;
 }
 
 sagerun_status sagerun_diff_add_missing(sagerun_diff *diff, const char *point, const char *why,

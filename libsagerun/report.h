@@ -208,11 +208,11 @@ void sr_report_format_shape(const sr_report *r, char *buf, size_t len);
  * Rows of old-against-new, one per variant and point (a sweep's workload; "" for one report). */
 typedef struct sr_diff_row {
     char *point, *label;       /* owned; whole, however long (a summary's names, a plugin's labels) */
-    double old_p50, new_p50;   /* seconds; NaN = absent */
-    double change_percent;     /* (new p50 / old p50 - 1) * 100: + = slower */
-    sr_interval speedup;       /* of new against old, judged from per-round p50s: + = faster */
-    size_t rounds, new_rounds; /* the old run's rounds the interval used, and the new run's:
-                                  the same where it pairs them round by round */
+    double old_p50, new_p50;   /* seconds (the median of the runs' p50s); NaN = absent */
+    double change_percent;     /* (new p50 / old p50 - 1) * 100: + = slower (the p50s') */
+    sr_interval speedup;       /* the judged change of new against old: + = new faster */
+    size_t rounds, new_rounds; /* one run per side: the rounds of each the interval used */
+    size_t old_runs, new_runs; /* the runs of each side that judged it (replicates: >= 2) */
     int verdict;               /* sr_verdict of that interval; NONE without one */
     int old_exact, new_exact;  /* byte_exact; -1 = absent */
     unsigned findings;         /* SAGERUN_DIFF_* */
@@ -221,6 +221,10 @@ typedef struct sr_diff_row {
 typedef struct sr_diff {
     double threshold;          /* percent */
     bool relative;             /* judge each variant's time over its run's baseline's */
+    double between_run_sd;     /* percent: calibrated run-to-run sd for one run per side; 0 none */
+    double fail_if_slower;     /* gates (percent; NaN = off): SAGERUN_DIFF_GATE */
+    double require_faster;
+    size_t single_rows;        /* rows judged from one run per side */
     sr_diff_row *rows;
     size_t count, cap;
     unsigned findings;         /* SAGERUN_DIFF_* of every row */
@@ -233,6 +237,12 @@ void sr_diff_clear(sr_diff *d);
  * (INVALID_ARGUMENT) when they are not of the same workload. */
 sagerun_status sr_diff_reports(sr_diff *d, const char *point, const sr_report *old_r,
                                const sr_report *new_r, sagerun_error *err);
+/* The same for the replicates of each side (n_old, n_new >= 1 runs of one workload): rows and
+ * findings from the first run of each, the change judged with the process as the unit
+ * (diff_runs.h) where a side has two runs or more. */
+sagerun_status sr_diff_runs(sr_diff *d, const char *point, const sr_report *const *old_r,
+                            size_t n_old, const sr_report *const *new_r, size_t n_new,
+                            sagerun_error *err);
 /* A point of old that new lacks (or could not read): a MISSING row saying why. */
 sagerun_status sr_diff_missing_point(sr_diff *d, const char *point, const char *why,
                                      sagerun_error *err);
@@ -244,8 +254,13 @@ json_t *sr_diff_to_json(const sr_diff *d);
 sagerun_status sr_diff_write_json(const sr_diff *d, const char *path, sagerun_error *err);
 sagerun_status sr_diff_write_markdown(const sr_diff *d, const char *path, sagerun_error *err);
 sagerun_status sr_diff_write_csv(const sr_diff *d, const char *path, sagerun_error *err);
-/* The diff of two reports printed as text (relative: as sr_diff_init's); *findings:
- * SAGERUN_DIFF_* bits. */
+/* A diff set up from the library's (checked) options. */
+void sr_diff_options(sr_diff *d, const sagerun_report_diff_options *o);
+/* The diff of two reports printed as text (options as sr_diff_options'); *findings:
+ * SAGERUN_DIFF_* bits. sr_report_diff: the default options but these two. */
+sagerun_status sr_report_diff_opts(const sr_report *old_r, const sr_report *new_r,
+                                   const sagerun_report_diff_options *o, FILE *out,
+                                   unsigned *findings, sagerun_error *err);
 sagerun_status sr_report_diff(const sr_report *old_r, const sr_report *new_r,
                               double threshold_percent, bool relative, FILE *out,
                               unsigned *findings, sagerun_error *err);

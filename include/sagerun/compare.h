@@ -326,21 +326,35 @@ typedef struct sagerun_report_diff_options {
                    * round by round (both ran interleaved in each round), so that what slowed a
                    * whole run alike cancels; the baseline (the same label in both) is not
                    * judged, and without one the variants are judged by time (a note says so).
-                   * 0 (default): by time. `sagerun diff --relative` */
+                   * 0: by time (`sagerun diff --absolute`). sagerun_report_diff_options_init
+                   * sets 1 (since library 0.3; it set 0 before) */
+    /* ---- added in library 0.3 ---- */
+    double between_run_sd_percent; /* run-to-run sd of a variant's time on this machine (a
+                                    * calibration, `sagerun diff --calibrate`): where each side
+                                    * has one run, the interval is widened by it; 0 (default):
+                                    * none, and the diff says that it cannot tell */
+    double fail_if_slower_percent; /* a gate (NaN, the default: off): SAGERUN_DIFF_GATE when a
+                                    * variant's whole interval is slower than -PCT (compare's
+                                    * --fail-if-slower) */
+    double require_faster_percent; /* a gate (NaN: off): SAGERUN_DIFF_GATE when a variant's
+                                    * interval is not wholly above +PCT, or it has none */
 } sagerun_report_diff_options;
 
 SAGERUN_API void sagerun_report_diff_options_init(sagerun_report_diff_options *opts);
 
-#define SAGERUN_DIFF_REGRESSION 0x1u      /* some p50 slower beyond the threshold, or a variant
+#define SAGERUN_DIFF_REGRESSION 0x1u      /* some variant slower beyond the threshold, or one
                                              that ran in old and failed or did not run in new */
 #define SAGERUN_DIFF_LOST_BYTE_EXACT 0x2u /* some variant byte-exact in old, not in new */
 #define SAGERUN_DIFF_MISSING 0x4u         /* a variant of old is absent from new */
 #define SAGERUN_DIFF_LOST_ACCEPTANCE 0x8u /* some variant accepted in old (byte-exact, or within
                                              its tolerance) is not in new (e.g. "tol. FAIL") */
+#define SAGERUN_DIFF_GATE 0x10u           /* a gate of the options is not met (never set
+                                             without one) */
 
 /* Compares two reports of the same workload (same q_shape and metadata; SAGERUN_INVALID_ARGUMENT
- * when not), prints per variant the p50 change and byte-exactness changes, and sets *findings to
- * SAGERUN_DIFF_* bits. Variants are matched by label (name in the seed's format). */
+ * when not), prints per variant the judged speedup of new against old (+ = new faster) and
+ * byte-exactness changes, and sets *findings to SAGERUN_DIFF_* bits. Variants are matched by
+ * label (name in the seed's format). */
 SAGERUN_API sagerun_status sagerun_report_diff(const char *old_path, const char *new_path,
                                                const sagerun_report_diff_options *opts, FILE *out,
                                                unsigned *findings, sagerun_error *err);
@@ -381,8 +395,10 @@ SAGERUN_API int sagerun_compare_result_all_accepted(const sagerun_compare_result
 /* ---- Diffs of many reports: two sweeps, point by point ------------------------------------------
  * A diff holds rows of old against new, one per variant of old and point (a sweep's workload, or
  * none for one pair of reports), judged as sagerun_report_diff judges them: from the per-round
- * p50s both reports carry (slower only when the whole 95% interval lies beyond the threshold; the
- * ratio of the p50s when either has fewer than two rounds, and the row says so). */
+ * p50s of each run, never paired across runs (slower only when the whole 95% interval of the
+ * speedup of new against old, + = new faster, lies beyond the threshold; the ratio of the p50s
+ * when either has fewer than two usable rounds, and the row says so); sagerun_diff_add_runs for
+ * several runs per side. */
 typedef struct sagerun_diff sagerun_diff;
 /* opts: NULL for the defaults (threshold 1%). */
 SAGERUN_API sagerun_status sagerun_diff_create(const sagerun_report_diff_options *opts,
@@ -396,6 +412,19 @@ SAGERUN_API sagerun_status sagerun_diff_add(sagerun_diff *diff, const char *poin
                                             const sagerun_compare_result *old_result,
                                             const sagerun_compare_result *new_result,
                                             sagerun_error *err);
+/* The same for several runs of each side (compare/sweep --repeat: n_old, n_new >= 1, each a
+ * report of the same workload): the rows, byte-exactness and failures from the first run of each
+ * side, the p50s the median of the runs', and the change judged with the process as the unit:
+ * each run gives one estimate (its time over its baseline's, paired within the run; --absolute:
+ * its p50), each weighted by its own interval and the runs' spread (DerSimonian-Laird, with
+ * the Hartung-Knapp scale and Welch's degrees of freedom; --absolute, without intervals: Welch's
+ * t on them). One run per side: both runs' rounds, never paired by round (Yuen), widened by
+ * between_run_sd_percent where set. */
+SAGERUN_API sagerun_status sagerun_diff_add_runs(sagerun_diff *diff, const char *point,
+                                                 const sagerun_compare_result *const *old_results,
+                                                 size_t n_old,
+                                                 const sagerun_compare_result *const *new_results,
+                                                 size_t n_new, sagerun_error *err);
 /* A point of old that new lacks or could not read: one MISSING row saying why. */
 SAGERUN_API sagerun_status sagerun_diff_add_missing(sagerun_diff *diff, const char *point,
                                                     const char *why, sagerun_error *err);

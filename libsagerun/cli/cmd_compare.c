@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "compare_options.h"
+#include "repeat.h"
 #include "isolate.h"
 
 static void compare_usage(FILE *out)
@@ -51,6 +52,11 @@ static void compare_usage(FILE *out)
             "  --csv FILE             write the table as CSV: one row per variant, times in\n"
             "                         seconds, percentages in percent points\n"            "  A FILE of - is stdout, and the table then goes to stderr (--json - | jq ...)\n"
             "  --quiet                no progress line on stderr (shown only on a terminal)\n"
+            SR_CLI_REPEAT_HELP
+            "                         (--json FILE: the runs' reports FILE-stem.rK.ext, and\n"
+            "                         FILE the index of them, which diff reads;\n"
+            "                         --markdown/--csv likewise per run; exit: the first\n"
+            "                         nonzero status of the runs, each failed one named)\n"
             SR_CLI_COMPARE_DEVICE_HELP
             "fault containment:\n"
             "  The measurement runs in a child process. A variant that crashes (signal, abort,\n"
@@ -532,6 +538,11 @@ static int check_options(compare_cmd *c)
 
 int sr_cmd_compare(int argc, char **argv)
 {
+    unsigned repeat;
+    if (!sr_cli_repeat_take("compare", &argc, argv, &repeat))
+        return SR_EXIT_USAGE;
+    if (repeat)
+        return sr_cli_repeat_run("compare", argc, argv, repeat);
     compare_cmd c;
     memset(&c, 0, sizeof c);
     c.wo.seed = SAGERUN_WORKLOAD_DEFAULT_SEED;

@@ -20,6 +20,7 @@ extern char **environ;
 
 #include "cli.h"
 #include "compare_options.h"
+#include "repeat.h"
 #include "isolate.h"
 #include "sweep.h"
 #include "sweep_axes.h"
@@ -74,6 +75,9 @@ static void sweep_usage(FILE *out)
             "                         a workload without a report has one row, saying why in\n"
             "                         'failure'; - is stdout, and the table then goes to stderr\n"
             "  --quiet                no progress lines on stderr\n"
+            SR_CLI_REPEAT_HELP
+            "                         (each a whole sweep into DIR/repeat-K, the index\n"
+            "                         DIR/repeats.json, which diff reads; needs --out-dir)\n"
             "compare options (over the sweep file's; passed on to each workload's compare, see\n"
             "'sagerun compare --help'):\n"
             SR_CLI_COMPARE_VARIANTS_HELP
@@ -236,10 +240,8 @@ static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compa
 static int run_self(char **argv, const char *log)
 {
     char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
+    if (!sr_cli_self_exe(self, sizeof self))
         return -1;
-    self[n] = '\0';
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
@@ -682,6 +684,11 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
 
 int sr_cmd_sweep(int argc, char **argv)
 {
+    unsigned repeat;
+    if (!sr_cli_repeat_take("sweep", &argc, argv, &repeat))
+        return SR_EXIT_USAGE;
+    if (repeat)
+        return sr_cli_repeat_run("sweep", argc, argv, repeat);
     sr_cli_compare_settings set;
     if (!sr_cli_compare_settings_init(&set, "sweep", argc))
         return SR_EXIT_ERROR;

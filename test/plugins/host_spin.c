@@ -14,6 +14,7 @@
  * Otherwise fake_plugin.h's variant: the output is V copied into O, so every setting writes the
  * same bytes and is byte-exact with any other. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <sagerun/plugin.h>
@@ -33,12 +34,24 @@ static const sagerun_param_decl spin_params[] = {
 };
 
 static int spin_run(void *state, char *err, size_t errlen);
+#ifndef SPIN_SLOWED /* host_spin_slowed.c: the same call, slower by a fraction from the environment */
+#define SPIN_SLOWED 0
 #define FAKE_NAME "spin"
+#endif
 #define FAKE_VERSION "1.0.0"
 #define FAKE_DESCRIPTION "test: a call of a chosen time, with an optional slow mode (output = V)"
 #define FAKE_PARAMS spin_params
 #define FAKE_RUN spin_run
 #include "fake_plugin.h"
+
+/* SAGERUN_TEST_SLOW_FRACTION (default 0, at most 10): how much slower spin-slowed's calls are */
+static double slow_fraction(void)
+{
+    const char *v = getenv("SAGERUN_TEST_SLOW_FRACTION");
+    char *end;
+    double x = v ? strtod(v, &end) : 0;
+    return v && !*end && x >= 0 && x <= 10 ? x : 0;
+}
 
 static double now_s(void)
 {
@@ -76,6 +89,8 @@ static int spin_run(void *state, char *err, size_t errlen)
         us *= in->n_param_values ? v[PARAM_SLOWX] : 10;
     if (call == 1 && in->n_param_values && v[PARAM_FIRST] > 0)
         us = v[PARAM_FIRST];
+    if (SPIN_SLOWED) /* read at each call: cheap beside a spin of microseconds */
+        us *= 1.0 + slow_fraction();
     for (double end = now_s() + us * 1e-6; now_s() < end;)
         ;
     return fake_run(state, err, errlen);
