@@ -1461,19 +1461,23 @@ static void format_spread(const sr_summary *t, char *buf, size_t len)
                  (t->p90 - t->p50) / t->p50 * 100.0);
 }
 
-/* The headline is the paired estimate with its interval (judge.h); without an interval, the
- * seed's ratio of p50s. */
+/* The headline is the paired estimate with its interval (judge.h) and the factor it means
+ * ("-90.06% (10.06× slower)"); without an interval, the seed's ratio of p50s, labelled so. */
 static void format_speedup(const sr_report_variant *v, char *buf, size_t len)
 {
+    char times[48];
+    bool paired = v->interval.valid && isfinite(v->interval.estimate);
+    sr_format_speedup_times(paired ? v->interval.estimate : v->speedup_percent, times,
+                            sizeof times);
     if (v->is_baseline)
         snprintf(buf, len, "(baseline)");
-    else if (v->interval.valid && isfinite(v->interval.estimate))
-        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", v->interval.estimate, v->interval.low,
-                 v->interval.high);
+    else if (paired)
+        snprintf(buf, len, "%+.2f%% (%s) [%+.2f, %+.2f]", v->interval.estimate, times,
+                 v->interval.low, v->interval.high);
     else if (!isfinite(v->speedup_percent))
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "%+.2f%%", v->speedup_percent);
+        snprintf(buf, len, "%+.2f%% (%s, p50 ratio)", v->speedup_percent, times);
 }
 
 static void format_verdict(const sr_report *r, const sr_report_variant *v, char *buf, size_t len)
@@ -1728,7 +1732,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
 
 /* Column texts of one row of the table. */
 typedef struct row_text {
-    char label[SR_LABEL_MAX + 16], p50[32], spread[40], tops[16], speedup[64], verdict[40], exact[32],
+    char label[SR_LABEL_MAX + 16], p50[32], spread[40], tops[16], speedup[112], verdict[40], exact[32],
         accuracy[64];
 } row_text;
 

@@ -278,6 +278,13 @@ double sr_nvml_energy_j(sr_nvml *n);
 double sr_nvml_violation_s(sr_nvml *n);
 
 
+/* What a speedup in percent (baseline / variant - 1, + faster) means as a factor: "1.25× faster",
+ * "10.06× slower", "1.00×" for none; "-" where it means no factor (not finite, or -100% and
+ * below). Every readout of a speedup puts it beside the percentage. */
+void sr_format_speedup_times(double percent, char *buf, size_t len);
+/* The factor itself, baseline / variant (NaN where it means none). */
+double sr_speedup_times(double percent);
+
 /* A duration with a unit chosen for it: "243.919 ms", "1.2345 s", "131.30 us"; "-" if not finite. */
 void sr_format_seconds(double s, char *buf, size_t len);
 

@@ -153,6 +153,10 @@ const char *sr_cli_text(const char *s);
  * "out of memory"); NULL for NULL or when memory runs out (escape.c). */
 json_t *sr_cli_json_text(const char *s);
 
+/* What a speedup in percent (baseline / variant - 1) means as a factor, as the library's reports
+ * write it beside the percentage: "1.25× faster", "10.06× slower"; "-" for none (common.c). */
+void sr_cli_speedup_times(double percent, char *buf, size_t len);
+
 /* Parses an integer option value in [min, 100000000]; false after printing
  * "sagerun: CMD: OPT 'TEXT': expected an integer from MIN to 100000000". */
 bool sr_cli_parse_u32(const char *cmd, const char *opt, const char *text, unsigned long min,

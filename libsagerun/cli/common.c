@@ -854,3 +854,13 @@ sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names
     }
     return SAGERUN_OK;
 }
+
+void sr_cli_speedup_times(double percent, char *buf, size_t len)
+{
+    double ratio = 1.0 + percent / 100.0, factor = ratio >= 1 ? ratio : 1 / ratio;
+    if (!isfinite(ratio) || !(ratio > 0))
+        snprintf(buf, len, "-");
+    else /* two decimals, as hyperfine's "10.06 x slower"; whole numbers past a thousand */
+        snprintf(buf, len, factor < 1000 ? "%.2f\u00d7%s" : "%.0f\u00d7%s", factor,
+                 ratio > 1 ? " faster" : ratio < 1 ? " slower" : "");
+}

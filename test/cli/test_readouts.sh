@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Readouts that agree with themselves (issue 41): every speedup readout shows the estimate it
+# judges with the factor it means beside it ("-90.06% (10.06x slower)"), the p50 ratio only where
+# labelled so; the host's timer named as the host's clock; the plot's label beside the estimate.
+set -u
+source "$(dirname "$0")/lib.sh"
+[ -f "$FAKES/host_spin.so" ] || { echo "SKIP: the fake plugins are not built"; exit 0; }
+G=(--backend host --plugin "$FAKES/host_spin.so" --shape 1,16,1,16 --quiet --max-time 0.6 --no-accuracy)
+
+# ---- a variant 10x slower reads "10.NN x slower" beside about -90%, in every readout ----
+check "a variant ten times slower" 0 "$S" compare "${G[@]}" --baseline 'spin[us=40]' \
+    --variant 'spin[us=400]' --json "$TMP/slow.json" --markdown "$TMP/slow.md" --csv "$TMP/slow.csv"
+printf "%s\n" "$out" > "$TMP/slow.txt"
+FACTOR='
+import csv, json, re, sys
+r = json.load(open(sys.argv[1])); v = r["variants"][1]
+est = v["speedup_interval_percent"]["estimate"]
+want = 1 + est / 100                # the baseline over the variant, slower: below 1
+assert 5 < 1 / want < 20 and v["verdict"] == "slower", (est, v["verdict"])
+for name in sys.argv[2:4]:          # the table and the markdown
+    line = next(l for l in open(name) if "spin[us=400," in l and "%" in l)
+    m = re.search(r"([-+][0-9.]+)% \(([0-9.]+)\u00d7 (faster|slower)\) \[", line)
+    assert m, line
+    assert abs(float(m.group(1)) - est) < 0.006, (m.group(1), est)
+    assert m.group(3) == "slower" and abs(float(m.group(2)) - 1 / want) < 0.006, (line, 1 / want)
+row = list(csv.DictReader(open(sys.argv[4])))[1]
+assert row["speedup_source"] == "paired_estimate", row
+assert abs(float(row["speedup_times"]) - want) < 1e-6 * want, (row["speedup_times"], want)
+assert abs(float(row["speedup_percent"]) - est) < 1e-6 * abs(est), row
+'
+py "table, markdown and CSV: the estimate and its factor, the same numbers" "$FACTOR" \
+    "$TMP/slow.json" "$TMP/slow.txt" "$TMP/slow.md" "$TMP/slow.csv"
+
+# ---- without an interval (one round) the p50 ratio is labelled as such ----
+check "one round: no interval" 0 "$S" compare "${G[@]:0:6}" --no-accuracy --baseline 'spin[us=40]' \
+    --variant 'spin[us=80]' --rounds 1 --iterations 3 --warmup 1 --csv "$TMP/one.csv"
+contains "the table says it is the p50 ratio" "× slower, p50 ratio)"
+py "the CSV says so too" '
+import csv, sys
+row = list(csv.DictReader(open(sys.argv[1])))[1]
+assert row["speedup_source"] == "p50_ratio" and row["speedup_low_percent"] == "", row
+assert abs(float(row["speedup_times"]) - (1 + float(row["speedup_percent"]) / 100)) < 1e-6, row
+' "$TMP/one.csv"
+
+# ---- the plot: the label beside the estimate (the filled dot and its bar), not beside the hollow
+# p50-ratio marker: a p50 ratio moved away from the interval took the label with it ----
+py "a report whose p50 ratio lies far from its interval" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["variants"][1]["speedup_vs_baseline_percent"] = r["variants"][1]["speedup_interval_percent"]["estimate"] + 50
+json.dump(r, open(sys.argv[2], "w"))
+' "$TMP/slow.json" "$TMP/moved.json"
+check "plot it" 0 "$S" plot "$TMP/moved.json" -o "$TMP/moved.svg" --layout "$TMP/moved.layout"
+py "the label stands by the estimate, with its factor" '
+import json, sys
+l = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))["variants"][1]
+p = next(p for p in l["panels"] if p["name"] == "speedup")
+x0, x1, sc = p["box"][0], p["box"][2], p["scales"]["x"]
+px = lambda s: x0 + (s - sc["lo"]) / (sc["hi"] - sc["lo"]) * (x1 - x0)
+t = next(t for t in l["texts"] if t["group"] == "speedup" and "\u00d7 slower" in t["text"])
+gap = lambda x: max(t["box"][0] - x, x - t["box"][2], 0)
+est, p50 = px(v["speedup_interval_percent"]["estimate"]), px(v["speedup_vs_baseline_percent"])
+assert gap(est) < gap(p50), (t, est, p50)
+' "$TMP/moved.layout" "$TMP/moved.json"
+check "plot --help: the distribution panel's scales as the title says them" 0 "$S" plot --help
+contains "one scale for an A/A" "all on one scale"
+contains "else each its own" "else each variant on its"
+
+finish
