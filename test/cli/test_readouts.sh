@@ -66,4 +66,19 @@ check "plot --help: the distribution panel's scales as the title says them" 0 "$
 contains "one scale for an A/A" "all on one scale"
 contains "else each its own" "else each variant on its"
 
+# ---- the host's timer has one name: its clock, in the header, the notes and the JSON (the notes
+# and the JSON said "event" under "timed by host monotonic clock") ----
+check "an event-timed host comparison" 0 "$S" compare "${G[@]}" --baseline 'spin[us=1500]' \
+    --variant 'spin[us=1500]' --timer event --json "$TMP/host.json"
+check "show it" 0 "$S" show "$TMP/host.json"
+contains "the header names the host's clock" "timed by host monotonic clock"
+contains "the notes name the same" ": timer host, 1 call per sample"
+grep -q "timer event" <<<"$out" && fail "the notes still say 'timer event'" "$out"
+py "the JSON says host" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["measurement"]["sample_clock"] == "host monotonic clock", r["measurement"]
+assert all(v["measurement"]["timer"] == "host" for v in r["variants"]), [v["measurement"] for v in r["variants"]]
+' "$TMP/host.json"
+
 finish

@@ -106,7 +106,7 @@ assert len(m["order_seed"]) == 16 and int(m["order_seed"], 16) >= 0, m  # interl
 assert r["iterations_per_round"] == 1
 for v in r["variants"]:
     assert len(v["samples_s"]) == r["rounds_completed"]
-    assert v["measurement"]["timer"] in ("event", "batch")
+    assert v["measurement"]["timer"] in ("host", "batch")
 ' "$TMP/timed.json"
 check "rotate order" 0 "$S" compare "${H[@]}" --order rotate --rounds 2 --iterations 2 \
     --warmup 0 --no-accuracy --json "$TMP/rot.json"
