@@ -119,8 +119,9 @@ int sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *c
 bool sr_cli_check_outputs_spare_plugins(const char *cmd, const char *const *opts,
                                         const char *const *outs, size_t n_out,
                                         const sagerun_registry *reg);
-/* Where a command's table goes: stdout, or stderr when one of its outputs is "-" (stdout is then
- * that file's alone, for a pipe: `--json - | jq`). NULL entries are skipped. */
+/* Where a command's table goes: stdout, or stderr when one of its outputs is "-" or the file
+ * stdout already is (/dev/stdout, the file stdout was redirected to): stdout is then that file's
+ * alone, for a pipe: `--json - | jq`. NULL entries are skipped. */
 FILE *sr_cli_table_out(const char *const *outs, size_t n);
 /* While a variant's code runs its prints go to stderr: stdout is the results'. Returns the saved
  * stdout for sr_cli_stdout_back, -1 when nothing was diverted (then back does nothing). */

@@ -341,7 +341,7 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
 FILE *sr_cli_table_out(const char *const *outs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (outs[i] && strcmp(outs[i], "-") == 0)
+        if (outs[i] && (strcmp(outs[i], "-") == 0 || sr_cli_same_file(outs[i], "/dev/stdout")))
             return stderr;
     return stdout;
 }

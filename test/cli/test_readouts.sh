@@ -81,4 +81,25 @@ assert r["measurement"]["sample_clock"] == "host monotonic clock", r["measuremen
 assert all(v["measurement"]["timer"] == "host" for v in r["variants"]), [v["measurement"] for v in r["variants"]]
 ' "$TMP/host.json"
 
+# ---- --json /dev/stdout with stdout redirected to a file: written in place through stdout, the
+# table on stderr as for "-" (a temporary file renamed over the file replaced it, and whatever
+# had been printed there was lost) ----
+H=(--backend host --shape 1,32,1,32 --quiet --max-time 0.3)
+"$S" compare "${H[@]}" --json /dev/stdout > "$TMP/stdout.txt" 2> "$TMP/stderr.txt"
+rc=$?
+[ "$rc" -le 1 ] && echo "ok   --json /dev/stdout > FILE: ran" || fail "--json /dev/stdout > FILE: exit $rc" "$(cat "$TMP/stderr.txt")"
+py "the file holds the report, the table went to stderr" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["variants"][0]["label"] == "reference", r["variants"][0]
+t = open(sys.argv[2]).read()
+assert "speedup [95% CI]" in t and "reference-mt" in t, t
+' "$TMP/stdout.txt" "$TMP/stderr.txt"
+{ echo "a line before"; "$S" compare "${H[@]}" --markdown /dev/stdout --json "$TMP/j.json" 2>/dev/null; } > "$TMP/both.txt"
+py "what was written before stays, the markdown after it" '
+import sys
+t = open(sys.argv[1]).read()
+assert t.startswith("a line before\n# sagerun comparison"), t[:200]
+' "$TMP/both.txt"
+
 finish
