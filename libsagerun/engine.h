@@ -88,7 +88,8 @@ bool sr_entry_lost_context(sagerun_context *ctx, const sr_entry *e, sagerun_erro
 sagerun_status sr_entries_select(sagerun_registry *reg, sagerun_context *ctx,
                                  const sagerun_compare_options *o, sr_report *rep, sr_entry **out,
                                  size_t *count, sagerun_error *err);
-/* Entries the caller leaves out (hooks); leaving out the baseline is an error. */
+/* Entries the caller leaves out (hooks); leaving out the baseline leaves out every entry, each
+ * recorded as not measured for that reason. */
 sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, size_t n,
                                sagerun_error *err);
 /* The device memory of the comparison of the entries not failed on problem p (with_inputs: Q, K,

@@ -456,7 +456,9 @@ typedef struct sagerun_compare_hooks {
     int (*interrupted)(void *user);
     void *interrupted_user;
     /* Entries not to run, by label: each stays in the report as failed, with its phase and
-     * reason (e.g. a crash seen by a supervising process). Leaving out the baseline is an error. */
+     * reason (e.g. a crash seen by a supervising process). Leaving out the baseline measures
+     * nothing: every other entry is recorded failed too ("not measured: the baseline LABEL
+     * failed") and the result holds the baseline's failure. */
     const char *const *skip_labels;
     const char *const *skip_phases;
     const char *const *skip_reasons;

@@ -468,7 +468,16 @@ typedef struct parent {
     size_t slow_count;
     skip *skips;
     size_t skip_count;
+    char baseline[SR_LINE_MAX]; /* the label of the first call's variant: the baseline's */
 } parent;
+
+/* What follows a variant's failure: the others measured again, except after the baseline's */
+static const char *afterwards(const parent *p, const char *label)
+{
+    return strcmp(p->baseline, label) == 0
+               ? "nothing else is measured without the baseline: the report records its failure"
+               : "the others were measured again without it";
+}
 
 static slowest *slowest_of(parent *p, const char *label)
 {
@@ -550,6 +559,8 @@ static void handle_line(parent *p, attempt *a, char *line)
         a->crash_label[0] = 0; /* an "X" the process lived through (a plugin's handler) is void */
         a->open = a->called = true;
         snprintf(a->label, sizeof a->label, "%s", f[1]);
+        if (!p->baseline[0]) /* entries are created in order, the baseline first */
+            snprintf(p->baseline, sizeof p->baseline, "%s", f[1]);
         snprintf(a->phase, sizeof a->phase, "%s", f[2]);
         a->started = now_s();
         a->limit = call_limit(p, f[1], f[2], calls_field(f, nf, 4));
@@ -847,7 +858,7 @@ static void ending_words(const attempt *a, int ws, char *what, size_t len)
 /* A crash in code of a plugin file other than the open call's (crash_site.c), before the report
  * was written: that file's variant, outside its calls ("background"), not the variant whose call
  * happened to be open. */
-static void blame_crash_site(const attempt *a, int ws, blame *b)
+static void blame_crash_site(const parent *p, const attempt *a, int ws, blame *b)
 {
     char sig[96], when[SR_LINE_MAX + 64];
     sr_cli_describe_signal(WTERMSIG(ws), sig, sizeof sig);
@@ -858,13 +869,12 @@ static void blame_crash_site(const attempt *a, int ws, blame *b)
     snprintf(b->label, sizeof b->label, "%s", a->crash_label);
     snprintf(b->phase, sizeof b->phase, "background");
     snprintf(b->why, sizeof b->why, "crashed: %s in its plugin's code (%s) outside its own "
-                                    "calls (in a thread it started?), %s; the others were "
-                                    "measured again without it",
-             sig, a->crash_file, when);
+                                    "calls (in a thread it started?), %s; %s",
+             sig, a->crash_file, when, afterwards(p, b->label));
 }
 
 /* The variant an attempt that ended with wait status ws is to be blamed for, if any. */
-static void blame_attempt(const attempt *a, int ws, blame *b)
+static void blame_attempt(const parent *p, const attempt *a, int ws, blame *b)
 {
     memset(b, 0, sizeof *b);
     if (a->lost) {
@@ -875,21 +885,21 @@ static void blame_attempt(const attempt *a, int ws, blame *b)
                  a->lost_reason, a->lost_context ? "this left the CUDA context unusable"
                                                  : "nothing more could be opened");
     } else if (a->crash_label[0] && WIFSIGNALED(ws) && !a->report_written) {
-        blame_crash_site(a, ws, b);
+        blame_crash_site(p, a, ws, b);
     } else if (a->timed_out && a->open) {
         snprintf(b->label, sizeof b->label, "%s", a->label);
         snprintf(b->phase, sizeof b->phase, "%s", a->phase);
         snprintf(b->why, sizeof b->why, "%s: timeout: no answer within %g s (hung?): killed; "
-                                        "the others were measured again without it (--timeout)",
-                 phase_words(a->phase), a->timed_out_limit);
+                                        "%s (--timeout)",
+                 phase_words(a->phase), a->timed_out_limit, afterwards(p, a->label));
     } else if (a->open && (WIFSIGNALED(ws) || WIFEXITED(ws))) {
         /* the process ended inside a variant's call: whatever the way, that variant */
         snprintf(b->label, sizeof b->label, "%s", a->label);
         snprintf(b->phase, sizeof b->phase, "%s", a->phase);
         char what[200];
         ending_words(a, ws, what, sizeof what);
-        snprintf(b->why, sizeof b->why, "%s: %s; the others were measured again without it",
-                 phase_words(a->phase), what);
+        snprintf(b->why, sizeof b->why, "%s: %s; %s", phase_words(a->phase), what,
+                 afterwards(p, b->label));
     }
 }
 
@@ -1006,7 +1016,7 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
         }
         *stop_signal = sr_stop_signal();
         blame b;
-        blame_attempt(a, ws, &b);
+        blame_attempt(&p, a, ws, &b);
         if (!b.label[0] || *stop_signal) {
             rc = last_attempt(ws, *stop_signal != 0, a, report_path, report);
             free(a);
