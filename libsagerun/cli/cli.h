@@ -32,6 +32,11 @@ enum {
     SR_EXIT_SIGTERM = 143
 };
 
+/* Between a watched child and its parent only (compare's and run's): the child found its pipe to
+ * the parent closed under it (a variant closing descriptors it did not open), and ends so that
+ * the parent can name that, not an exit of the plugin's. Never a command's exit code. */
+#define SR_CHILD_EXIT_PIPE_CLOSED 119
+
 /* Commands: argv[0] is the command name; each returns an exit code. */
 int sr_cmd_list(int argc, char **argv);
 int sr_cmd_run(int argc, char **argv);

@@ -155,6 +155,8 @@ static void send_fields(int count, ...)
         ssize_t w = write(child_fd, line + off, used - off);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w < 0 && errno == EBADF) /* a variant closed it: the parent names the open call */
+            _exit(SR_CHILD_EXIT_PIPE_CLOSED);
         if (w <= 0)
             return;
         off += (size_t)w;
@@ -850,6 +852,9 @@ static void ending_words(const attempt *a, int ws, char *what, size_t len)
                             "sagerun's own are)", sig);
     else if (WIFSIGNALED(ws))
         snprintf(what, len, "crashed: %s", sig);
+    else if (WEXITSTATUS(ws) == SR_CHILD_EXIT_PIPE_CLOSED)
+        snprintf(what, len, "closed the measuring process's pipe to sagerun (it closes "
+                            "descriptors it did not open)");
     else
         snprintf(what, len, "the process exited with status %d inside the call",
                  WEXITSTATUS(ws));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The weaker hostile cases of issue 41, each named for what it did: a variant closing descriptors
+# it did not open (sagerun's pipe among them), a variant writing into the inputs under `run`, a
+# plugin path listing one folder many times with a plugin that hangs when loaded, and two stop
+# signals close together.
+set -u
+source "$(dirname "$0")/lib.sh"
+[ -f "$FAKES/fault_close_fds_run.so" ] || { echo "SKIP: the fault plugins are not built"; exit 0; }
+export SAGERUN_TEST_FAULTS=1
+H=(--backend host --shape 1,32,1,32)
+
+# ---- a variant closing descriptors 3..4095: its pipe to sagerun closed, named so (it read
+# "exited with status 0 ... does the plugin call exit()?") ----
+check "run: a variant closing every descriptor" 1 "$S" run "${H[@]}" \
+    --plugin "$FAKES/fault_close_fds_run.so" --variant fault-close-fds-run --iterations 5
+contains "run: named, with what it did" "variant 'fault-close-fds-run' closed the pipe through which the process running it reports to sagerun"
+grep -q "exit()" <<<"$out" && fail "run: still asks whether it calls exit()" "$out"
+check "compare: a variant closing every descriptor" 1 "$S" compare "${H[@]}" --quiet --max-time 0.3 \
+    --plugin "$FAKES/fault_close_fds_run.so" --variant fault-close-fds-run --json "$TMP/cf.json"
+py "compare: its failure says what it did, the baseline measured" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+b, v = r["variants"]
+assert "closed the measuring process'"'"'s pipe to sagerun" in v["failure"], v["failure"]
+assert "exited with status" not in v["failure"], v["failure"]
+assert b["failure"] is None and b["timing"]["count"] > 0, b
+' "$TMP/cf.json"
+
+finish
