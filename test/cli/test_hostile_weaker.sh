@@ -26,4 +26,16 @@ assert "exited with status" not in v["failure"], v["failure"]
 assert b["failure"] is None and b["timing"]["count"] > 0, b
 ' "$TMP/cf.json"
 
+# ---- run checks the inputs as compare does: a variant writing into V is named, exit 1, no hash
+# of an output computed on changed inputs (exit 0 with that hash) ----
+for f in fault-write-v-run fault-write-v-once; do
+    so=$FAKES/${f//-/_}.so
+    check "run: $f writes into V" 1 "$S" run "${H[@]}" --plugin "$so" --variant "$f" --iterations 5
+    contains "... named, with the tensor" "run: variant '$f' wrote into its inputs (v), which are read-only"
+    grep -q output_sha256 <<<"$out" && fail "run: $f: an output hash printed" "$out"
+done
+check "run: a variant that leaves its inputs alone (varlen: the sequences hashed too)" 0 "$S" run \
+    --backend host --shape 1,32,1,32 --varlen 10,22 --variant reference --iterations 2
+contains "its output hash" "output_sha256"
+
 finish
