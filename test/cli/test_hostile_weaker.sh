@@ -38,4 +38,21 @@ check "run: a variant that leaves its inputs alone (varlen: the sequences hashed
     --backend host --shape 1,32,1,32 --varlen 10,22 --variant reference --iterations 2
 contains "its output hash" "output_sha256"
 
+# ---- a plugin that hangs when loaded, on a plugin path that lists its folder many times and
+# named twice: examined once (each occurrence cost the scan timeout: 8000 listings, 11 min) ----
+if [ -f "$FAKES/hostile_ctor_hang.so" ]; then
+    mkdir -p "$TMP/hang" && cp "$FAKES/hostile_ctor_hang.so" "$TMP/hang/" && chmod -R go-w "$TMP/hang"
+    ln -s "$TMP/hang" "$TMP/hang-link"
+    path=$TMP/hang; for i in $(seq 1 7); do path=$path:$TMP/hang; done; path=$path:$TMP/hang-link
+    t0=$(date +%s.%N)
+    check "list: the folder 9 times on the path, the file named twice" 0 env SAGERUN_TEST_HOSTILE=1 \
+        SAGERUN_PLUGIN_SCAN_TIMEOUT=1 SAGERUN_CACHE_DIR="$TMP/cache" SAGERUN_PLUGIN_PATH="$path" \
+        "$S" list --backend host --plugin "$TMP/hang/hostile_ctor_hang.so" \
+        --plugin "$TMP/hang-link/hostile_ctor_hang.so"
+    t=$(echo "$(date +%s.%N) - $t0" | bc)
+    [ "$(echo "$t < 4" | bc)" = 1 ] && echo "ok   ... in ${t}s: examined once" \
+        || fail "took ${t}s with a scan timeout of 1 s: examined more than once" "$out"
+    contains "... rejected, saying it hung" "hung while loading"
+fi
+
 finish
