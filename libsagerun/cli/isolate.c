@@ -40,8 +40,9 @@
  *     and the last "O" line names the file or folder it came from.
  *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
  *     at the next call boundary and reports the rounds finished ("complete": false); the parent
- *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
- *     so does a child that has not stopped SR_STOP_GRACE_S after the first.
+ *     writes that report and exits 128 + the signal. A second signal (SR_SECOND_STOP_S or more
+ *     after the first: one sooner is the same request) kills the child at once, and so does a
+ *     child that has not stopped SR_STOP_GRACE_S after the first.
  *   - The child runs in a process group of its own, with its stdout on stderr (a plugin's prints
  *     never reach the table). A stop signal counts only when the parent sent it: one a variant
  *     sends itself or its group (raise, kill(0, ...)) ends the child, after a "K" line, and is
@@ -90,13 +91,23 @@
 
 static volatile sig_atomic_t stop_signal_seen;
 
+/* A second signal while stopping: the parent kills the child (see sr_isolate_run); negative. One
+ * within SR_SECOND_STOP_S of the first is the same request (a job manager's TERM then INT, a
+ * terminal's and a script's at once), which killed the child and lost the report. The stop
+ * signals are blocked while this runs (sr_stop_signals_install): first is not torn. */
+#define SR_SECOND_STOP_S 1.0
 static void on_stop_signal(int sig)
 {
-    /* A second signal while stopping: the parent kills the child (see sr_isolate_run). */
-    stop_signal_seen = stop_signal_seen ? stop_signal_seen : sig;
-    static volatile sig_atomic_t count;
-    if (++count > 1)
-        stop_signal_seen = -sig;
+    static struct timespec first;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+    if (!stop_signal_seen) {
+        stop_signal_seen = sig;
+        first = now;
+    } else if ((double)(now.tv_sec - first.tv_sec) + (double)(now.tv_nsec - first.tv_nsec) * 1e-9 >=
+               SR_SECOND_STOP_S) {
+        stop_signal_seen = stop_signal_seen < 0 ? stop_signal_seen : -stop_signal_seen;
+    }
 }
 
 void sr_stop_signals_install(void)
@@ -105,6 +116,9 @@ void sr_stop_signals_install(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns at once */
     sigaction(SIGINT, &sa, NULL); /* also in a script's background job, whose shell ignores it:
                                      `kill -INT` is how a script stops a comparison and keeps it */

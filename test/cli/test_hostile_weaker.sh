@@ -55,4 +55,23 @@ if [ -f "$FAKES/hostile_ctor_hang.so" ]; then
     contains "... rejected, saying it hung" "hung while loading"
 fi
 
+# ---- two stop signals 1 ms apart are one request: the report is written with the rounds
+# finished (the second killed the measurement at once, and the report was lost) ----
+"$S" compare --backend host --shape 1,64,2,64 --quiet --max-time 20 --json "$TMP/sig.json" \
+    > "$TMP/sig.out" 2>&1 &
+pid=$!
+for i in $(seq 1 100); do # until the rounds run: a report with rounds in it
+    grep -q . "$TMP/sig.out" 2>/dev/null && break; [ -n "$(pgrep -P $pid)" ] && sleep 1.5 && break
+    sleep 0.05
+done
+kill -INT $pid; sleep 0.001; kill -TERM $pid
+wait $pid; rc=$?
+[ "$rc" = 130 ] && echo "ok   two signals 1 ms apart: exit 130 (the first one's)" \
+    || fail "two signals 1 ms apart: exit $rc, expected 130" "$(cat "$TMP/sig.out")"
+py "... the report written, incomplete, with its rounds" '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is False and r["rounds_completed"] > 0, (r["complete"], r["rounds_completed"])
+' "$TMP/sig.json"
+
 finish
