@@ -188,17 +188,19 @@ sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, siz
                      h->skip_phases && h->skip_phases[k] ? h->skip_phases[k] : "");
         }
     }
-    if (!es[0].failed || n == 0)
-        return SAGERUN_OK;
-    /* without the baseline nothing is measured: every other variant is recorded as such, and
-     * the report says why (it was an error, and the report was lost) */
+    if (n && es[0].failed)
+        sr_entries_without_baseline(es, n);
+    return SAGERUN_OK;
+}
+
+void sr_entries_without_baseline(sr_entry *es, size_t n)
+{
     for (size_t i = 1; i < n; i++)
         if (!es[i].failed) {
             es[i].failed = true;
             snprintf(es[i].failure, sizeof(es[i].failure), "not measured: the baseline %s "
                      "failed", es[0].label);
         }
-    return SAGERUN_OK;
 }
 
 /* ---- instances --------------------------------------------------------------------------- */

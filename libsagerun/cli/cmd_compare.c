@@ -193,19 +193,20 @@ static bool gates_pass(const compare_cmd *c, const sagerun_compare_result *r)
         sagerun_compare_variant v = {.struct_size = sizeof v};
         if (sagerun_compare_result_variant(r, i, &v, NULL) != SAGERUN_OK || v.is_baseline)
             continue;
-        char *label = sagerun_text_escape(v.label, 0);
+        char *label = sagerun_text_escape(v.label, 0), times[48];
+        sr_cli_speedup_times(v.speedup_estimate_percent, times, sizeof times);
         if (!isnan(c->slower_pct) && v.speedup_high_percent < -slower) {
             sr_cli_error("compare: gate --fail-if-slower=%g: %s is slower than the baseline: "
-                         "%+.2f%% [%+.2f, %+.2f]", slower, label ? label : "?",
-                         v.speedup_estimate_percent, v.speedup_low_percent,
+                         "%+.2f%% (%s) [%+.2f, %+.2f]", slower, label ? label : "?",
+                         v.speedup_estimate_percent, times, v.speedup_low_percent,
                          v.speedup_high_percent);
             pass = false;
         }
         if (!isnan(c->faster_pct) && !(v.speedup_low_percent >= c->faster_pct)) {
             sr_cli_error("compare: gate --require-faster %g: %s is not shown faster by %g%%: "
-                         "%+.2f%% [%+.2f, %+.2f]", c->faster_pct, label ? label : "?",
-                         c->faster_pct, v.speedup_estimate_percent, v.speedup_low_percent,
-                         v.speedup_high_percent);
+                         "%+.2f%% (%s) [%+.2f, %+.2f]", c->faster_pct, label ? label : "?",
+                         c->faster_pct, v.speedup_estimate_percent, times,
+                         v.speedup_low_percent, v.speedup_high_percent);
             pass = false;
         }
         free(label);

@@ -122,5 +122,20 @@ assert r["measurement"]["ended_by"] == "baseline" and r["rounds_completed"] == 0
 assert not any("max-rounds" in w for w in r["warnings"]), r["warnings"]
 ' "$TMP/fb.json"
 fi
+# one that returns an error, in the child and in-process: the same (an error, and no report)
+if [ -f "$FAKES/fault_error_run.so" ]; then
+    for mode in --in-process ""; do
+        check "a baseline that fails ${mode:-in the child}" 1 env SAGERUN_TEST_FAULTS=1 "$S" compare \
+            --backend host --shape 1,32,1,32 --plugin "$FAKES/fault_error_run.so" $mode \
+            --baseline fault-error-run --variant reference --max-time 0.5 --json "$TMP/fe.json"
+        contains "... the others not measured, said" "reference failed: not measured: the baseline fault-error-run failed"
+        py "... its report records why" '
+import json, sys
+b, v = json.load(open(sys.argv[1]))["variants"]
+assert "the fault plugin fails on purpose" in b["failure"] and b["failure_phase"] == "warmup", b
+assert v["failure"] == "not measured: the baseline fault-error-run failed", v
+' "$TMP/fe.json"
+    done
+fi
 
 finish
