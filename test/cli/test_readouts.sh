@@ -109,13 +109,14 @@ if [ -f "$FAKES/fault_segv_run.so" ]; then
     check "a baseline that crashes" 1 env SAGERUN_TEST_FAULTS=1 "$S" compare --backend host \
         --shape 1,32,1,32 --plugin "$FAKES/fault_segv_run.so" --baseline fault-segv-run \
         --variant reference --max-time 0.5 --json "$TMP/fb.json"
-    contains "says nothing else is measured" "fault-segv-run failed: warm-up run: crashed: SIGSEGV (Segmentation fault); nothing else is measured without the baseline: the report records its failure"
+    contains "says nothing else is measured" "; nothing else is measured without the baseline: the report records its failure"
+    contains "... naming it" "fault-segv-run failed: warm-up run: " # crashed, or under ASan its report
     grep -q "measured again without it" <<<"$out" && fail "still says the others were measured again" "$out"
     py "the report holds the baseline's failure and the others' reason" '
 import json, sys
 r = json.load(open(sys.argv[1]))
 b, v = r["variants"]
-assert b["is_baseline"] and b["failure"].startswith("warm-up run: crashed: SIGSEGV"), b
+assert b["is_baseline"] and b["failure"].startswith("warm-up run: "), b
 assert b["failure_phase"] == "warmup", b
 assert v["failure"] == "not measured: the baseline fault-segv-run failed", v
 assert r["measurement"]["ended_by"] == "baseline" and r["rounds_completed"] == 0, r["measurement"]

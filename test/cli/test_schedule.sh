@@ -90,7 +90,7 @@ assert v["verdict"] in ("faster", "slower", "same", "below-threshold", "ambiguou
 ' "$TMP/fixed.json"
 check "show: the headline is the paired estimate" 0 "$S" show "$TMP/fixed.json"
 est=$(python3 -c 'import json,sys; print("%+.2f%%" % json.load(open(sys.argv[1]))["variants"][1]["speedup_interval_percent"]["estimate"])' "$TMP/fixed.json")
-contains "show: table shows $est" "$est ["
+contains "show: table shows $est" "$est ("  # the factor beside it, then the interval
 
 # ---- the timed schedule: budget and precision, never past max-rounds ----
 check "timed, small budget" 0 "$S" compare "${H[@]}" --max-time 0.3 --min-rounds 4 \
