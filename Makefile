@@ -296,7 +296,7 @@ $(B)/test-plugins/%_image.o: $(B)/test-plugins/%.fatbin libsagerun/incbin.S
 # A test plugin is test/plugins/NAME.c, plus NAME.cu when it has GPU code.
 $(B)/test-plugins/%.so: test/plugins/%.c $$(if $$(wildcard test/plugins/$$*.cu),$(B)/test-plugins/$$*_image.o)
 	@mkdir -p $(@D)
-	$(CC) $(PLUGIN_ABI_FIRST) $(PLUGIN_CFLAGS) -shared -o $@ $(filter %.c %.o,$^) -lm
+	$(CC) $(PLUGIN_ABI_FIRST) $(PLUGIN_CFLAGS) -shared -o $@ $< $(filter %_image.o,$^) -lm
 	@chmod go-w $@ $(@D)
 # abi10_*.c are ABI 1.0 fixtures: built against the frozen 1.0 header, which comes first.
 $(B)/test-plugins/abi10_%.so: PLUGIN_ABI_FIRST := -Itest/plugins/abi-1.0

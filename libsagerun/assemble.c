@@ -157,7 +157,10 @@ static void fill_how(sr_variant_timing *t, const sr_entry *e, const sr_schedule_
 {
     const sr_entry_timing *et = &e->timing;
     t->present = true;
-    snprintf(t->timer, sizeof(t->timer), "%s", sr_timer_mode_name(et->mode));
+    /* a host variant's single call is timed by the host's monotonic clock: no event is involved,
+     * and the report names the timer it used (it said "event" under "timed by host clock") */
+    bool host = e->info.backend != SAGERUN_BACKEND_CUDA && et->mode == SR_TIMER_EVENT;
+    snprintf(t->timer, sizeof(t->timer), "%s", host ? "host" : sr_timer_mode_name(et->mode));
     t->calls_per_sample = et->calls_per_sample;
     t->warmup_calls = et->warmup_calls;
     t->first_call_s = et->first_call_s;

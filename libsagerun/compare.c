@@ -296,8 +296,15 @@ static sagerun_status compare(sagerun_registry *reg, sagerun_context *ctx, sager
     if (st == SAGERUN_OK && !inputs && (st = sr_inputs_create_for_workload(ctx, w, &own, err)) ==
                                            SAGERUN_OK)
         inputs = own;
-    if (st == SAGERUN_OK)
+    if (st == SAGERUN_OK && !es[0].failed) /* a baseline left out (sr_entries_skip): no stage */
         st = run_stages(reg, ctx, inputs, eo, es, &n, &m, &stop, &res->report, err);
+    if ((st == SAGERUN_OK || st == SAGERUN_VARIANT) && n && es[0].failed) {
+        /* the baseline failed (its error in err): a report of that, the others not measured */
+        sr_entries_without_baseline(es, n);
+        m.sched.end = SR_SCHEDULE_BASELINE;
+        m.launch_floor_s = m.launch_floor_s > 0 ? m.launch_floor_s : NAN;
+        st = SAGERUN_OK;
+    }
     if (st == SAGERUN_OK)
         st = sr_assemble_report(&res->report, ctx, inputs, eo, es, n, &m, stop, err);
     if (st == SAGERUN_OK && w && w->metadata) {

@@ -176,6 +176,7 @@ sagerun_status sr_entries_select(sagerun_registry *reg, sagerun_context *ctx,
 sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, size_t n,
                                sagerun_error *err)
 {
+    (void)err; /* nothing left out is an error any more: the baseline neither (below) */
     for (size_t k = 0; k < h->skip_count && h->skip_labels; k++) {
         for (size_t i = 0; i < n; i++) {
             if (!h->skip_labels[k] || strcmp(h->skip_labels[k], es[i].label) != 0)
@@ -185,12 +186,21 @@ sagerun_status sr_entries_skip(const sagerun_compare_hooks *h, sr_entry *es, siz
                      h->skip_reasons && h->skip_reasons[k] ? h->skip_reasons[k] : "left out");
             snprintf(es[i].failure_phase, sizeof(es[i].failure_phase), "%s",
                      h->skip_phases && h->skip_phases[k] ? h->skip_phases[k] : "");
-            if (i == 0)
-                return sr_error_set(err, SAGERUN_VARIANT, "baseline %s: %s", es[0].label,
-                                    es[0].failure);
         }
     }
+    if (n && es[0].failed)
+        sr_entries_without_baseline(es, n);
     return SAGERUN_OK;
+}
+
+void sr_entries_without_baseline(sr_entry *es, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (!es[i].failed) {
+            es[i].failed = true;
+            snprintf(es[i].failure, sizeof(es[i].failure), "not measured: the baseline %s "
+                     "failed", es[0].label);
+        }
 }
 
 /* ---- instances --------------------------------------------------------------------------- */

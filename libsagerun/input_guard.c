@@ -49,6 +49,27 @@ static sagerun_status guard_list(const sagerun_inputs *in, sr_input_guard *g, sa
     return SAGERUN_OK;
 }
 
+sagerun_status sagerun_inputs_sha256(const sagerun_inputs *in, const char *tensor, char hex[65],
+                                     sagerun_error *err)
+{
+    static const char *const names[] = {"q", "k", "v", "cu_seqlens_q", "cu_seqlens_kv",
+                                        "block_table", "k_mean"};
+    bool known = false;
+    for (size_t i = 0; tensor && i < SR_ARRAY_LEN(names); i++)
+        known = known || strcmp(tensor, names[i]) == 0;
+    if (!in || !hex || !known)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "inputs_sha256: %s",
+                            !in || !hex ? "NULL argument" : "no such tensor (q, k, v, "
+                            "cu_seqlens_q, cu_seqlens_kv, block_table, k_mean)");
+    sr_input_guard g = {0};
+    sagerun_status st = guard_list(in, &g, err);
+    for (size_t i = 0; st == SAGERUN_OK && i < g.count; i++)
+        if (strcmp(g.t[i].name, tensor) == 0)
+            return sr_sha256_memory(in->ctx, g.t[i].addr, g.t[i].bytes, hex, err);
+    return st != SAGERUN_OK ? st : sr_error_set(err, SAGERUN_NOT_FOUND, "inputs_sha256: the "
+                                                "inputs have no %s", tensor);
+}
+
 sagerun_status sr_input_guard_take(sagerun_context *ctx, const sagerun_inputs *in,
                                    sr_input_guard *g, sagerun_error *err)
 {

@@ -31,6 +31,11 @@ typedef struct sr_rejected {
     char *reason;
 } sr_rejected;
 
+typedef struct sr_remembered { /* a verdict the scan cache does not keep, for this registry */
+    char *real, sha256[65];
+    sr_plugin_verdict v;
+} sr_remembered;
+
 typedef struct sr_pin {
     char name[64];
     char sha256[65];
@@ -48,7 +53,30 @@ struct sagerun_registry {
     size_t n_variants, cap_variants;
     sr_rejected *rejected;
     size_t n_rejected, cap_rejected;
+    /* What is examined once per registry: folders by real path (a plugin path listing one
+     * folder 8000 times scanned it 8000 times), and files whose verdict the cache does not keep
+     * (a scan that timed out: one hung file, met again, cost its timeout each time). */
+    char **folders;
+    size_t n_folders;
+    sr_remembered *remembered;
+    size_t n_remembered;
 };
+
+/* Whether real is in list (n entries); else added (false also when memory runs out). */
+static bool seen_before(char ***list, size_t *n, const char *real)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*list)[i], real) == 0)
+            return true;
+    char **grown = realloc(*list, (*n + 1) * sizeof **list), *copy = strdup(real);
+    if (grown)
+        *list = grown;
+    if (grown && copy)
+        grown[(*n)++] = copy;
+    else
+        free(copy);
+    return false;
+}
 
 sagerun_status sagerun_registry_create(sagerun_context *ctx, sagerun_registry **out,
                                        sagerun_error *err)
@@ -90,6 +118,12 @@ void sagerun_registry_destroy(sagerun_registry *reg)
     free(reg->variants);
     free(reg->rejected);
     free(reg->pins);
+    for (size_t i = 0; i < reg->n_folders; i++)
+        free(reg->folders[i]);
+    free(reg->folders);
+    for (size_t i = 0; i < reg->n_remembered; i++)
+        free(reg->remembered[i].real);
+    free(reg->remembered);
     sr_plugin_cache_close(reg->cache);
     sagerun_context_destroy(reg->own_ctx);
     free(reg);
@@ -218,9 +252,32 @@ static bool has_suffix(const char *s, const char *suffix)
 }
 
 /* The scanner's verdict on the file, from the cache or from a scan (then cached). */
+/* A transient verdict (not cached: a timeout) kept for the registry's life: a file that hung is
+ * examined once per registry, not once per time it is met. */
+static void remember(sagerun_registry *reg, const char *real, const char sha256[65],
+                     const sr_plugin_verdict *v)
+{
+    sr_remembered *grown = realloc(reg->remembered, (reg->n_remembered + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    reg->remembered = grown;
+    sr_remembered *r = &grown[reg->n_remembered];
+    if (!(r->real = strdup(real)))
+        return;
+    snprintf(r->sha256, sizeof r->sha256, "%s", sha256);
+    r->v = *v;
+    reg->n_remembered++;
+}
+
 static void examine(sagerun_registry *reg, const char *real, const char sha256[65],
                     sr_plugin_verdict *v)
 {
+    for (size_t i = 0; i < reg->n_remembered; i++)
+        if (strcmp(reg->remembered[i].real, real) == 0 &&
+            strcmp(reg->remembered[i].sha256, sha256) == 0) {
+            *v = reg->remembered[i].v;
+            return;
+        }
     if (!reg->cache_opened) {
         reg->cache = sr_plugin_cache_open();
         reg->cache_opened = true;
@@ -229,6 +286,8 @@ static void examine(sagerun_registry *reg, const char *real, const char sha256[6
         return;
     sr_plugin_scan(real, &reg->ctx->services, sr_plugin_scan_timeout(), v);
     sr_plugin_cache_store(reg->cache, real, sha256, v);
+    if (v->transient)
+        remember(reg, real, sha256, v);
 }
 
 /* One variant of an approved file: refused alone (a duplicate, a pin, the device). */
@@ -366,6 +425,13 @@ static int compare_names(const void *a, const void *b)
 
 static sagerun_status add_folder(sagerun_registry *reg, const char *dir, sagerun_error *err)
 {
+    char real[PATH_MAX];
+    if (realpath(dir, real) && seen_before(&reg->folders, &reg->n_folders, real)) {
+        const char *debug = getenv("SAGERUN_DEBUG");
+        if (debug && *debug)
+            fprintf(stderr, "sagerun: %s: this folder was searched already\n", dir);
+        return SAGERUN_OK;
+    }
     DIR *d = opendir(dir);
     if (!d)
         return sr_error_set(err, SAGERUN_IO, "%s: cannot open plugin folder: %s", dir,

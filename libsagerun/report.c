@@ -1461,19 +1461,23 @@ static void format_spread(const sr_summary *t, char *buf, size_t len)
                  (t->p90 - t->p50) / t->p50 * 100.0);
 }
 
-/* The headline is the paired estimate with its interval (judge.h); without an interval, the
- * seed's ratio of p50s. */
+/* The headline is the paired estimate with its interval (judge.h) and the factor it means
+ * ("-90.06% (10.06× slower)"); without an interval, the seed's ratio of p50s, labelled so. */
 static void format_speedup(const sr_report_variant *v, char *buf, size_t len)
 {
+    char times[48];
+    bool paired = v->interval.valid && isfinite(v->interval.estimate);
+    sr_format_speedup_times(paired ? v->interval.estimate : v->speedup_percent, times,
+                            sizeof times);
     if (v->is_baseline)
         snprintf(buf, len, "(baseline)");
-    else if (v->interval.valid && isfinite(v->interval.estimate))
-        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f]", v->interval.estimate, v->interval.low,
-                 v->interval.high);
+    else if (paired)
+        snprintf(buf, len, "%+.2f%% (%s) [%+.2f, %+.2f]", v->interval.estimate, times,
+                 v->interval.low, v->interval.high);
     else if (!isfinite(v->speedup_percent))
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "%+.2f%%", v->speedup_percent);
+        snprintf(buf, len, "%+.2f%% (%s, p50 ratio)", v->speedup_percent, times);
 }
 
 static void format_verdict(const sr_report *r, const sr_report_variant *v, char *buf, size_t len)
@@ -1665,6 +1669,23 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
     fprintf(out, "\n");
 }
 
+/* rmse and max error, and where some output was NaN or Inf, how much: they are over the finite
+ * elements only, and said so (they were given as if over all). */
+static void print_accuracy_note(const sr_accuracy *a, FILE *out)
+{
+    char rmse[32] = "-", max_abs[32] = "-";
+    if (isfinite(a->rmse))
+        snprintf(rmse, sizeof rmse, "%.3g", a->rmse);
+    if (isfinite(a->max_abs))
+        snprintf(max_abs, sizeof max_abs, "%.3g", a->max_abs);
+    sr_line_printf(out, ", rmse %s, max abs error %s over %llu rows (%s)", rmse, max_abs,
+                   (unsigned long long)a->rows, a->reference);
+    if (a->nonfinite)
+        fprintf(out, "; NOT FINITE: %llu of the %llu elements in those rows are NaN or Inf, "
+                "left out of rmse, max error, cosine and relative L1",
+                (unsigned long long)a->nonfinite, (unsigned long long)a->elements);
+}
+
 /* Notes under the table: failures, non-determinism, byte differences, clocks, warnings. */
 static void print_notes(const sr_report *r, FILE *out, const char *bullet)
 {
@@ -1679,11 +1700,13 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
                            bullet, l);
         if (v->byte_diff.present && v->byte_diff.differing) {
             const sr_byte_diff *d = &v->byte_diff;
+            char at[128];
+            sr_report_format_element(r, d->first_index, at, sizeof at);
             sr_line_printf(out,
                            "%s%s differs from the baseline in %llu of %llu elements (first at "
-                           "%llu), max abs ",
+                           "%s: element %llu), max abs ",
                            bullet, l, (unsigned long long)d->differing,
-                           (unsigned long long)d->elements, (unsigned long long)d->first_index);
+                           (unsigned long long)d->elements, at, (unsigned long long)d->first_index);
             if (isinf(d->max_abs))
                 fprintf(out, "inf (NaN involved)");
             else
@@ -1700,9 +1723,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
             if (isfinite(v->tops))
                 fprintf(out, ", %.3g TOPS", v->tops);
             if (v->accuracy.present)
-                sr_line_printf(out, ", rmse %.3g, max abs error %.3g over %llu rows (%s)",
-                               v->accuracy.rmse, v->accuracy.max_abs,
-                               (unsigned long long)v->accuracy.rows, v->accuracy.reference);
+                print_accuracy_note(&v->accuracy, out);
             fprintf(out, "\n");
         }
         print_timing_note(v, out, bullet);
@@ -1728,7 +1749,7 @@ static void print_notes(const sr_report *r, FILE *out, const char *bullet)
 
 /* Column texts of one row of the table. */
 typedef struct row_text {
-    char label[SR_LABEL_MAX + 16], p50[32], spread[40], tops[16], speedup[64], verdict[40], exact[32],
+    char label[SR_LABEL_MAX + 16], p50[32], spread[40], tops[16], speedup[112], verdict[40], exact[32],
         accuracy[64];
 } row_text;
 

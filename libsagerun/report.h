@@ -293,6 +293,18 @@ double sr_nvml_energy_j(sr_nvml *n);
 double sr_nvml_violation_s(sr_nvml *n);
 
 
+/* Element index of a variant's output (flat, as the byte difference counts them) in its
+ * layout's terms: "b 0, n 96, h 1, d 57" (NHD, as the seed's q_shape), "b, h, n, d" (HND), or
+ * "token 300 (sequence 1, its query 44), h 0, d 5" (varlen) (report_element.c). */
+void sr_report_format_element(const sr_report *r, uint64_t index, char *buf, size_t len);
+
+/* What a speedup in percent (baseline / variant - 1, + faster) means as a factor: "1.25× faster",
+ * "10.06× slower", "1.00×" for none; "-" where it means no factor (not finite, or -100% and
+ * below). Every readout of a speedup puts it beside the percentage. */
+void sr_format_speedup_times(double percent, char *buf, size_t len);
+/* The factor itself, baseline / variant (NaN where it means none). */
+double sr_speedup_times(double percent);
+
 /* A duration with a unit chosen for it: "243.919 ms", "1.2345 s", "131.30 us"; "-" if not finite. */
 void sr_format_seconds(double s, char *buf, size_t len);
 

@@ -16,7 +16,10 @@ static const char *const csv_columns[] = {
     "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by", "complete",
     /* problem ABI 0.2, after the columns of before so that none of theirs moves */
     "kv_len", "align", "window_left", "window_right", "softcap", "total_q", "total_kv",
-    "page_size"};
+    "page_size",
+    /* what speedup_percent is (the paired estimate, or the p50 ratio where there is no
+     * interval) and the factor it means, baseline / variant */
+    "speedup_source", "speedup_times"};
 
 void sr_csv_field(FILE *f, const char *text, bool first)
 {
@@ -118,6 +121,10 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
                                                                                 : NULL, false);
     sr_csv_field(f, r->incomplete ? "false" : "true", false); /* false: interrupted */
     csv_problem_02(f, hp ? p : NULL);
+    double speedup = iv->valid ? iv->estimate : v->speedup_percent;
+    sr_csv_field(f, v->is_baseline || !isfinite(speedup) ? NULL : iv->valid ? "paired_estimate"
+                                                                           : "p50_ratio", false);
+    csv_number(f, v->is_baseline ? NAN : sr_speedup_times(speedup));
     fputc('\n', f);
 }
 

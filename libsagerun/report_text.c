@@ -2,6 +2,7 @@
  * and markdown renderings: control characters and Unicode line breaks are written visibly, so
  * that a string cannot end its line and forge the rows after it, nor drive a terminal. The one
  * rule for the library and its callers (sagerun_text_escape, sagerun.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,4 +150,21 @@ void sr_line_printf(FILE *out, const char *fmt, ...)
         fputc('\n', out);
     if (text != small)
         free(text);
+}
+
+double sr_speedup_times(double percent)
+{
+    double ratio = 1.0 + percent / 100.0;
+    return isfinite(ratio) && ratio > 0 ? ratio : NAN;
+}
+
+void sr_format_speedup_times(double percent, char *buf, size_t len)
+{
+    double ratio = sr_speedup_times(percent);
+    double factor = ratio >= 1 ? ratio : 1 / ratio;
+    const char *way = ratio > 1 ? " faster" : ratio < 1 ? " slower" : "";
+    if (!isfinite(ratio))
+        snprintf(buf, len, "-");
+    else /* two decimals, as hyperfine's "10.06 x slower"; whole numbers past a thousand */
+        snprintf(buf, len, factor < 1000 ? "%.2f\u00d7%s" : "%.0f\u00d7%s", factor, way);
 }

@@ -24,6 +24,10 @@ FILE *sr_fopen_input(const char *path, sagerun_error *err);
 /* ---- outputs (safe_output.c): the rules are sagerun.h's ("Files"); sagerun_output_check and
  * sagerun_file_write are the public face of what follows. ---- */
 bool sr_output_is_stdout(const char *path);
+/* STDOUT_FILENO for "-", or the standard descriptor (1, 2) already open on the file path leads
+ * to (/dev/stdout, the file stdout was redirected to): written in place through it, never
+ * replaced; -1 for any other path. */
+int sr_output_standard_fd(const char *path);
 
 typedef struct sr_output {
     int fd;       /* write here */

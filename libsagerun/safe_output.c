@@ -38,6 +38,21 @@ static sagerun_status folder_writable(const char *file, sagerun_error *err)
     return SAGERUN_OK;
 }
 
+/* The standard descriptor (1 or 2) that is already open on the file path leads to, or -1:
+ * /dev/stdout, /proc/self/fd/1, or the file stdout was redirected to. Such an output is written
+ * in place through that descriptor: a new file renamed over it replaced the file the shell had
+ * opened (the table written before it lost), and a pipe or a terminal cannot be renamed over. */
+int sr_output_standard_fd(const char *path)
+{
+    struct stat sb, fd_sb;
+    if (!path || sr_output_is_stdout(path) || stat(path, &sb) != 0)
+        return sr_output_is_stdout(path) ? STDOUT_FILENO : -1;
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+        if (fstat(fd, &fd_sb) == 0 && fd_sb.st_dev == sb.st_dev && fd_sb.st_ino == sb.st_ino)
+            return fd;
+    return -1;
+}
+
 /* What an output replaces: path itself, or the regular file a symlink leads to. *mode: the
  * existing file's permission bits, or (mode_t)-1 for a new file. */
 static sagerun_status output_target(const char *path, char **target, mode_t *mode,
@@ -82,7 +97,7 @@ sagerun_status sagerun_output_check(const char *path, sagerun_error *err)
 {
     if (!path || !*path)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT, "output_check: no path");
-    if (sr_output_is_stdout(path))
+    if (sr_output_standard_fd(path) >= 0)
         return SAGERUN_OK;
     char *target;
     mode_t mode;
@@ -121,9 +136,10 @@ sagerun_status sr_output_open(const char *path, sr_output *o, sagerun_error *err
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
-    if (sr_output_is_stdout(path)) {
-        fflush(stdout); /* what was printed before comes first */
-        o->fd = STDOUT_FILENO;
+    int standard = sr_output_standard_fd(path);
+    if (standard >= 0) {
+        fflush(standard == STDOUT_FILENO ? stdout : stderr); /* what was printed comes first */
+        o->fd = standard;
         return SAGERUN_OK;
     }
     mode_t mode;
@@ -142,7 +158,7 @@ sagerun_status sr_output_open(const char *path, sr_output *o, sagerun_error *err
 sagerun_status sr_output_commit(sr_output *o, const char *path, sagerun_error *err)
 {
     if (!o->tmp)
-        return SAGERUN_OK; /* stdout: written with write(), nothing buffered */
+        return SAGERUN_OK; /* stdout or stderr: written with write(), nothing buffered */
     int fd = o->fd;
     o->fd = -1;
     if (fsync(fd) != 0 || close(fd) != 0) {
@@ -185,21 +201,24 @@ void sr_output_abort(sr_output *o)
     o->fd = -1;
 }
 
-static sagerun_status write_stdout(bool (*write)(FILE *f, const void *user), const void *user,
-                                   sagerun_error *err)
+static sagerun_status write_standard(FILE *out, bool (*write)(FILE *f, const void *user),
+                                     const void *user, sagerun_error *err)
 {
-    bool ok = write(stdout, user);
-    if (fflush(stdout) != 0 || ferror(stdout) || !ok)
-        return sr_error_set(err, SAGERUN_IO, "standard output: cannot write: %s",
-                            errno ? strerror(errno) : "write failed");
+    fflush(out == stdout ? stderr : stdout); /* one file on both: in the order written */
+    bool ok = write(out, user);
+    if (fflush(out) != 0 || ferror(out) || !ok)
+        return sr_error_set(err, SAGERUN_IO, "standard %s: cannot write: %s",
+                            out == stdout ? "output" : "error", errno ? strerror(errno)
+                                                                      : "write failed");
     return SAGERUN_OK;
 }
 
 sagerun_status sr_write_file_atomic(const char *path, bool (*write)(FILE *f, const void *user),
                                     const void *user, sagerun_error *err)
 {
-    if (sr_output_is_stdout(path))
-        return write_stdout(write, user, err);
+    int standard = sr_output_standard_fd(path);
+    if (standard >= 0)
+        return write_standard(standard == STDOUT_FILENO ? stdout : stderr, write, user, err);
     sr_output o;
     sagerun_status st = sr_output_open(path, &o, err);
     if (st != SAGERUN_OK)

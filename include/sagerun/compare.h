@@ -143,9 +143,10 @@ typedef struct sagerun_compare_result sagerun_compare_result;
 
 /* Runs one comparison of variants of reg on inputs (which belong to ctx). A variant that fails
  * (create, prepare or run) is recorded with its reason and the others go on; the call then still
- * returns SAGERUN_OK with a result. Errors: SAGERUN_INVALID_ARGUMENT (options), SAGERUN_NOT_FOUND
- * (a variant name), SAGERUN_OUT_OF_MEMORY (below), or the baseline's own failure. opts may be
- * NULL (defaults). On CUDA the device memory the comparison needs beyond the inputs (an output
+ * returns SAGERUN_OK with a result; so does a failed baseline, every other variant then recorded
+ * "not measured: the baseline LABEL failed". Errors: SAGERUN_INVALID_ARGUMENT (options),
+ * SAGERUN_NOT_FOUND (a variant name), SAGERUN_OUT_OF_MEMORY (below), or the device's (a lost
+ * CUDA context, naming the variant that lost it). opts may be NULL (defaults). On CUDA the device memory the comparison needs beyond the inputs (an output
  * per variant, the quantized tensors of sage2 variants, scratch for the quantizer, the accuracy
  * reference and library kernels) is checked against the memory free before any of it is
  * allocated: SAGERUN_OUT_OF_MEMORY, "the workload does not fit in device memory: needed about
@@ -485,7 +486,9 @@ typedef struct sagerun_compare_hooks {
     int (*interrupted)(void *user);
     void *interrupted_user;
     /* Entries not to run, by label: each stays in the report as failed, with its phase and
-     * reason (e.g. a crash seen by a supervising process). Leaving out the baseline is an error. */
+     * reason (e.g. a crash seen by a supervising process). Leaving out the baseline measures
+     * nothing: every other entry is recorded failed too ("not measured: the baseline LABEL
+     * failed") and the result holds the baseline's failure. */
     const char *const *skip_labels;
     const char *const *skip_phases;
     const char *const *skip_reasons;

@@ -481,6 +481,14 @@ SAGERUN_API sagerun_status sagerun_inputs_write_safetensors(const sagerun_inputs
                                                             const char *path,
                                                             sagerun_error *err);
 
+/* (0.3) SHA-256 of one tensor the inputs hold, streamed from the context's memory: "q", "k",
+ * "v", "cu_seqlens_q", "cu_seqlens_kv", "block_table" or "k_mean" (the ones a variant reads and
+ * must not write, plugin.h). SAGERUN_NOT_FOUND where the inputs have none of that name (a dense
+ * problem has no sequences), SAGERUN_INVALID_ARGUMENT for another name. Taken before and after a
+ * variant's calls it tells whether the variant wrote into its inputs (`sagerun run` does so). */
+SAGERUN_API sagerun_status sagerun_inputs_sha256(const sagerun_inputs *in, const char *tensor,
+                                                 char hex[65], sagerun_error *err);
+
 /* One variant instantiated for one set of inputs: create → prepare → run* → destroy. */
 typedef struct sagerun_instance sagerun_instance;
 

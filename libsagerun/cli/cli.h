@@ -32,6 +32,11 @@ enum {
     SR_EXIT_SIGTERM = 143
 };
 
+/* Between a watched child and its parent only (compare's and run's): the child found its pipe to
+ * the parent closed under it (a variant closing descriptors it did not open), and ends so that
+ * the parent can name that, not an exit of the plugin's. Never a command's exit code. */
+#define SR_CHILD_EXIT_PIPE_CLOSED 119
+
 /* Commands: argv[0] is the command name; each returns an exit code. */
 int sr_cmd_list(int argc, char **argv);
 int sr_cmd_run(int argc, char **argv);
@@ -119,8 +124,9 @@ int sr_cli_check_outputs(const char *cmd, const char *const *opts, const char *c
 bool sr_cli_check_outputs_spare_plugins(const char *cmd, const char *const *opts,
                                         const char *const *outs, size_t n_out,
                                         const sagerun_registry *reg);
-/* Where a command's table goes: stdout, or stderr when one of its outputs is "-" (stdout is then
- * that file's alone, for a pipe: `--json - | jq`). NULL entries are skipped. */
+/* Where a command's table goes: stdout, or stderr when one of its outputs is "-" or the file
+ * stdout already is (/dev/stdout, the file stdout was redirected to): stdout is then that file's
+ * alone, for a pipe: `--json - | jq`. NULL entries are skipped. */
 FILE *sr_cli_table_out(const char *const *outs, size_t n);
 /* While a variant's code runs its prints go to stderr: stdout is the results'. Returns the saved
  * stdout for sr_cli_stdout_back, -1 when nothing was diverted (then back does nothing). */
@@ -152,6 +158,10 @@ const char *sr_cli_text(const char *s);
  * it (a byte of no UTF-8 character as \xNN: a file path of other bytes was lost, or taken for
  * "out of memory"); NULL for NULL or when memory runs out (escape.c). */
 json_t *sr_cli_json_text(const char *s);
+
+/* What a speedup in percent (baseline / variant - 1) means as a factor, as the library's reports
+ * write it beside the percentage: "1.25× faster", "10.06× slower"; "-" for none (common.c). */
+void sr_cli_speedup_times(double percent, char *buf, size_t len);
 
 /* Parses an integer option value in [min, 100000000]; false after printing
  * "sagerun: CMD: OPT 'TEXT': expected an integer from MIN to 100000000". */

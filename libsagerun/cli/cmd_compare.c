@@ -67,7 +67,9 @@ static void compare_usage(FILE *out)
             "  --in-process           measure in this process: no containment and no watchdog\n"
             "                         (for debuggers and compute-sanitizer)\n"
             "  SIGINT/SIGTERM/SIGHUP stop the comparison at the next call: the reports are written with\n"
-            "  the rounds finished so far, marked \"complete\": false.\n"
+            "  the rounds finished so far, marked \"complete\": false. A second signal a second or\n"
+            "  more after the first ends the measurement at once, without a report; two within a\n"
+            "  second are one request.\n"
             "\n"
             "the table's columns:\n"
             "  p50         median time of one call (all timed samples)\n"
@@ -76,8 +78,11 @@ static void compare_usage(FILE *out)
             "  TOPS        operations (4*Hq*D per (query, key) pair attended: 4*B*Hq*N*K*D\n"
             "              for full attention; causal (N*(N+1)/2 pairs for N = K), window and\n"
             "              varlen counted pair by pair) / p50, in 10^12 per second\n"
-            "  speedup     the paired estimate with its 95%% interval, percent (+ = faster\n"
-            "              than the baseline); without an interval, p50 ratio - 1\n"
+            "  speedup     the paired estimate, percent (baseline / variant - 1: + = faster\n"
+            "              than the baseline), the factor it means (\"1.25\u00d7 faster\",\n"
+            "              \"10.06\u00d7 slower\") and its 95%% interval; without an interval,\n"
+            "              the p50 ratio - 1, labelled \"p50 ratio\" (CSV: speedup_source,\n"
+            "              speedup_times = baseline / variant)\n"
             "  verdict     faster / slower: the whole interval beyond the noise threshold;\n"
             "              same: it holds 0 and lies within it; differs, below: it excludes 0\n"
             "              but lies within it; ambiguous: otherwise (it straddles the\n"
@@ -194,19 +199,20 @@ static bool gates_pass(const compare_cmd *c, const sagerun_compare_result *r)
         sagerun_compare_variant v = {.struct_size = sizeof v};
         if (sagerun_compare_result_variant(r, i, &v, NULL) != SAGERUN_OK || v.is_baseline)
             continue;
-        char *label = sagerun_text_escape(v.label, 0);
+        char *label = sagerun_text_escape(v.label, 0), times[48];
+        sr_cli_speedup_times(v.speedup_estimate_percent, times, sizeof times);
         if (!isnan(c->slower_pct) && v.speedup_high_percent < -slower) {
             sr_cli_error("compare: gate --fail-if-slower=%g: %s is slower than the baseline: "
-                         "%+.2f%% [%+.2f, %+.2f]", slower, label ? label : "?",
-                         v.speedup_estimate_percent, v.speedup_low_percent,
+                         "%+.2f%% (%s) [%+.2f, %+.2f]", slower, label ? label : "?",
+                         v.speedup_estimate_percent, times, v.speedup_low_percent,
                          v.speedup_high_percent);
             pass = false;
         }
         if (!isnan(c->faster_pct) && !(v.speedup_low_percent >= c->faster_pct)) {
             sr_cli_error("compare: gate --require-faster %g: %s is not shown faster by %g%%: "
-                         "%+.2f%% [%+.2f, %+.2f]", c->faster_pct, label ? label : "?",
-                         c->faster_pct, v.speedup_estimate_percent, v.speedup_low_percent,
-                         v.speedup_high_percent);
+                         "%+.2f%% (%s) [%+.2f, %+.2f]", c->faster_pct, label ? label : "?",
+                         c->faster_pct, v.speedup_estimate_percent, times,
+                         v.speedup_low_percent, v.speedup_high_percent);
             pass = false;
         }
         free(label);

@@ -136,6 +136,47 @@ static bool time_runs(sagerun_instance *inst, uint32_t warmup, uint32_t iteratio
     return true;
 }
 
+/* The inputs' tensors a variant reads and must not write (plugin.h), hashed before its first
+ * call and after its last: `run` printed the hash of an output computed on inputs the variant
+ * had changed, exit 0 (compare's input guard catches it; run had none). */
+static const char *const input_tensors[] = {"q", "k", "v", "cu_seqlens_q", "cu_seqlens_kv",
+                                            "block_table", "k_mean"};
+typedef struct input_hashes {
+    char hex[SR_ARRAY_LEN(input_tensors)][65]; /* "" where the inputs have no such tensor */
+} input_hashes;
+
+static bool hash_inputs(const sagerun_inputs *in, input_hashes *h)
+{
+    for (size_t i = 0; i < SR_ARRAY_LEN(input_tensors); i++) {
+        sagerun_error err = {0};
+        sagerun_status st = sagerun_inputs_sha256(in, input_tensors[i], h->hex[i], &err);
+        if (st == SAGERUN_NOT_FOUND)
+            h->hex[i][0] = '\0';
+        else if (st != SAGERUN_OK) {
+            sr_cli_error("run: hashing the inputs: %s", err.message);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether the inputs are as before holds; else says which tensor the variant wrote. */
+static bool inputs_unchanged(const sagerun_inputs *in, const input_hashes *before,
+                             const char *variant)
+{
+    input_hashes after;
+    if (!hash_inputs(in, &after))
+        return false;
+    for (size_t i = 0; i < SR_ARRAY_LEN(input_tensors); i++)
+        if (strcmp(before->hex[i], after.hex[i]) != 0) {
+            sr_cli_error("run: variant '%s' wrote into its inputs (%s), which are read-only "
+                         "(plugin.h): its output was computed on changed inputs", variant,
+                         input_tensors[i]);
+            return false;
+        }
+    return true;
+}
+
 /* Prepares and times the opened variant, prints what `run` prints and saves what was asked. */
 static int run_variant(const run_options *o, sr_cli_one_variant *v)
 {
@@ -154,13 +195,17 @@ static int run_variant(const run_options *o, sr_cli_one_variant *v)
     int stdout_saved = sr_cli_stdout_to_stderr(); /* what the plugin prints is not our output */
     double prepare_s = 0;
     char hex[65];
+    input_hashes inputs;
+    bool ok = hash_inputs(v->in, &inputs);
     sr_cli_supervise_phase("prepare");
-    bool ok = sagerun_instance_prepare(inst, &prepare_s, &err) == SAGERUN_OK;
-    if (!ok)
+    if (ok && sagerun_instance_prepare(inst, &prepare_s, &err) != SAGERUN_OK) {
         sr_cli_error("%s", err.message);
+        ok = false;
+    }
     sr_cli_supervise_phase("runs");
     ok = ok && time_runs(inst, o->warmup, o->iterations, times); /* says its own error */
     sr_cli_supervise_phase("output");
+    ok = ok && inputs_unchanged(v->in, &inputs, o->variant);
     if (ok && sr_cli_one_variant_output_end(v, &err) != SAGERUN_OK) {
         sr_cli_error("run: %s", err.message);
         ok = false;

@@ -341,7 +341,7 @@ sagerun_status sr_cli_registry(sagerun_context *ctx, char **plugin_paths, int n_
 FILE *sr_cli_table_out(const char *const *outs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (outs[i] && strcmp(outs[i], "-") == 0)
+        if (outs[i] && (strcmp(outs[i], "-") == 0 || sr_cli_same_file(outs[i], "/dev/stdout")))
             return stderr;
     return stdout;
 }
@@ -853,4 +853,14 @@ sagerun_status sr_cli_bind_specs(sagerun_registry *reg, const char *const *names
             return sr_cli_error_prefix(err, "--variant %s", names[i]);
     }
     return SAGERUN_OK;
+}
+
+void sr_cli_speedup_times(double percent, char *buf, size_t len)
+{
+    double ratio = 1.0 + percent / 100.0, factor = ratio >= 1 ? ratio : 1 / ratio;
+    if (!isfinite(ratio) || !(ratio > 0))
+        snprintf(buf, len, "-");
+    else /* two decimals, as hyperfine's "10.06 x slower"; whole numbers past a thousand */
+        snprintf(buf, len, factor < 1000 ? "%.2f\u00d7%s" : "%.0f\u00d7%s", factor,
+                 ratio > 1 ? " faster" : ratio < 1 ? " slower" : "");
 }

@@ -103,7 +103,9 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "  --timer T              auto (default): event for calls >= 1 ms, batch below;\n"           \
     "                         event: one call per sample; batch: K back-to-back calls;\n"        \
     "                         graph: K calls captured once into a CUDA graph (only for\n"        \
-    "                         variants whose run may be captured)\n"                             \
+    "                         variants whose run may be captured); a host variant's\n"          \
+    "                         single call is timed by the host's clock, reported as\n"          \
+    "                         timer host\n"                                                    \
     "  --batch K              calls per sample for batch and graph (default: a sample\n"         \
     "                         of >= 1 ms of the fastest variant's calls, the same K for\n"     \
     "                         all, but a variant's sample at most 10x the fastest's; hot\n"   \

@@ -40,8 +40,9 @@
  *     and the last "O" line names the file or folder it came from.
  *   - SIGINT/SIGTERM/SIGHUP: the parent forwards the signal to the child; the child's engine stops
  *     at the next call boundary and reports the rounds finished ("complete": false); the parent
- *     writes that report and exits 128 + the signal. A second signal kills the child at once, and
- *     so does a child that has not stopped SR_STOP_GRACE_S after the first.
+ *     writes that report and exits 128 + the signal. A second signal (SR_SECOND_STOP_S or more
+ *     after the first: one sooner is the same request) kills the child at once, and so does a
+ *     child that has not stopped SR_STOP_GRACE_S after the first.
  *   - The child runs in a process group of its own, with its stdout on stderr (a plugin's prints
  *     never reach the table). A stop signal counts only when the parent sent it: one a variant
  *     sends itself or its group (raise, kill(0, ...)) ends the child, after a "K" line, and is
@@ -90,13 +91,23 @@
 
 static volatile sig_atomic_t stop_signal_seen;
 
+/* A second signal while stopping: the parent kills the child (see sr_isolate_run); negative. One
+ * within SR_SECOND_STOP_S of the first is the same request (a job manager's TERM then INT, a
+ * terminal's and a script's at once), which killed the child and lost the report. The stop
+ * signals are blocked while this runs (sr_stop_signals_install): first is not torn. */
+#define SR_SECOND_STOP_S 1.0
 static void on_stop_signal(int sig)
 {
-    /* A second signal while stopping: the parent kills the child (see sr_isolate_run). */
-    stop_signal_seen = stop_signal_seen ? stop_signal_seen : sig;
-    static volatile sig_atomic_t count;
-    if (++count > 1)
-        stop_signal_seen = -sig;
+    static struct timespec first;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+    if (!stop_signal_seen) {
+        stop_signal_seen = sig;
+        first = now;
+    } else if ((double)(now.tv_sec - first.tv_sec) + (double)(now.tv_nsec - first.tv_nsec) * 1e-9 >=
+               SR_SECOND_STOP_S) {
+        stop_signal_seen = stop_signal_seen < 0 ? stop_signal_seen : -stop_signal_seen;
+    }
 }
 
 void sr_stop_signals_install(void)
@@ -105,6 +116,9 @@ void sr_stop_signals_install(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns at once */
     sigaction(SIGINT, &sa, NULL); /* also in a script's background job, whose shell ignores it:
                                      `kill -INT` is how a script stops a comparison and keeps it */
@@ -155,6 +169,8 @@ static void send_fields(int count, ...)
         ssize_t w = write(child_fd, line + off, used - off);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w < 0 && errno == EBADF) /* a variant closed it: the parent names the open call */
+            _exit(SR_CHILD_EXIT_PIPE_CLOSED);
         if (w <= 0)
             return;
         off += (size_t)w;
@@ -468,7 +484,16 @@ typedef struct parent {
     size_t slow_count;
     skip *skips;
     size_t skip_count;
+    char baseline[SR_LINE_MAX]; /* the label of the first call's variant: the baseline's */
 } parent;
+
+/* What follows a variant's failure: the others measured again, except after the baseline's */
+static const char *afterwards(const parent *p, const char *label)
+{
+    return strcmp(p->baseline, label) == 0
+               ? "nothing else is measured without the baseline: the report records its failure"
+               : "the others were measured again without it";
+}
 
 static slowest *slowest_of(parent *p, const char *label)
 {
@@ -550,6 +575,8 @@ static void handle_line(parent *p, attempt *a, char *line)
         a->crash_label[0] = 0; /* an "X" the process lived through (a plugin's handler) is void */
         a->open = a->called = true;
         snprintf(a->label, sizeof a->label, "%s", f[1]);
+        if (!p->baseline[0]) /* entries are created in order, the baseline first */
+            snprintf(p->baseline, sizeof p->baseline, "%s", f[1]);
         snprintf(a->phase, sizeof a->phase, "%s", f[2]);
         a->started = now_s();
         a->limit = call_limit(p, f[1], f[2], calls_field(f, nf, 4));
@@ -839,6 +866,9 @@ static void ending_words(const attempt *a, int ws, char *what, size_t len)
                             "sagerun's own are)", sig);
     else if (WIFSIGNALED(ws))
         snprintf(what, len, "crashed: %s", sig);
+    else if (WEXITSTATUS(ws) == SR_CHILD_EXIT_PIPE_CLOSED)
+        snprintf(what, len, "closed the measuring process's pipe to sagerun (it closes "
+                            "descriptors it did not open)");
     else
         snprintf(what, len, "the process exited with status %d inside the call",
                  WEXITSTATUS(ws));
@@ -847,7 +877,7 @@ static void ending_words(const attempt *a, int ws, char *what, size_t len)
 /* A crash in code of a plugin file other than the open call's (crash_site.c), before the report
  * was written: that file's variant, outside its calls ("background"), not the variant whose call
  * happened to be open. */
-static void blame_crash_site(const attempt *a, int ws, blame *b)
+static void blame_crash_site(const parent *p, const attempt *a, int ws, blame *b)
 {
     char sig[96], when[SR_LINE_MAX + 64];
     sr_cli_describe_signal(WTERMSIG(ws), sig, sizeof sig);
@@ -858,13 +888,12 @@ static void blame_crash_site(const attempt *a, int ws, blame *b)
     snprintf(b->label, sizeof b->label, "%s", a->crash_label);
     snprintf(b->phase, sizeof b->phase, "background");
     snprintf(b->why, sizeof b->why, "crashed: %s in its plugin's code (%s) outside its own "
-                                    "calls (in a thread it started?), %s; the others were "
-                                    "measured again without it",
-             sig, a->crash_file, when);
+                                    "calls (in a thread it started?), %s; %s",
+             sig, a->crash_file, when, afterwards(p, b->label));
 }
 
 /* The variant an attempt that ended with wait status ws is to be blamed for, if any. */
-static void blame_attempt(const attempt *a, int ws, blame *b)
+static void blame_attempt(const parent *p, const attempt *a, int ws, blame *b)
 {
     memset(b, 0, sizeof *b);
     if (a->lost) {
@@ -875,21 +904,21 @@ static void blame_attempt(const attempt *a, int ws, blame *b)
                  a->lost_reason, a->lost_context ? "this left the CUDA context unusable"
                                                  : "nothing more could be opened");
     } else if (a->crash_label[0] && WIFSIGNALED(ws) && !a->report_written) {
-        blame_crash_site(a, ws, b);
+        blame_crash_site(p, a, ws, b);
     } else if (a->timed_out && a->open) {
         snprintf(b->label, sizeof b->label, "%s", a->label);
         snprintf(b->phase, sizeof b->phase, "%s", a->phase);
         snprintf(b->why, sizeof b->why, "%s: timeout: no answer within %g s (hung?): killed; "
-                                        "the others were measured again without it (--timeout)",
-                 phase_words(a->phase), a->timed_out_limit);
+                                        "%s (--timeout)",
+                 phase_words(a->phase), a->timed_out_limit, afterwards(p, a->label));
     } else if (a->open && (WIFSIGNALED(ws) || WIFEXITED(ws))) {
         /* the process ended inside a variant's call: whatever the way, that variant */
         snprintf(b->label, sizeof b->label, "%s", a->label);
         snprintf(b->phase, sizeof b->phase, "%s", a->phase);
         char what[200];
         ending_words(a, ws, what, sizeof what);
-        snprintf(b->why, sizeof b->why, "%s: %s; the others were measured again without it",
-                 phase_words(a->phase), what);
+        snprintf(b->why, sizeof b->why, "%s: %s; %s", phase_words(a->phase), what,
+                 afterwards(p, b->label));
     }
 }
 
@@ -1006,7 +1035,7 @@ int sr_isolate_run(const sr_isolate_options *o, sagerun_compare_result **report,
         }
         *stop_signal = sr_stop_signal();
         blame b;
-        blame_attempt(a, ws, &b);
+        blame_attempt(&p, a, ws, &b);
         if (!b.label[0] || *stop_signal) {
             rc = last_attempt(ws, *stop_signal != 0, a, report_path, report);
             free(a);

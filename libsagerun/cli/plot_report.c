@@ -1,9 +1,9 @@
 /* The figure of one comparison report (ours or the seed's), three panels on scales of their own:
  *   - every timed call, round by round, one column per variant in each round, each round's
  *     median as a bar (drift shows as a slope);
- *   - each variant's distribution on its own scale (quartile box, 1.5 IQR whiskers, the calls
- *     as dots, its p50 beside the box): one variant twice as fast as another does not flatten
- *     either box;
+ *   - each variant's distribution (quartile box, 1.5 IQR whiskers, the calls as dots, its p50
+ *     beside the box), on one scale where every box still reads on it, else each on its own:
+ *     one variant twice as fast as another does not flatten either box;
  *   - the speedup of each variant against the baseline: its paired estimate with the 95%
  *     interval over the verdict's noise band, the numbers beside the bar.
  * A report in the seed's format has per-round summaries only: each round's p50 and min-max are
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "plot.h"
 
 #define FIG_W 1000.0
@@ -515,14 +516,16 @@ static double label_column(fig *f)
 static void speedup_text(const sr_plot_variant *v, char *buf, size_t len)
 {
     const char *vn = v->verdict;
+    char times[48];
+    sr_cli_speedup_times(v->interval.valid ? v->interval.estimate : v->speedup_percent, times, sizeof times);
     if (v->failure || !isfinite(v->speedup_percent))
         failure_text(v, buf, len);
     else if (v->interval.valid)
-        snprintf(buf, len, "%+.2f%% [%+.2f, %+.2f] %s", v->interval.estimate, v->interval.low,
-                 v->interval.high, vn ? vn : "");
+        snprintf(buf, len, "%+.2f%% (%s) [%+.2f, %+.2f] %s", v->interval.estimate, times,
+                 v->interval.low, v->interval.high, vn ? vn : "");
     else
-        snprintf(buf, len, "%+.2f%% (no interval: one round) %s", v->speedup_percent,
-                 vn ? vn : "");
+        snprintf(buf, len, "%+.2f%% (%s, p50 ratio; no interval: one round) %s",
+                 v->speedup_percent, times, vn ? vn : "");
 }
 
 /* One variant's row: its label at the left, the interval and dots, the numbers beside them. */
@@ -537,7 +540,7 @@ static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy
         sr_canvas_text(f->c, "speedup", fit, &sr_style_label, (sr_anchor){sw.x1 + 4, cy, -1, 0});
     free(fit);
     sr_canvas_line(f->c, b.x0, cy, b.x1, cy, "#f0f0f0", 1, 1, false);
-    double a = NAN, z = NAN;
+    double a = NAN, z = NAN; /* the ends of what the label stands beside: the estimate's bar */
     if (v->interval.valid) {
         a = sr_plot_interval_end(f->c, x, v->interval.low, cy, false, color);
         z = sr_plot_interval_end(f->c, x, v->interval.high, cy, false, color);
@@ -551,8 +554,9 @@ static void speedup_row(fig *f, size_t i, const sr_scale *x, sr_box b, double cy
     if (isfinite(v->speedup_percent)) { /* the seed's number: the ratio of the pooled p50s */
         double px = sr_scale_px(x, v->speedup_percent);
         sr_canvas_circle(f->c, px, cy, 4, "#ffffff", 0.6, color);
-        a = isfinite(a) ? fmin(a, px - 5) : px - 5;
-        z = isfinite(z) ? fmax(z, px + 5) : px + 5;
+        sr_canvas_obstacle(f->c, (sr_box){px - 5, cy - 6, px + 5, cy + 6});
+        if (!v->interval.valid) /* then the label is the p50 ratio's, and beside it */
+            a = px - 5, z = px + 5;
     }
     char text[SAGERUN_ERROR_MESSAGE_SIZE + 64];
     speedup_text(v, text, sizeof text);

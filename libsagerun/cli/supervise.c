@@ -23,9 +23,12 @@ static void send_line(const char *word, const char *value)
         return;
     char line[128];
     int n = snprintf(line, sizeof line, "%s %s\n", word, value);
+    ssize_t w = -1;
     if (n > 0 && (size_t)n < sizeof line) /* one write, shorter than PIPE_BUF: never torn */
-        while (write(phase_fd, line, (size_t)n) < 0 && errno == EINTR) {
+        while ((w = write(phase_fd, line, (size_t)n)) < 0 && errno == EINTR) {
         }
+    if (w < 0 && errno == EBADF) /* a variant closed it: say so the only way left */
+        _exit(SR_CHILD_EXIT_PIPE_CLOSED);
 }
 
 void sr_cli_supervise_phase(const char *phase) { send_line("phase", phase); }
@@ -116,6 +119,12 @@ static int judge_end(const char *cmd, const char *variant, int ws, const child_s
     if (stop_seen && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == stop_seen)) {
         sr_cli_error("%s: interrupted (%s)", cmd, how + strlen("died of "));
         return 128 + (sig ? sig : stop_seen);
+    }
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == SR_CHILD_EXIT_PIPE_CLOSED) {
+        sr_cli_error("%s: variant '%s' closed the pipe through which the process running it "
+                     "reports to sagerun (phase: %s; it closes descriptors it did not open): no "
+                     "result", cmd, variant, s->phase);
+        return SR_EXIT_ERROR;
     }
     sr_cli_error("%s: the process %s in variant '%s' (phase: %s), before %s finished: no result%s",
                  cmd, how, variant, s->phase, cmd,

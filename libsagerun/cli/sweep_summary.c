@@ -395,16 +395,18 @@ static void fill_row(table_row *t, const json_t *w, const json_t *base, const js
     if (!isfinite(sp))
         sp = num_or_nan(v, "speedup_percent");
     const json_t *iv = json_object_get(v, "interval_percent");
+    char times[48];
+    sr_cli_speedup_times(sp, times, sizeof times);
     if (json_is_true(json_object_get(v, "is_baseline")))
         snprintf(t->cell[6], CELL, "(baseline)");
     else if (!isfinite(sp))
         snprintf(t->cell[6], CELL, "-");
     else if (json_array_size(iv) == 2)
-        snprintf(t->cell[6], CELL, "%+.2f%% [%+.2f, %+.2f]", sp,
+        snprintf(t->cell[6], CELL, "%+.2f%% (%s) [%+.2f, %+.2f]", sp, times,
                  json_number_value(json_array_get(iv, 0)),
                  json_number_value(json_array_get(iv, 1)));
-    else
-        snprintf(t->cell[6], CELL, "%+.2f%%", sp);
+    else /* no interval: the p50s' ratio, said so */
+        snprintf(t->cell[6], CELL, "%+.2f%% (%s, p50 ratio)", sp, times);
     snprintf(t->cell[7], CELL, "%s",
              json_is_string(json_object_get(v, "failure")) ? "FAILED" : str_or(v, "verdict", "-"));
     const json_t *be = json_object_get(v, "byte_exact");

@@ -175,7 +175,7 @@ check "show the seed" 0 "$S" show "$SEED"
 contains "show seed: variant" "interleave-softmax"
 contains "show seed: p50" "243.919 ms"
 # the headline is the paired estimate; the seed's own -0.016% lies outside its interval
-contains "show seed: speedup" "-0.08% [-0.12, -0.04]"
+contains "show seed: speedup, its factor beside it" "-0.08% (1.00× slower) [-0.12, -0.04]"
 contains "show seed: verdict" "differs, below"
 contains "show seed: the seed's number flagged" "lies outside the paired interval"
 # the seed's format has no tolerance: none passed, none failed ("FAILS the tolerance: ")

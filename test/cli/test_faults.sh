@@ -174,10 +174,12 @@ assert [v[n]["failure_phase"] for n in list(v)[2:]] == ["create", "run", "run"]
 assert all(v[n]["timing"]["count"] == 9 for n in ("reference", "reference-mt"))
 ' "$TMP/many.json"
 
-# ---- the baseline itself crashes: nothing to compare against, exit 1 with the reason ----
+# ---- the baseline itself crashes: nothing to compare against, exit 1 with the reason (and the
+# report of it: test_readouts.sh) ----
 out=$("$S" compare --backend host --shape 1,64,2,64 --quiet --plugin "$FAKES/fault_abort_run.so" \
     --baseline fault-abort-run --variant reference --rounds 2 --iterations 2 --warmup 1 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "baseline fault-abort-run: timed run: crashed: SIGABRT" <<<"$out" \
+[ $rc -eq 1 ] && grep -q "fault-abort-run failed: timed run: crashed: SIGABRT" <<<"$out" \
+    && grep -q "reference failed: not measured: the baseline fault-abort-run failed" <<<"$out" \
     && echo "ok   baseline crash: exit 1 with the reason" || fail "baseline crash (exit $rc)" "$out"
 
 # ---- in-process (no containment): an error return is still contained ----

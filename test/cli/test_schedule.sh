@@ -90,7 +90,7 @@ assert v["verdict"] in ("faster", "slower", "same", "below-threshold", "ambiguou
 ' "$TMP/fixed.json"
 check "show: the headline is the paired estimate" 0 "$S" show "$TMP/fixed.json"
 est=$(python3 -c 'import json,sys; print("%+.2f%%" % json.load(open(sys.argv[1]))["variants"][1]["speedup_interval_percent"]["estimate"])' "$TMP/fixed.json")
-contains "show: table shows $est" "$est ["
+contains "show: table shows $est" "$est ("  # the factor beside it, then the interval
 
 # ---- the timed schedule: budget and precision, never past max-rounds ----
 check "timed, small budget" 0 "$S" compare "${H[@]}" --max-time 0.3 --min-rounds 4 \
@@ -106,7 +106,7 @@ assert len(m["order_seed"]) == 16 and int(m["order_seed"], 16) >= 0, m  # interl
 assert r["iterations_per_round"] == 1
 for v in r["variants"]:
     assert len(v["samples_s"]) == r["rounds_completed"]
-    assert v["measurement"]["timer"] in ("event", "batch")
+    assert v["measurement"]["timer"] in ("host", "batch")
 ' "$TMP/timed.json"
 check "rotate order" 0 "$S" compare "${H[@]}" --order rotate --rounds 2 --iterations 2 \
     --warmup 0 --no-accuracy --json "$TMP/rot.json"

@@ -60,6 +60,7 @@
 #define FAULT_FREE_INPUT 24   /* services->mem_free(q): frees what every variant shares */
 #define FAULT_FILL_INPUT 25   /* services->mem_fill(k): writes what every variant shares */
 #define FAULT_LEAK_FD 26      /* opens /dev/null and keeps it: one descriptor more per call */
+#define FAULT_CLOSE_FDS 27    /* closes every descriptor from 3 to 4095, then carries on */
 #ifndef FAULT_RUN_CALL /* FAULT_IN_RUN faults in this run call; 0: in every one */
 #define FAULT_RUN_CALL 3
 #endif
@@ -207,6 +208,7 @@ static int fault_now(int kind, const sagerun_plugin_inputs *in, char *err, size_
     case FAULT_IGNORE_STOP: signal(SIGINT, SIG_IGN); signal(SIGTERM, SIG_IGN); signal(SIGHUP, SIG_IGN); break;
     case FAULT_BLOCK_STOP: fault_block_stop(); break;
     case FAULT_LEAK_FD: (void)open("/dev/null", O_RDONLY); break;
+    case FAULT_CLOSE_FDS: for (int fd = 3; fd < 4096; fd++) close(fd); break;
     case FAULT_FREE_INPUT: fault_services->mem_free(fault_services->host, in->q); break;
     case FAULT_FILL_INPUT: return fault_services->mem_fill(fault_services->host, in->k, 0, 64, err, errlen);
     case FAULT_FSIZE: fault_fsize(); break;
