@@ -24,11 +24,12 @@ extern char **environ;
 #include "sweep.h"
 #include "sweep_axes.h"
 #include "sweep_file.h"
+#include "sweep_gpus.h"
 
 static void sweep_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun sweep SWEEP.json [--shard I/N] [--out-dir DIR] [options]\n"
+            "usage: sagerun sweep SWEEP.json [--shard I/N | --gpus all|LIST] [--out-dir DIR] [options]\n"
             "\n"
             "Runs 'sagerun compare' on every workload of a sweep file and writes one JSON report\n"
             "per workload (DIR/<workload>.json), the summary table on stdout, DIR/summary.md and\n"
@@ -66,6 +67,17 @@ static void sweep_usage(FILE *out)
             "sharding (one process per GPU or node, each with its --device or\n"
             "CUDA_VISIBLE_DEVICES; then 'sagerun merge DIR...'):\n"
             "  --shard I/N            run the workloads whose index is I modulo N (0 <= I < N)\n"
+            "  --gpus all|LIST        one shard per GPU of this host (LIST: CUDA ordinals, e.g.\n"
+            "                         0,2,3), all at once, each bound to its GPU through\n"
+            "                         CUDA_VISIBLE_DEVICES (a point's baseline and variants run on\n"
+            "                         one card); shard K in DIR/gpu-K (its log DIR/gpu-K.log), a\n"
+            "                         line per finished point naming its GPU, then the shards\n"
+            "                         merged into DIR as 'sagerun merge' does (a failed shard\n"
+            "                         costs only its points: exit 1, naming it). GPUs of\n"
+            "                         different models are refused unless --allow-mixed-gpus\n"
+            "                         (test hook: SAGERUN_TEST_FAKE_GPUS=N or MODEL,MODEL,...)\n"
+            "  --allow-mixed-gpus     --gpus: run on GPUs of different models all the same (the\n"
+            "                         merged summary flags it)\n"
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN;\n"
             "                         refused where DIR holds another sweep's or shard's summary\n"
@@ -448,6 +460,8 @@ typedef struct sweep_run {
     long shard_index, shard_count; /* count 0: not sharded */
     bool quiet, on_host;
     const char *device, *backend;
+    const char *gpus; /* --gpus: all, or a list of ordinals; NULL: this process runs the points */
+    bool allow_mixed_gpus;
 } sweep_run;
 
 static bool in_shard(const sweep_run *run, size_t i)
@@ -602,6 +616,7 @@ static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const s
         }
         int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
                             w, run->out_dir, s->files[i], row);
+        json_object_set_new(row, "ran_on", sr_sweep_ran_on(run->out_dir, row));
         if (!run->quiet && json_is_string(json_object_get(row, "error")))
             fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sr_cli_text(sagerun_workload_name(w)),
                     sr_cli_text(json_string_value(json_object_get(row, "error"))));
@@ -631,13 +646,15 @@ static bool interrupted_exit(int rc)
 static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sweep_run *run,
                          const char **csv_path)
 {
-    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV };
+    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV, O_GPUS, O_MIXED };
     static const struct option longopts[] = {
         SR_CLI_COMPARE_OPTIONS,
         {"out-dir", required_argument, 0, O_OUT_DIR},
         {"csv", required_argument, 0, O_CSV},
         {"shard", required_argument, 0, O_SHARD},
         {"quiet", no_argument, 0, O_QUIET},
+        {"gpus", required_argument, 0, O_GPUS},
+        {"allow-mixed-gpus", no_argument, 0, O_MIXED},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -654,6 +671,16 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
             }
             break;
         case O_QUIET: run->quiet = true; break;
+        case O_GPUS:
+            if (!sr_sweep_gpus_valid(optarg)) {
+                sr_cli_error("sweep: --gpus '%s': expected all, or CUDA ordinals separated by "
+                             "commas, each once (e.g. 0,2,3)",
+                             optarg);
+                return SR_EXIT_USAGE;
+            }
+            run->gpus = optarg;
+            break;
+        case O_MIXED: run->allow_mixed_gpus = true; break;
         case 'h': sweep_usage(stdout); return SR_EXIT_OK;
         default: {
             int taken = sr_cli_compare_option("sweep", set, c, optarg);
@@ -666,6 +693,11 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
     }
     if (argc - optind != 1) {
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
+        return SR_EXIT_USAGE;
+    }
+    if (run->gpus && (run->shard_count || sr_cli_compare_given(set, SR_OPT_DEVICE))) {
+        sr_cli_error("sweep: --gpus runs a shard per GPU: not with --%s",
+                     run->shard_count ? "shard" : "device");
         return SR_EXIT_USAGE;
     }
     if (run->out_dir && !*run->out_dir) {
@@ -726,6 +758,16 @@ int sr_cmd_sweep(int argc, char **argv)
     if (!run.out_dir && !(run.out_dir = dir_buf = sr_sweep_default_out_dir(s.name, run.shard_index,
                                                                            run.shard_count))) {
         sr_cli_error("sweep: out of memory");
+        goto out;
+    }
+    if (run.gpus) { /* the shards check and run the points; this process only needs the GPUs */
+        sagerun_registry_destroy(reg);
+        sagerun_context_destroy(ctx);
+        reg = NULL;
+        ctx = NULL;
+        const sr_sweep_gpus_run g = {run.gpus, sweep_path, s.count, run.out_dir, csv_path,
+                                     run.quiet, run.allow_mixed_gpus};
+        rc = sr_sweep_gpus(&g, &set);
         goto out;
     }
     if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run, &shared))) {

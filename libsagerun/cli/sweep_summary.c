@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "sweep.h"
+#include "sweep_gpus.h"
 #include "sweep_axes.h"
 
 static const char *str_or(const json_t *o, const char *key, const char *fallback)
@@ -533,6 +534,7 @@ static void print_notes(const json_t *s, FILE *out, const char *bullet)
                 (long long)json_integer_value(json_object_get(x, "index")),
                 str_or(x, "name", "?"));
     }
+    sr_sweep_print_where(s, out, bullet);
     fprintf(out, "%sreports: <workload>.json next to summary.json ('sagerun show', 'sagerun plot')"
                  "\n",
             bullet);
