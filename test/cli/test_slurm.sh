@@ -2,7 +2,8 @@
 # Slurm for real: a one-node Slurm from Debian's packages (slurm-wlm, munge) started in a temporary
 # folder — munged with a key and socket of its own, slurmctld and slurmd as plain daemons (no
 # systemd, no cgroups: proctrack/linuxproc, task/none), a node with this machine's CPUs and memory
-# and two stand-in GPUs (gres without devices) — runs examples/sweep/slurm-array.sbatch as a job
+# and its GPUs as gres (on a machine without any, two stand-ins: gres files that are no GPU, so
+# that the example's --gres=gpu:1 is kept and Slurm still sets CUDA_VISIBLE_DEVICES) — runs examples/sweep/slurm-array.sbatch as a job
 # array of two shards on the host backend, then README's merge job after it
 # (sbatch --dependency=afterany); the merged summary must hold every workload once.
 # SKIPs, saying why, where Slurm cannot start (packages missing, not root, a daemon that does not
@@ -59,6 +60,11 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])'
 }
 
+# The gres of the node: its GPUs (/dev/nvidia0, ...), else two stand-in files.
+gres_files=()
+for f in /dev/nvidia[0-9] /dev/nvidia[0-9][0-9]; do [ -c "$f" ] && gres_files+=("$f"); done
+[ ${#gres_files[@]} -gt 0 ] || gres_files=(/dev/null /dev/zero)
+
 write_conf() { # the cluster's files under $C
     local host cpus mem ports
     host=$(hostname -s); cpus=$(nproc)
@@ -94,12 +100,14 @@ SwitchType=switch/none
 ReturnToService=2
 MinJobAge=600
 GresTypes=gpu
-NodeName=sagerun-node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:2 State=UNKNOWN
+NodeName=sagerun-node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:${#gres_files[@]} State=UNKNOWN
 PartitionName=test Nodes=sagerun-node Default=YES MaxTime=INFINITE State=UP
 EOF
-    # two stand-in GPUs: Slurm hands each task one and sets CUDA_VISIBLE_DEVICES, as on a GPU node
-    printf 'NodeName=sagerun-node Name=gpu File=/dev/null\nNodeName=sagerun-node Name=gpu File=/dev/zero\n' \
-        > "$C/gres.conf"
+    # the example's --gres=gpu:1 is kept: Slurm hands each task one GPU and sets
+    # CUDA_VISIBLE_DEVICES. The node's own GPUs where it has some, else two stand-ins (files that are
+    # no GPU: the CPU CI machine), so that the array runs the same without GPUs.
+    local f
+    for f in "${gres_files[@]}"; do echo "NodeName=sagerun-node Name=gpu File=$f"; done > "$C/gres.conf"
     # inside an outer Slurm job, its SLURM_* variables would steer sbatch: this cluster only
     unset $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p')
     export SLURM_CONF=$C/slurm.conf
@@ -185,7 +193,12 @@ for i in (0, 1):
     s = json.load(open(f"{sys.argv[1]}/shard-{i}/summary.json"))
     assert s["shard"] == {"index": i, "count": 2}, s["shard"]
     assert all(w["status"] == "ok" for w in s["workloads"]), s["workloads"]
+    # --gres=gpu:1: Slurm bound the task to one GPU of the node (or a stand-in)
+    assert all((w["ran_on"]["cuda_visible_devices"] or "").isdigit() for w in s["workloads"]), s["workloads"]
 ' "$OUT"
+grep -qE "CUDA_VISIBLE_DEVICES=[0-9]+$" "$TMP/work/sagerun-sweep-${JOB}_0.log" \
+    && echo "ok   task 0 says which GPU Slurm gave it" \
+    || fail "task 0 says which GPU Slurm gave it" "$(cat "$TMP/work/sagerun-sweep-${JOB}_0.log")"
 py "merged: all 3 workloads once, by index, reports copied" "$(cat "$ROOT/test/cli/check_host_merge.py")" "$OUT/merged"
 check "the merged summary shows" 0 "$S" show "$OUT/merged/summary.json" \
     && contains "every workload" "n96"
