@@ -70,7 +70,8 @@ static void sweep_usage(FILE *out)
             "  --gpus all|LIST        one shard per GPU of this host (LIST: CUDA ordinals, e.g.\n"
             "                         0,2,3), all at once, each bound to its GPU through\n"
             "                         CUDA_VISIBLE_DEVICES (a point's baseline and variants run on\n"
-            "                         one card); shard K in DIR/gpu-K (its log DIR/gpu-K.log), a\n"
+            "                         one card), each taking the next point, heaviest first, as it\n"
+            "                         gets free; shard K in DIR/gpu-K (its log DIR/gpu-K.log), a\n"
             "                         line per finished point naming its GPU, then the shards\n"
             "                         merged into DIR as 'sagerun merge' does (a failed shard\n"
             "                         costs only its points: exit 1, naming it). GPUs of\n"
@@ -78,6 +79,10 @@ static void sweep_usage(FILE *out)
             "                         (test hook: SAGERUN_TEST_FAKE_GPUS=N or MODEL,MODEL,...)\n"
             "  --allow-mixed-gpus     --gpus: run on GPUs of different models all the same (the\n"
             "                         merged summary flags it)\n"
+            "  --claim-dir DIR        with --shard (what --gpus gives its shards): instead of every\n"
+            "                         N-th point, each point that no other shard claimed in DIR\n"
+            "                         yet, heaviest first (B x N x keys x Hq x D), so that a GPU\n"
+            "                         that is done takes the next\n"
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN;\n"
             "                         refused where DIR holds another sweep's or shard's summary\n"
@@ -462,11 +467,18 @@ typedef struct sweep_run {
     const char *device, *backend;
     const char *gpus; /* --gpus: all, or a list of ordinals; NULL: this process runs the points */
     bool allow_mixed_gpus;
+    const char *claim_dir; /* --claim-dir (a --gpus shard): points claimed there, not by index */
 } sweep_run;
 
 static bool in_shard(const sweep_run *run, size_t i)
 {
     return !run->shard_count || (long)(i % (size_t)run->shard_count) == run->shard_index;
+}
+
+/* Whether this process runs point i: its shard's, or (--claim-dir) one no other shard took. */
+static bool takes(const sweep_run *run, size_t i)
+{
+    return run->claim_dir ? sr_sweep_claim(run->claim_dir, i) : in_shard(run, i);
 }
 
 /* The compare command line every workload ran with, past "sagerun compare": options.compare_args
@@ -579,61 +591,79 @@ static bool outputs_spare_inputs(const sr_sweep_file *s, const char *sweep_path,
     return ok;
 }
 
+/* Point i of the sweep (the done-th of the shard's mine), its row appended to the summary and
+ * the summary written; -1 to go on, else the exit code. */
+static int run_point(const sr_sweep_file *s, const arg_list *shared, const sweep_run *run,
+                     json_t *summary, size_t i, size_t done, size_t mine)
+{
+    sagerun_error err = {0};
+    json_t *rows = json_object_get(summary, "workloads");
+    const sagerun_workload *w = s->workloads[i];
+    const sagerun_problem *wp = sagerun_workload_problem(w);
+    if (!run->quiet)
+        fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
+                done, mine, i, sr_cli_text(sagerun_workload_name(w)), wp->batch, wp->seq_len,
+                wp->heads_q, wp->head_dim, run->on_host ? "" : " on ",
+                run->on_host ? "" : run->device);
+    json_t *row = workload_row(i, w, run->device, run->backend);
+    if (row && s->axes)
+        json_object_set(row, "axes", s->axes[i]); /* the point's named axes */
+    if (!row || json_array_append_new(rows, row) != 0) {
+        sr_cli_error("sweep: out of memory");
+        return SR_EXIT_ERROR;
+    }
+    int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
+                        w, run->out_dir, s->files[i], row);
+    json_object_set_new(row, "ran_on", sr_sweep_ran_on(run->out_dir, row));
+    if (!run->quiet && json_is_string(json_object_get(row, "error")))
+        fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sr_cli_text(sagerun_workload_name(w)),
+                sr_cli_text(json_string_value(json_object_get(row, "error"))));
+    if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        return SR_EXIT_ERROR;
+    }
+    int sig = sr_stop_signal();
+    if (sig || child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM || child == SR_EXIT_SIGHUP) {
+        /* the comparison got the signal too (the terminal's group, or passed on by run_self):
+         * stop here; the summary holds what ran, this workload's report is incomplete */
+        sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
+                     run->out_dir);
+        return sig ? 128 + sig : child;
+    }
+    return -1;
+}
+
 /* Runs the shard's workloads one by one, the summary written before the first and after each
  * (an interrupted sweep keeps what ran). Returns -1 when they all ran, else the exit code. */
 static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const sweep_run *run,
                          json_t *summary)
 {
     sagerun_error err = {0};
-    json_t *rows = json_object_get(summary, "workloads");
-    size_t mine = 0, done = 0;
+    size_t mine = 0, done = 0, *order = run->claim_dir ? sr_sweep_heaviest_first(s) : NULL;
     for (size_t i = 0; i < s->count; i++)
-        mine += in_shard(run, i);
+        mine += run->claim_dir || in_shard(run, i); /* claims: at most all of them */
+    if (run->claim_dir && !order) {
+        sr_cli_error("sweep: out of memory");
+        return SR_EXIT_ERROR;
+    }
     if (mine == 0 && !run->quiet)
         fprintf(stderr, "sagerun sweep: shard %ld/%ld has no workload (the sweep has %zu)\n",
                 run->shard_index, run->shard_count, s->count);
     /* an empty summary first: a shard that dies early still says which sweep it belonged to */
     if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
+        free(order);
         return SR_EXIT_ERROR;
     }
-    for (size_t i = 0; i < s->count; i++) {
-        if (!in_shard(run, i))
+    int rc = -1;
+    for (size_t k = 0; rc < 0 && k < s->count; k++) {
+        size_t i = order ? order[k] : k;
+        if (!takes(run, i))
             continue;
-        const sagerun_workload *w = s->workloads[i];
-        const sagerun_problem *wp = sagerun_workload_problem(w);
-        if (!run->quiet)
-            fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
-                    ++done, mine, i, sr_cli_text(sagerun_workload_name(w)), wp->batch, wp->seq_len,
-                    wp->heads_q, wp->head_dim, run->on_host ? "" : " on ",
-                    run->on_host ? "" : run->device);
-        json_t *row = workload_row(i, w, run->device, run->backend);
-        if (row && s->axes)
-            json_object_set(row, "axes", s->axes[i]); /* the point's named axes */
-        if (!row || json_array_append_new(rows, row) != 0) {
-            sr_cli_error("sweep: out of memory");
-            return SR_EXIT_ERROR;
-        }
-        int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
-                            w, run->out_dir, s->files[i], row);
-        json_object_set_new(row, "ran_on", sr_sweep_ran_on(run->out_dir, row));
-        if (!run->quiet && json_is_string(json_object_get(row, "error")))
-            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sr_cli_text(sagerun_workload_name(w)),
-                    sr_cli_text(json_string_value(json_object_get(row, "error"))));
-        if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
-            sr_cli_error("sweep: %s", err.message);
-            return SR_EXIT_ERROR;
-        }
-        int sig = sr_stop_signal();
-        if (sig || child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM || child == SR_EXIT_SIGHUP) {
-            /* the comparison got the signal too (the terminal's group, or passed on by run_self):
-             * stop here; the summary holds what ran, this workload's report is incomplete */
-            sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
-                         run->out_dir);
-            return sig ? 128 + sig : child;
-        }
+        rc = run_point(s, shared, run, summary, i, ++done, mine);
     }
-    return -1;
+    free(order);
+    return rc;
 }
 
 static bool interrupted_exit(int rc)
@@ -646,7 +676,7 @@ static bool interrupted_exit(int rc)
 static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sweep_run *run,
                          const char **csv_path)
 {
-    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV, O_GPUS, O_MIXED };
+    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV, O_GPUS, O_MIXED, O_CLAIM };
     static const struct option longopts[] = {
         SR_CLI_COMPARE_OPTIONS,
         {"out-dir", required_argument, 0, O_OUT_DIR},
@@ -655,6 +685,7 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
         {"quiet", no_argument, 0, O_QUIET},
         {"gpus", required_argument, 0, O_GPUS},
         {"allow-mixed-gpus", no_argument, 0, O_MIXED},
+        {"claim-dir", required_argument, 0, O_CLAIM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -681,6 +712,7 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
             run->gpus = optarg;
             break;
         case O_MIXED: run->allow_mixed_gpus = true; break;
+        case O_CLAIM: run->claim_dir = optarg; break;
         case 'h': sweep_usage(stdout); return SR_EXIT_OK;
         default: {
             int taken = sr_cli_compare_option("sweep", set, c, optarg);
@@ -693,6 +725,10 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
     }
     if (argc - optind != 1) {
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
+        return SR_EXIT_USAGE;
+    }
+    if (run->claim_dir && (!run->shard_count || run->gpus || !*run->claim_dir)) {
+        sr_cli_error("sweep: --claim-dir: a folder, with --shard (what --gpus gives its shards)");
         return SR_EXIT_USAGE;
     }
     if (run->gpus && (run->shard_count || sr_cli_compare_given(set, SR_OPT_DEVICE))) {

@@ -36,7 +36,7 @@ typedef struct shard {
     pid_t pid;
     int rc; /* exit code; -1 while it runs */
     char *dir, *log;
-    size_t done, mine;
+    size_t done; /* points it finished */
     struct timespec summary_before; /* its summary's mtime before it started: one left by an
                                        earlier run is not merged as this run's */
 } shard;
@@ -164,6 +164,87 @@ static int chosen_gpus(const char *spec, bool allow_mixed, gpu *out)
     return n;
 }
 
+/* ---- claiming points ------------------------------------------------------------------------ */
+
+typedef struct weighed {
+    double weight; /* B x N x keys x Hq x D */
+    size_t index;
+} weighed;
+
+static int heavier_first(const void *a, const void *b)
+{
+    const weighed *x = a, *y = b;
+    if (x->weight != y->weight)
+        return (x->weight < y->weight) - (x->weight > y->weight);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+size_t *sr_sweep_heaviest_first(const sr_sweep_file *s)
+{
+    size_t n = s->count ? s->count : 1, *order = malloc(n * sizeof *order);
+    weighed *w = malloc(n * sizeof *w);
+    for (size_t i = 0; order && w && i < s->count; i++) {
+        const sagerun_problem *p = sagerun_workload_problem(s->workloads[i]);
+        w[i].weight = (double)p->batch * p->seq_len * (p->kv_len ? p->kv_len : p->seq_len) *
+                      p->heads_q * p->head_dim;
+        w[i].index = i;
+    }
+    if (order && w)
+        qsort(w, s->count, sizeof *w, heavier_first);
+    for (size_t i = 0; order && w && i < s->count; i++)
+        order[i] = w[i].index;
+    if (!w) {
+        free(order);
+        order = NULL;
+    }
+    free(w);
+    return order;
+}
+
+bool sr_sweep_claim(const char *claim_dir, size_t i)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%zu", claim_dir, i);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST)
+        sr_cli_error("sweep: --claim-dir: cannot claim workload %zu (%s): %s", i, path,
+                     strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* A fresh claim folder in out_dir for the shards of one run (NULL: said why not). */
+static char *claim_dir_new(const char *out_dir)
+{
+    char *dir = NULL;
+    sagerun_error err = {0};
+    if (sr_sweep_mkdirs(out_dir, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --out-dir: %s", err.message);
+        return NULL;
+    }
+    if (asprintf(&dir, "%s/.claims-XXXXXX", out_dir) < 0 || !mkdtemp(dir)) {
+        sr_cli_error("sweep: cannot make a claim folder in %s: %s", out_dir,
+                     dir ? strerror(errno) : "out of memory");
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+/* Removes the claim folder and the claims in it. */
+static void claim_dir_remove(char *dir, size_t count)
+{
+    char path[4096];
+    for (size_t i = 0; dir && i < count; i++) {
+        snprintf(path, sizeof path, "%s/%zu", dir, i);
+        unlink(path);
+    }
+    if (dir)
+        rmdir(dir);
+    free(dir);
+}
+
 /* ---- running the shards ---------------------------------------------------------------------- */
 
 static bool self_path(char *buf, size_t len)
@@ -192,10 +273,10 @@ static char **shard_environ(const char *visible)
     return env;
 }
 
-/* argv of shard i/n: sweep SWEEP --shard i/n --out-dir DIR [--quiet] and the compare options as
+/* argv of shard i/n: sweep SWEEP --shard i/n --out-dir DIR --claim-dir CLAIMS --quiet and the compare options as
  * given (sweep passes them on to each point's compare). Strings are allocated (free_argv). */
 static char **shard_argv(const sr_sweep_gpus_run *run, const sr_cli_compare_settings *set,
-                         const shard *s, int i, int n)
+                         const shard *s, int i, int n, const char *claim_dir)
 {
     char **a = calloc(2 * set->n_given + 12, sizeof *a);
     size_t k = 0;
@@ -203,6 +284,7 @@ static char **shard_argv(const sr_sweep_gpus_run *run, const sr_cli_compare_sett
               asprintf(&a[k++], "%s", run->sweep_path) >= 0 &&
               asprintf(&a[k++], "--shard=%d/%d", i, n) >= 0 &&
               asprintf(&a[k++], "--out-dir=%s", s->dir) >= 0 &&
+              asprintf(&a[k++], "--claim-dir=%s", claim_dir) >= 0 &&
               asprintf(&a[k++], "--quiet") >= 0;
     for (size_t g = 0; ok && g < set->n_given; g++) {
         ok = asprintf(&a[k++], "--%s", set->given_opts[g]->name) >= 0;
@@ -278,17 +360,16 @@ static bool wrote_summary(const shard *s)
 
 /* Starts shard i/n in OUT/gpu-K; false after saying why not. */
 static bool start_shard(const sr_sweep_gpus_run *run, const sr_cli_compare_settings *set, shard *s,
-                        int i, int n)
+                        int i, int n, const char *claim_dir)
 {
     s->rc = -1;
-    s->mine = run->workload_count / (size_t)n + ((size_t)i < run->workload_count % (size_t)n);
     if (asprintf(&s->dir, "%s/gpu-%d", run->out_dir, s->g.ordinal) < 0 ||
         asprintf(&s->log, "%s/gpu-%d.log", run->out_dir, s->g.ordinal) < 0) {
         s->dir = s->log = NULL;
         sr_cli_error("sweep: out of memory");
         return false;
     }
-    char **argv = shard_argv(run, set, s, i, n), **env = shard_environ(s->g.visible), *summary = NULL;
+    char **argv = shard_argv(run, set, s, i, n, claim_dir), **env = shard_environ(s->g.visible), *summary = NULL;
     if (asprintf(&summary, "%s/%s", s->dir, SR_SWEEP_SUMMARY_JSON) >= 0)
         s->summary_before = mtime_of(summary);
     free(summary);
@@ -301,10 +382,9 @@ static bool start_shard(const sr_sweep_gpus_run *run, const sr_cli_compare_setti
         sr_cli_error("sweep: cannot start shard %d/%d on GPU %d: %s", i, n, s->g.ordinal,
                      strerror(errno));
     else if (!run->quiet)
-        fprintf(stderr, "sagerun sweep: shard %d/%d on GPU %d (%s, CUDA_VISIBLE_DEVICES=%s): %zu "
-                        "point%s, log %s\n",
-                i, n, s->g.ordinal, sr_cli_text(s->g.name), sr_cli_text(s->g.visible), s->mine,
-                s->mine == 1 ? "" : "s", sr_cli_text(s->log));
+        fprintf(stderr, "sagerun sweep: shard %d/%d on GPU %d (%s, CUDA_VISIBLE_DEVICES=%s), log %s\n",
+                i, n, s->g.ordinal, sr_cli_text(s->g.name), sr_cli_text(s->g.visible),
+                sr_cli_text(s->log));
     if (env)
         free(env[0]);
     free(env);
@@ -326,8 +406,8 @@ static void shard_progress(shard *s, size_t *all_done, size_t total, bool quiet)
         const json_t *row = json_array_get(rows, i);
         ++*all_done;
         if (!quiet)
-            fprintf(stderr, "sagerun sweep: GPU %d: [%zu/%zu] '%s' %s (%zu/%zu in all)\n",
-                    s->g.ordinal, i + 1, s->mine,
+            fprintf(stderr, "sagerun sweep: GPU %d: [%zu] '%s' %s (%zu/%zu in all)\n",
+                    s->g.ordinal, i + 1,
                     sr_cli_text(json_string_value(json_object_get(row, "name"))),
                     sr_cli_text(json_string_value(json_object_get(row, "status"))), *all_done,
                     total);
@@ -374,8 +454,8 @@ static void last_line(const char *log, char *buf, size_t len)
     buf[0] = '\0';
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
-        if (line[0])
-            snprintf(buf, len, "%s", line);
+        if (line[0]) /* without the program's name: the message says it */
+            snprintf(buf, len, "%s", strncmp(line, "sagerun: ", 9) == 0 ? line + 9 : line);
     }
     if (f)
         fclose(f);
@@ -391,11 +471,11 @@ static bool shards_failed(const shard *sh, int n)
         char last[SAGERUN_ERROR_MESSAGE_SIZE + 64] = "";
         if (sh[i].log)
             last_line(sh[i].log, last, sizeof last);
-        sr_cli_error("sweep: shard %d/%d on GPU %d (%s) %s %d after %zu of %zu points%s%s; its "
-                     "log: %s",
+        sr_cli_error("sweep: shard %d/%d on GPU %d (%s) %s %d after %zu point%s%s%s; its log: %s",
                      i, n, sh[i].g.ordinal, sr_cli_text(sh[i].g.name),
                      sh[i].rc > 128 ? "ended by signal" : "failed with exit code",
-                     sh[i].rc > 128 ? sh[i].rc - 128 : sh[i].rc, sh[i].done, sh[i].mine,
+                     sh[i].rc > 128 ? sh[i].rc - 128 : sh[i].rc, sh[i].done,
+                     sh[i].done == 1 ? "" : "s",
                      last[0] ? ": " : "", sr_cli_text(last),
                      sr_cli_text(sh[i].log ? sh[i].log : "none"));
         failed = true;
@@ -482,13 +562,17 @@ int sr_sweep_gpus(const sr_sweep_gpus_run *run, const sr_cli_compare_settings *s
     if (!run->quiet)
         fprintf(stderr, "sagerun sweep: %zu points on %d GPU%s, one shard each; merged into %s\n",
                 run->workload_count, n, n == 1 ? "" : "s", sr_cli_text(run->out_dir));
+    char *claims = claim_dir_new(run->out_dir);
+    if (!claims)
+        return SR_EXIT_ERROR;
     sr_stop_signals_install();
     int started = 0;
     for (int i = 0; i < n; i++) {
         sh[i].g = g[i];
-        started += start_shard(run, set, &sh[i], i, n);
+        started += start_shard(run, set, &sh[i], i, n, claims);
     }
     wait_shards(sh, n, run->workload_count, run->quiet);
+    claim_dir_remove(claims, run->workload_count);
     int rc = started ? finish(run, sh, n) : SR_EXIT_ERROR;
     for (int i = 0; i < n; i++) {
         free(sh[i].dir);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "compare_options.h"
+#include "sweep_file.h"
 
 /* Test hook: SAGERUN_TEST_FAKE_GPUS=N (1 to 64) or "MODEL,MODEL,..." makes --gpus see that many
  * GPUs (of those models; "fake GPU" for N) instead of asking the CUDA driver. Each shard is then
@@ -28,11 +29,20 @@ typedef struct sr_sweep_gpus_run {
 } sr_sweep_gpus_run;
 
 /* Runs shard I/N of the sweep on the I-th GPU asked, all at once, each a child `sagerun sweep
- * --shard I/N` with the compare options of set, bound to its GPU by CUDA_VISIBLE_DEVICES (its log
- * in OUT/gpu-K.log); prints a line per finished point naming its GPU; then merges the shards that
+ * --shard I/N --claim-dir` with the compare options of set, bound to its GPU by
+ * CUDA_VISIBLE_DEVICES (its log in OUT/gpu-K.log), taking the points heaviest first as it gets
+ * free; prints a line per finished point naming its GPU; then merges the shards that
  * wrote a summary (merge --allow-missing: a failed shard costs only its points) into out_dir and
  * prints the table. Returns sweep's exit code (1 also when a shard failed or a point is missing). */
 int sr_sweep_gpus(const sr_sweep_gpus_run *run, const sr_cli_compare_settings *set);
+
+/* The points of a sweep, heaviest first (B x N x keys x Hq x D; ties by index), the order in which
+ * the shards of --gpus claim them: the longest run starts first, and a GPU that is done takes
+ * the next. NULL when out of memory. */
+size_t *sr_sweep_heaviest_first(const sr_sweep_file *s);
+/* Claims point i for this process in claim_dir (--claim-dir: a file named i, created exclusively);
+ * false when another shard has it, or, said, when the folder cannot take it. */
+bool sr_sweep_claim(const char *claim_dir, size_t i);
 
 /* Where the row's point ran, for its "ran_on": {"cuda_visible_devices" (this process's, or null),
  * "uuid", "pci_bus_id", "driver_release", "sm_clock_mhz" [lowest, highest] of its rounds} from the

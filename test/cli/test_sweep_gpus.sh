@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sagerun sweep --gpus all|LIST on the host backend, with fake device lists (SAGERUN_TEST_FAKE_GPUS,
-# the test hook): a shard per GPU bound through CUDA_VISIBLE_DEVICES, progress naming the GPU,
-# the shards merged exactly as a one-device sweep (same points, statuses and output hashes); a
+# the test hook): a shard per GPU bound through CUDA_VISIBLE_DEVICES, each claiming the next point
+# (heaviest first) as it gets free, progress naming the GPU, the shards merged exactly as a
+# one-device sweep (same points, statuses and output hashes); a
 # GPU list through the process's own CUDA_VISIBLE_DEVICES; the errors (no GPU, a GPU that is not
 # there, mixed models, bad lists, --shard/--device); a failed shard costs only its points; merge
 # refuses points of different GPU models unless --allow-mixed-gpus, and says where each ran.
@@ -18,11 +19,11 @@ unset CUDA_VISIBLE_DEVICES
 
 check "the one-device sweep" 0 "$S" "${SW[@]}" --out-dir one --quiet
 SAGERUN_TEST_FAKE_GPUS=2 check "--gpus all over 2 (fake) GPUs" 0 "$S" "${SW[@]}" --gpus all --out-dir two \
-    && contains "a shard per GPU, bound" "shard 1/2 on GPU 1 (fake GPU, CUDA_VISIBLE_DEVICES=1): 1 point" \
-    && contains "a line per finished point naming its GPU" "GPU 0: [2/2] 'n96' ok" \
-    && contains "and the other GPU's" "GPU 1: [1/1] '1x64x2x64' ok" \
-    && contains "the merged table" "merged from 2 summaries" \
-    && contains "where each point ran" "ran on host CUDA_VISIBLE_DEVICES=1: 1x64x2x64"
+    && contains "a shard per GPU, bound" "shard 1/2 on GPU 1 (fake GPU, CUDA_VISIBLE_DEVICES=1), log two/gpu-1.log" \
+    && contains "the last finished point" "ok (3/3 in all)" \
+    && contains "the merged table" "merged from 2 summaries"
+grep -qE "^sagerun sweep: GPU [01]: \[1\] '(n32|n96|1x64x2x64)' ok \([123]/3 in all\)$" <<<"$out" \
+    && echo "ok   a line per finished point naming its GPU" || fail "a line per finished point naming its GPU" "$out"
 
 # same points, statuses, variants, byte-exactness and output hashes as the one-device sweep
 SAME='
@@ -42,19 +43,30 @@ for x, y in zip(a["workloads"], b["workloads"]):
     assert ra["reference_output_sha256"] == rb["reference_output_sha256"]
     assert [v["output_sha256"] for v in ra["variants"]] == [v["output_sha256"] for v in rb["variants"]]
     assert x["ran_on"]["cuda_visible_devices"] is None, x["ran_on"]
-    assert y["ran_on"]["cuda_visible_devices"] == where[y["index"] % len(where)], y["ran_on"]
+    assert y["ran_on"]["cuda_visible_devices"] in where, y["ran_on"]
     assert rb["device"] == {"name": "host", "backend": "host"}, rb["device"]  # no GPU fields
 '
 py "--gpus all: the one-device sweep's points, hashes and statuses, each row where it ran" \
     "$SAME" one two 0,1
-[ -f two/gpu-0/summary.json ] && [ -f two/gpu-1/summary.json ] && [ -s two/gpu-1.log ] \
+[ -f two/gpu-0/summary.json ] && [ -f two/gpu-1/summary.json ] && [ -f two/gpu-1.log ] \
     && echo "ok   each shard's folder and log in the out dir" || fail "each shard's folder and log" "$(ls -R two)"
+ls -a two | grep -q claims && fail "the claim folder is removed" "$(ls -a two)" || echo "ok   the claim folder is removed"
+BOUND='
+import json, sys
+d, where = sys.argv[1], sys.argv[2].split(",")
+for k, v in enumerate(where):
+    s = json.load(open(f"{d}/gpu-{sys.argv[3 + k]}/summary.json"))
+    assert s["shard"] == {"index": k, "count": len(where)}, s["shard"]
+    assert all(w["ran_on"]["cuda_visible_devices"] == v for w in s["workloads"]), s["workloads"]
+'
+py "each shard ran its points on its own GPU" "$BOUND" two 0,1 0 1
 
 # a list of ordinals, through this process's CUDA_VISIBLE_DEVICES (ordinal k is its k-th entry)
 CUDA_VISIBLE_DEVICES=5,6,7 SAGERUN_TEST_FAKE_GPUS=3 check "--gpus 0,2 of CUDA_VISIBLE_DEVICES=5,6,7" 0 \
     "$S" "${SW[@]}" --gpus 0,2 --out-dir list --csv list.csv \
     && contains "GPU 2 is the 7" "shard 1/2 on GPU 2 (fake GPU, CUDA_VISIBLE_DEVICES=7)"
 py "--gpus 0,2: the same points, shards bound to devices 5 and 7" "$SAME" one list 5,7
+py "--gpus 0,2: shard 0 on device 5, shard 1 on 7" "$BOUND" list 5,7 0 2
 py "--csv: every point of the merged sweep" '
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -62,6 +74,12 @@ assert sorted({r["workload"] for r in rows}) == ["1x64x2x64", "n32", "n96"], row
 ' list.csv
 SAGERUN_TEST_FAKE_GPUS=1 check "--gpus all on one GPU, --quiet" 0 "$S" "${SW[@]}" --gpus all --quiet --out-dir single
 grep -q "GPU 0:" <<<"$out" && fail "--quiet: no progress lines" "$out" || echo "ok   --quiet: no progress lines"
+py "a shard takes the heaviest point first" '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [w["name"] for w in s["workloads"]] == ["n96", "1x64x2x64", "n32"], s["workloads"]
+' single/gpu-0/summary.json
+check "--claim-dir without --shard" 2 "$S" "${SW[@]}" --claim-dir x && contains "says so" "--claim-dir: a folder, with --shard"
 
 # errors
 SAGERUN_TEST_CUDA_LIBRARY=/nonexistent/libcuda.so.1 check "--gpus all without a GPU" 1 \
@@ -80,20 +98,24 @@ done
 check "--gpus with --shard" 2 "$S" "${SW[@]}" --gpus all --shard 0/2 && contains "says so" "not with --shard"
 check "--gpus with --device" 2 "$S" "${SW[@]}" --gpus all --device 1 && contains "says so" "not with --device"
 
-# a shard that fails (its folder holds another sweep's summary) costs only its points
+# a shard that fails (its folder holds another sweep's summary): named, exit 1, and the other
+# shard takes every point
 mkdir -p failing/gpu-1 && cp one/summary.json failing/gpu-1/
 SAGERUN_TEST_FAKE_GPUS=2 check "a failed shard: exit 1" 1 "$S" "${SW[@]}" --gpus all --out-dir failing \
-    && contains "names it" "shard 1/2 on GPU 1 (fake GPU) failed with exit code 1 after 0 of 1 points" \
-    && contains "the other's points merged" "missing: workload 1 (1x64x2x64) is in no summary merged"
-py "the other shard's points are in the merged summary" '
+    && contains "names it" "shard 1/2 on GPU 1 (fake GPU) failed with exit code 1 after 0 points: sweep: --out-dir failing/gpu-1 holds the summary of another" \
+    && contains "and its log" "its log: failing/gpu-1.log"
+py "the other shard ran every point, merged" '
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert [w["name"] for w in m["workloads"]] == ["n32", "n96"], m["workloads"]
-assert all(w["status"] == "ok" for w in m["workloads"]) and m["missing"] == [{"index": 1, "name": "1x64x2x64"}]
+assert [w["name"] for w in m["workloads"]] == ["n32", "1x64x2x64", "n96"], m["workloads"]
+assert all(w["status"] == "ok" and w["ran_on"]["cuda_visible_devices"] == "0" for w in m["workloads"])
+assert "missing" not in m and len(m["merged_from"]) == 1
 ' failing/summary.json
 
 # merge: points of two GPU models refused, or flagged with --allow-mixed-gpus
-cp -r two/gpu-0 m0 && cp -r two/gpu-1 m1
+check "shard 0/2 by hand" 0 "$S" "${SW[@]}" --shard 0/2 --out-dir m0 --quiet
+check "shard 1/2 by hand" 0 "$S" "${SW[@]}" --shard 1/2 --out-dir m1 --quiet
+cp -r m1 m1-host
 python3 -c '
 import json, sys
 p = sys.argv[1]; s = json.load(open(p))
@@ -104,12 +126,13 @@ check "merge refuses points of two GPU models" 1 "$S" merge m0 m1 --out-dir mm \
 [ ! -e mm/summary.json ] && echo "ok   and writes nothing" || fail "a refused merge writes nothing"
 check "merge --allow-mixed-gpus" 0 "$S" merge m0 m1 --out-dir mm --allow-mixed-gpus \
     && contains "flags them" "GPU models mixed (merge --allow-mixed-gpus; compare points only within one model): host, NVIDIA H200" \
-    && contains "where each ran" "ran on NVIDIA H200 CUDA_VISIBLE_DEVICES=1: 1x64x2x64"
+    && contains "where each ran" "ran on NVIDIA H200: 1x64x2x64"
 py "the merged summary lists the models" '
 import json, sys
 assert json.load(open(sys.argv[1]))["mixed_gpus"] == ["host", "NVIDIA H200"]' mm/summary.json
-grep -q "ran on host CUDA_VISIBLE_DEVICES=0: n32 n96" mm/summary.md \
+grep -q "ran on host: n32 n96" mm/summary.md \
     && echo "ok   summary.md says where each point ran" || fail "summary.md says where each point ran" "$(cat mm/summary.md)"
-check "merge of one model says nothing of models" 0 "$S" merge m0 two/gpu-1 --out-dir one-model
-grep -q "mixed" <<<"$out" && fail "no mixed note for one model" "$out" || echo "ok   no mixed note for one model"
+check "merge of one model says nothing of models" 0 "$S" merge m0 m1-host --out-dir one-model
+grep -qE "mixed|ran on" <<<"$out" && fail "no note of models or places for one place" "$out" \
+    || echo "ok   no note of models or places for one place"
 finish
