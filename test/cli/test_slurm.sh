@@ -6,6 +6,10 @@
 # that the example's --gres=gpu:1 is kept and Slurm still sets CUDA_VISIBLE_DEVICES) — runs examples/sweep/slurm-array.sbatch as a job
 # array of two shards on the host backend, then README's merge job after it
 # (sbatch --dependency=afterany); the merged summary must hold every workload once.
+# SAGERUN_SLURM_SWEEP=FILE (test/bench/gpus/run-gpu.sh, on a GPU node) runs that sweep instead, as
+# an array of one task per GPU of the node with SAGERUN_SLURM_ARGS, checks that every task and the
+# merge completed and that the merged summary holds every point, and copies the results to
+# SAGERUN_SLURM_KEEP.
 # SKIPs, saying why, where Slurm cannot start (packages missing, not root, a daemon that does not
 # come up); SAGERUN_REQUIRE_SLURM=1 (CI) makes that a failure. The daemons are stopped on every
 # exit.
@@ -163,6 +167,28 @@ OUT=$TMP/results
 mkdir -p "$TMP/work"
 cd "$TMP/work" || exit 1
 export PATH="$(dirname "$S"):$PATH" SWEEP OUT SAGERUN_ARGS="--backend host --quiet"
+if [ -n "${SAGERUN_SLURM_SWEEP:-}" ]; then # a sweep of the caller's, a task per GPU of the node
+    SWEEP=$SAGERUN_SLURM_SWEEP SAGERUN_ARGS=${SAGERUN_SLURM_ARGS:-}
+    check "sbatch the sweep as an array of ${#gres_files[@]} tasks" 0 sbatch --parsable \
+        --array=0-$((${#gres_files[@]} - 1)) --cpus-per-task=1 "$SBATCH_FILE"
+    JOB=$(tail -1 <<<"$out")
+    check "sbatch the merge job after it" 0 sbatch --parsable --dependency="afterany:$JOB" \
+        --output=merge-%j.log --wrap "sagerun merge $OUT/shard-* --out-dir $OUT/merged"
+    MERGE=$(tail -1 <<<"$out")
+    wait_done "$MERGE" 1200 || fail "the jobs ended in 1200 s" "$(squeue 2>&1)"
+    [ "$(job_state "$JOB" | sort -u)" = COMPLETED ] && [ "$(job_state "$MERGE")" = COMPLETED ] \
+        && echo "ok   every task and the merge completed" \
+        || fail "every task and the merge completed" "$(job_state "$JOB"; cat "$TMP"/work/*.log)"
+    py "the merged summary holds every point, each bound to a GPU" '
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert "missing" not in m and len(m["workloads"]) == m["sweep"]["workload_count"], m.get("missing")
+assert all((w["ran_on"]["cuda_visible_devices"] or "").isdigit() for w in m["workloads"])
+' "$OUT/merged/summary.json"
+    [ -n "${SAGERUN_SLURM_KEEP:-}" ] && cp -r "$OUT" "$SAGERUN_SLURM_KEEP" && cp "$TMP"/work/*.log "$SAGERUN_SLURM_KEEP/"
+    finish
+    exit
+fi
 # The example asks 4 CPUs per task; a CI machine may have 2: one each, so both shards run at once.
 check "sbatch the example as a job array of 2 shards" 0 \
     sbatch --parsable --array=0-1 --cpus-per-task=1 "$SBATCH_FILE"
