@@ -671,6 +671,36 @@ static bool interrupted_exit(int rc)
     return rc == SR_EXIT_SIGINT || rc == SR_EXIT_SIGTERM || rc == SR_EXIT_SIGHUP;
 }
 
+/* --gpus and --claim-dir with the other options; false after saying what does not go. */
+static bool gpu_options_agree(const sweep_run *run, const sr_cli_compare_settings *set)
+{
+    if (run->claim_dir && (!run->shard_count || run->gpus || !*run->claim_dir)) {
+        sr_cli_error("sweep: --claim-dir: a folder, with --shard (what --gpus gives its shards)");
+        return false;
+    }
+    if (run->gpus && (run->shard_count || sr_cli_compare_given(set, SR_OPT_DEVICE))) {
+        sr_cli_error("sweep: --gpus runs a shard per GPU: not with --%s",
+                     run->shard_count ? "shard" : "device");
+        return false;
+    }
+    return true;
+}
+
+/* --gpus: the shards check and run the points. This process lets its context and registry go
+ * first: it needs no GPU of its own while they run. */
+static int sweep_on_gpus(const sweep_run *run, const sr_cli_compare_settings *set,
+                         const char *sweep_path, size_t count, const char *csv_path,
+                         sagerun_registry **reg, sagerun_context **ctx)
+{
+    sagerun_registry_destroy(*reg);
+    sagerun_context_destroy(*ctx);
+    *reg = NULL;
+    *ctx = NULL;
+    const sr_sweep_gpus_run g = {run->gpus, sweep_path, count, run->out_dir, csv_path,
+                                 run->quiet, run->allow_mixed_gpus};
+    return sr_sweep_gpus(&g, set);
+}
+
 /* The sweep's own options (the compare options go to set); returns -1 to go on, else the exit
  * code (--help, a usage error). */
 static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sweep_run *run,
@@ -727,15 +757,8 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
         return SR_EXIT_USAGE;
     }
-    if (run->claim_dir && (!run->shard_count || run->gpus || !*run->claim_dir)) {
-        sr_cli_error("sweep: --claim-dir: a folder, with --shard (what --gpus gives its shards)");
+    if (!gpu_options_agree(run, set))
         return SR_EXIT_USAGE;
-    }
-    if (run->gpus && (run->shard_count || sr_cli_compare_given(set, SR_OPT_DEVICE))) {
-        sr_cli_error("sweep: --gpus runs a shard per GPU: not with --%s",
-                     run->shard_count ? "shard" : "device");
-        return SR_EXIT_USAGE;
-    }
     if (run->out_dir && !*run->out_dir) {
         sr_cli_error("sweep: --out-dir: an empty path");
         return SR_EXIT_USAGE;
@@ -796,14 +819,8 @@ int sr_cmd_sweep(int argc, char **argv)
         sr_cli_error("sweep: out of memory");
         goto out;
     }
-    if (run.gpus) { /* the shards check and run the points; this process only needs the GPUs */
-        sagerun_registry_destroy(reg);
-        sagerun_context_destroy(ctx);
-        reg = NULL;
-        ctx = NULL;
-        const sr_sweep_gpus_run g = {run.gpus, sweep_path, s.count, run.out_dir, csv_path,
-                                     run.quiet, run.allow_mixed_gpus};
-        rc = sr_sweep_gpus(&g, &set);
+    if (run.gpus) {
+        rc = sweep_on_gpus(&run, &set, sweep_path, s.count, csv_path, &reg, &ctx);
         goto out;
     }
     if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run, &shared))) {
