@@ -30,6 +30,13 @@ typedef struct gpu {
     int ordinal;       /* CUDA ordinal in this process */
 } gpu;
 
+/* A file's version: its inode and modification time (an atomic rewrite makes a new inode, so
+ * that two writes within one tick of the clock still differ); zeros when there is none. */
+typedef struct stamp {
+    struct timespec mtime;
+    ino_t ino;
+} stamp;
+
 /* One shard: its GPU, process, folder and the points it reported so far. */
 typedef struct shard {
     gpu g;
@@ -37,8 +44,9 @@ typedef struct shard {
     int rc; /* exit code; -1 while it runs */
     char *dir, *log;
     size_t done; /* points it finished */
-    struct timespec summary_before; /* its summary's mtime before it started: one left by an
-                                       earlier run is not merged as this run's */
+    stamp summary_before; /* its summary before it started: one left by an earlier run is not
+                             merged as this run's */
+    stamp summary_seen;   /* ... when its progress was last read */
 } shard;
 
 /* ---- which GPUs ------------------------------------------------------------------------------ */
@@ -336,16 +344,15 @@ static int exit_code(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The modification time of path, {0, 0} when there is none. */
-static struct timespec mtime_of(const char *path)
+static stamp stamp_of(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 ? st.st_mtim : (struct timespec){0, 0};
+    return stat(path, &st) == 0 ? (stamp){st.st_mtim, st.st_ino} : (stamp){{0, 0}, 0};
 }
 
-static bool same_time(struct timespec a, struct timespec b)
+static bool same_stamp(stamp a, stamp b)
 {
-    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+    return a.ino == b.ino && a.mtime.tv_sec == b.mtime.tv_sec && a.mtime.tv_nsec == b.mtime.tv_nsec;
 }
 
 /* Whether the shard wrote its summary (its folder's summary.json changed since it started). */
@@ -353,7 +360,7 @@ static bool wrote_summary(const shard *s)
 {
     char *path = NULL;
     bool wrote = s->dir && asprintf(&path, "%s/%s", s->dir, SR_SWEEP_SUMMARY_JSON) >= 0 &&
-                 !same_time(mtime_of(path), s->summary_before);
+                 !same_stamp(stamp_of(path), s->summary_before);
     free(path);
     return wrote;
 }
@@ -371,7 +378,7 @@ static bool start_shard(const sr_sweep_gpus_run *run, const sr_cli_compare_setti
     }
     char **argv = shard_argv(run, set, s, i, n, claim_dir), **env = shard_environ(s->g.visible), *summary = NULL;
     if (asprintf(&summary, "%s/%s", s->dir, SR_SWEEP_SUMMARY_JSON) >= 0)
-        s->summary_before = mtime_of(summary);
+        s->summary_before = stamp_of(summary);
     free(summary);
     sagerun_error err = {0};
     if (!argv || !env)
@@ -398,9 +405,12 @@ static void shard_progress(shard *s, size_t *all_done, size_t total, bool quiet)
 {
     char *path = NULL;
     json_error_t jerr;
-    json_t *root = asprintf(&path, "%s/%s", s->dir, SR_SWEEP_SUMMARY_JSON) >= 0
-                       ? sr_cli_json_load(path, 0, &jerr)
-                       : NULL;
+    if (asprintf(&path, "%s/%s", s->dir, SR_SWEEP_SUMMARY_JSON) < 0)
+        return;
+    stamp now = stamp_of(path);
+    bool changed = !same_stamp(now, s->summary_before) && !same_stamp(now, s->summary_seen);
+    s->summary_seen = now;
+    json_t *root = changed ? sr_cli_json_load(path, 0, &jerr) : NULL;
     const json_t *rows = json_object_get(root, "workloads");
     for (size_t i = s->done; i < json_array_size(rows); i++) {
         const json_t *row = json_array_get(rows, i);
@@ -432,7 +442,7 @@ static void wait_shards(shard *sh, int n, size_t total, bool quiet)
                 sh[i].rc = exit_code(status);
                 running--;
             }
-            if (sh[i].pid > 0 && wrote_summary(&sh[i]))
+            if (sh[i].pid > 0)
                 shard_progress(&sh[i], &all_done, total, quiet);
         }
         int sig = sr_stop_signal();
@@ -500,14 +510,14 @@ static json_t *merge_shards(const sr_sweep_gpus_run *run, const shard *sh, int n
         if (wrote_summary(&sh[i]) && (ok = asprintf(&a[k++], "%s", sh[i].dir) >= 0))
             inputs++;
     json_t *merged = NULL;
-    struct timespec before = ok ? mtime_of(summary) : (struct timespec){0, 0};
+    stamp before = ok ? stamp_of(summary) : (stamp){{0, 0}, 0};
     pid_t pid = ok && inputs ? spawn_self(a, environ, NULL) : -1;
     int status;
     while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    struct timespec after = ok ? mtime_of(summary) : before;
+    stamp after = ok ? stamp_of(summary) : before;
     json_error_t jerr;
-    if (pid > 0 && !same_time(after, before))
+    if (pid > 0 && !same_stamp(after, before))
         merged = sr_cli_json_load(summary, 0, &jerr); /* merge wrote it */
     else if (!ok)
         sr_cli_error("sweep: out of memory");

@@ -112,6 +112,29 @@ assert all(w["status"] == "ok" and w["ran_on"]["cuda_visible_devices"] == "0" fo
 assert "missing" not in m and len(m["merged_from"]) == 1
 ' failing/summary.json
 
+# a stop signal to the --gpus sweep (kill PID): passed on to every shard, whose comparisons end
+# with their rounds so far; what ran is merged, the claim folder removed, exit 143
+cat > sig.json <<'E'
+{"name": "sig", "baseline": "reference", "variants": ["reference-mt"], "accuracy": false,
+ "workloads": [{"name": "a", "shape": [1, 64, 1, 32]}, {"name": "b", "shape": [1, 64, 1, 32]},
+               {"name": "c", "shape": [1, 64, 1, 32]}, {"name": "d", "shape": [1, 64, 1, 32]}]}
+E
+SAGERUN_TEST_FAKE_GPUS=2 "$S" sweep sig.json --backend host --gpus all --out-dir sig --max-time 2 \
+    --warmup-time 0.05 >sig.out 2>sig.err &
+pid=$!
+for _ in $(seq 1 300); do ls sig/gpu-*/*.json 2>/dev/null | grep -qv summary && break; sleep 0.1; done
+sleep 0.5; kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 143 ] && echo "ok   --gpus, SIGTERM: exit 143" || fail "--gpus, SIGTERM: exit $rc, expected 143" "$(cat sig.err)"
+pgrep -f "out-dir=sig/gpu-" >/dev/null && fail "--gpus, SIGTERM: a shard still runs" "$(pgrep -af 'sig/gpu-')"
+ls -A sig | grep -q claims && fail "--gpus, SIGTERM: the claim folder is left" "$(ls -A sig)"
+py "--gpus, SIGTERM: what ran is merged, incomplete, the rest missing" '
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["workloads"] and all(w["status"] in ("ok", "incomplete") for w in m["workloads"]), m["workloads"]
+assert any(w["status"] == "incomplete" for w in m["workloads"]), m["workloads"]
+assert len(m["workloads"]) + len(m.get("missing", [])) == 4
+' sig/summary.json
+
 # merge: points of two GPU models refused, or flagged with --allow-mixed-gpus
 check "shard 0/2 by hand" 0 "$S" "${SW[@]}" --shard 0/2 --out-dir m0 --quiet
 check "shard 1/2 by hand" 0 "$S" "${SW[@]}" --shard 1/2 --out-dir m1 --quiet
