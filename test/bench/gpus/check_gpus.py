@@ -5,7 +5,8 @@
 Every point of ONE_DIR's summary is in MANY_DIR's, with the same status; every variant's output
 SHA-256 (and the reference's) is the same in both reports, and byte-exact; each speedup of the
 multi-GPU sweep lies within the one-GPU sweep's 95% interval; the wall time is at most 1.2/n of
-the one-GPU sweep's; the points ran on every GPU, each on one (N_GPUS 0: neither of these two, for a
+the one-GPU sweep's; each GPU's reports name one card (UUID, PCI bus id), a card of its own; the
+points ran on every GPU, each on one (N_GPUS 0: neither of these two, for a
 sweep run elsewhere, e.g. through Slurm). Prints a line per point and
 variant, then PASS or FAIL lines; exits 1 when one fails."""
 import json
@@ -53,6 +54,13 @@ for a in one["workloads"]:
         print(f"{a['name']:8} {va['label']:22} {va['speedup_estimate_percent']:+7.2f}% [{lo:+.2f}, {hi:+.2f}]"
               f"{'':10} {s:+7.2f}%  {where}")
         check(s is not None and lo <= s <= hi, f"{a['name']} {va['label']}: speedup {s:+.2f}% within [{lo:+.2f}, {hi:+.2f}]")
+cards = {}
+for w in many["workloads"]:
+    on = w.get("ran_on") or {}
+    cards.setdefault(on.get("cuda_visible_devices"), set()).add((on.get("uuid"), on.get("pci_bus_id")))
+check(all(len(c) == 1 and None not in next(iter(c)) for c in cards.values()),
+      f"each GPU's points name one card, UUID and PCI bus id: {cards}")
+check(len({next(iter(c)) for c in cards.values()}) == len(cards), "different GPUs, different cards")
 places = {(w.get("ran_on") or {}).get("cuda_visible_devices") for w in many["workloads"]}
 print(f"ran on CUDA_VISIBLE_DEVICES {sorted(map(str, places))}")
 if n == 0:
