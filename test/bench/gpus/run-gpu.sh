@@ -50,7 +50,7 @@ timed() { # timed NAME COMMAND...: runs it, its wall time into walls, its output
     say "$name rc $rc, ${walls[-1]} s: $*"
 }
 if has "$STEPS" one; then
-    CUDA_VISIBLE_DEVICES=0 timed one "$S" sweep "$W/sweep-n.json" "${ARGS[@]}" --out-dir "$W/one"
+    timed one env CUDA_VISIBLE_DEVICES=0 "$S" sweep "$W/sweep-n.json" "${ARGS[@]}" --out-dir "$W/one"
     grep -A12 '^#  workload' "$W/one.log" | tee -a "$OUT/summary.txt"
 fi
 if has "$STEPS" gpus; then
