@@ -14,14 +14,17 @@
 # point: compare's timed schedule, so that each point takes about the same time (the sweep
 # file's fixed counts are dropped: with them n64k alone is three quarters of the sweep).
 # A summary at the end of stdout and in $OUT/summary.txt; the summaries and logs in
-# $OUT/gpus.tar.xz.
+# $OUT/gpus.tar.xz. A dry run without GPUs (the script's own check, on the host backend):
+#   SAGERUN=build-host/bin/sagerun SAGERUN_TEST_FAKE_GPUS=2 SWEEP=test/data/sweep-host.json \
+#   SWEEP_ARGS="--backend host --baseline reference --variant reference-mt --max-time 1" \
+#   SAGERUN_TEST_FAKES=build-host/test-plugins bash test/bench/gpus/run-gpu.sh
 set -u
 cd "$(dirname "$0")/../../.."
 [ -d .gpu ] && eval "$(bash tools/gpu-unpack.sh)"
 OUT=${OUT:-$(mktemp -d)}
 W=$OUT/work
 mkdir -p "$W"
-S=$PWD/build/bin/sagerun
+S=$(realpath "${SAGERUN:-build/bin/sagerun}")
 STEPS=${STEPS:-one gpus slurm}
 export SAGERUN_CACHE_DIR=$W/cache
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
@@ -32,16 +35,24 @@ finish() {
     tail -80 "$OUT/summary.txt"
 }
 trap finish EXIT
-n=$(nvidia-smi -L | grep -c '^GPU ')
-say "$(nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv,noheader)"
+if [ -n "${SAGERUN_TEST_FAKE_GPUS:-}" ]; then # a dry run
+    n=$(tr ',' '\n' <<<"$SAGERUN_TEST_FAKE_GPUS" | wc -l); [ "$n" -eq 1 ] && n=$SAGERUN_TEST_FAKE_GPUS
+else
+    n=$(nvidia-smi -L | grep -c '^GPU ')
+    say "$(nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv,noheader)"
+fi
 [ "$n" -ge 2 ] || { say "blocked: $n GPU here, the check needs 2 or more"; exit 1; }
 python3 -c '
-import json, sys
+import json, os, sys
 s = json.load(open(sys.argv[1]))
 for k in ("warmup", "rounds", "iterations"): s.pop(k, None)
-s["name"] = "sweep-n-timed"
-json.dump(s, open(sys.argv[2], "w"), indent=1)' examples/sweep/sweep-n.json "$W/sweep-n.json"
-ARGS=(--baseline baseline --variant interleave-softmax --variant warp-specialized --max-time "${MAX_TIME:-8}")
+here = os.path.dirname(os.path.abspath(sys.argv[1]))  # workload files: from the copy too
+s["workloads"] = [os.path.join(here, w) if isinstance(w, str) else w for w in s["workloads"]]
+s["name"] += "-timed"
+json.dump(s, open(sys.argv[2], "w"), indent=1)' "${SWEEP:-examples/sweep/sweep-n.json}" "$W/sweep-n.json"
+if [ -n "${SWEEP_ARGS:-}" ]; then read -r -a ARGS <<<"$SWEEP_ARGS"; else
+    ARGS=(--baseline baseline --variant interleave-softmax --variant warp-specialized --max-time "${MAX_TIME:-8}")
+fi
 walls=()
 timed() { # timed NAME COMMAND...: runs it, its wall time into walls, its output into NAME.log
     local name=$1 t0=$EPOCHREALTIME rc; shift
@@ -61,7 +72,7 @@ if has "$STEPS" gpus; then
         "${walls[1]}" "$n" 2>&1 | tee -a "$OUT/summary.txt"
 fi
 if has "$STEPS" slurm; then
-    export SAGERUN=$S SAGERUN_TEST_FAKES=$PWD/build/test-plugins
+    export SAGERUN=$S SAGERUN_TEST_FAKES=${SAGERUN_TEST_FAKES:-$PWD/build/test-plugins}
     timeout 300 bash test/cli/test_slurm.sh >"$W/slurm-host.log" 2>&1
     say "test_slurm.sh (host sweep, this node's GPUs as gres) rc $?: $(grep -cE '^ok' "$W/slurm-host.log") ok, $(grep -E '^FAIL|^SKIP' "$W/slurm-host.log" | head -3)"
     SAGERUN_SLURM_SWEEP=$W/sweep-n.json SAGERUN_SLURM_ARGS="${ARGS[*]} --quiet" SAGERUN_SLURM_KEEP=$W/slurm \
