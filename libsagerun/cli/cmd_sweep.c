@@ -686,17 +686,23 @@ static bool gpu_options_agree(const sweep_run *run, const sr_cli_compare_setting
     return true;
 }
 
-/* --gpus: the shards check and run the points. This process lets its context and registry go
+/* --gpus: the shards check and run the points, once the out dir is known to take the merge (it
+ * was found only after every point had run). This process lets its context and registry go
  * first: it needs no GPU of its own while they run. */
 static int sweep_on_gpus(const sweep_run *run, const sr_cli_compare_settings *set,
-                         const char *sweep_path, size_t count, const char *csv_path,
+                         const char *sweep_path, const sr_sweep_file *s, const char *csv_path,
                          sagerun_registry **reg, sagerun_context **ctx)
 {
     sagerun_registry_destroy(*reg);
     sagerun_context_destroy(*ctx);
     *reg = NULL;
     *ctx = NULL;
-    const sr_sweep_gpus_run g = {run->gpus, sweep_path, count, run->out_dir, csv_path,
+    json_t *sweep = json_pack("{s:o, s:s}", "name", sr_cli_json_text(s->name), "sha256", s->sha256);
+    bool free_dir = sweep && sr_sweep_out_dir_takes("sweep", run->out_dir, sweep, NULL);
+    json_decref(sweep);
+    if (!free_dir)
+        return SR_EXIT_ERROR;
+    const sr_sweep_gpus_run g = {run->gpus, sweep_path, s->count, run->out_dir, csv_path,
                                  run->quiet, run->allow_mixed_gpus};
     return sr_sweep_gpus(&g, set);
 }
@@ -820,7 +826,7 @@ int sr_cmd_sweep(int argc, char **argv)
         goto out;
     }
     if (run.gpus) {
-        rc = sweep_on_gpus(&run, &set, sweep_path, s.count, csv_path, &reg, &ctx);
+        rc = sweep_on_gpus(&run, &set, sweep_path, &s, csv_path, &reg, &ctx);
         goto out;
     }
     if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run, &shared))) {

@@ -68,6 +68,10 @@ const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len);
  * merge into it meanwhile is refused. */
 bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
                            const json_t *shard);
+/* The same check without the lock: for sweep --gpus, before its shards run (the merge into
+ * out_dir, a process of its own, takes the lock). */
+bool sr_sweep_out_dir_takes(const char *cmd, const char *out_dir, const json_t *sweep,
+                            const json_t *shard);
 /* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */
 bool sr_sweep_status_known(const char *status);
 

@@ -214,10 +214,14 @@ static bool lock_out_dir(const char *cmd, const char *out_dir)
 bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
                            const json_t *shard)
 {
+    return lock_out_dir(cmd, out_dir) && sr_sweep_out_dir_takes(cmd, out_dir, sweep, shard);
+}
+
+bool sr_sweep_out_dir_takes(const char *cmd, const char *out_dir, const json_t *sweep,
+                            const json_t *shard)
+{
     char *path = NULL;
     struct stat st;
-    if (!lock_out_dir(cmd, out_dir))
-        return false;
     if (asprintf(&path, "%s/%s", out_dir, SR_SWEEP_SUMMARY_JSON) < 0) {
         sr_cli_error("%s: out of memory", cmd);
         return false;

@@ -95,6 +95,11 @@ for bad in 0,0 1, x -1 ''; do
     check "--gpus '$bad' is a usage error" 2 "$S" "${SW[@]}" --gpus "$bad" \
         && contains "names it" "--gpus '$bad': expected all, or CUDA ordinals"
 done
+mkdir other && echo '{}' > other/summary.json
+SAGERUN_TEST_FAKE_GPUS=2 check "--gpus into a folder that holds no summary of this sweep" 1 \
+    "$S" "${SW[@]}" --gpus all --out-dir other && contains "says so" "--out-dir other holds other/summary.json, which is not a sweep summary"
+[ ! -e other/gpu-0 ] && echo "ok   before anything ran" || fail "refused before anything ran" "$(ls other)"
+SAGERUN_TEST_FAKE_GPUS=2 check "--gpus again into its own out dir" 0 "$S" "${SW[@]}" --gpus all --out-dir two --quiet
 check "--gpus with --shard" 2 "$S" "${SW[@]}" --gpus all --shard 0/2 && contains "says so" "not with --shard"
 check "--gpus with --device" 2 "$S" "${SW[@]}" --gpus all --device 1 && contains "says so" "not with --device"
 
