@@ -281,7 +281,8 @@ static char **shard_environ(const char *visible)
     return env;
 }
 
-/* argv of shard i/n: sweep SWEEP --shard i/n --out-dir DIR --claim-dir CLAIMS --quiet and the compare options as
+/* argv of shard i/n: sweep SWEEP --shard i/n --out-dir DIR --claim-dir CLAIMS --quiet and the
+ * compare options as
  * given (sweep passes them on to each point's compare). Strings are allocated (free_argv). */
 static char **shard_argv(const sr_sweep_gpus_run *run, const sr_cli_compare_settings *set,
                          const shard *s, int i, int n, const char *claim_dir)
@@ -376,7 +377,8 @@ static bool start_shard(const sr_sweep_gpus_run *run, const sr_cli_compare_setti
         sr_cli_error("sweep: out of memory");
         return false;
     }
-    char **argv = shard_argv(run, set, s, i, n, claim_dir), **env = shard_environ(s->g.visible), *summary = NULL;
+    char **argv = shard_argv(run, set, s, i, n, claim_dir), *summary = NULL;
+    char **env = shard_environ(s->g.visible);
     if (asprintf(&summary, "%s/%s", s->dir, SR_SWEEP_SUMMARY_JSON) >= 0)
         s->summary_before = stamp_of(summary);
     free(summary);
@@ -389,7 +391,8 @@ static bool start_shard(const sr_sweep_gpus_run *run, const sr_cli_compare_setti
         sr_cli_error("sweep: cannot start shard %d/%d on GPU %d: %s", i, n, s->g.ordinal,
                      strerror(errno));
     else if (!run->quiet)
-        fprintf(stderr, "sagerun sweep: shard %d/%d on GPU %d (%s, CUDA_VISIBLE_DEVICES=%s), log %s\n",
+        fprintf(stderr,
+                "sagerun sweep: shard %d/%d on GPU %d (%s, CUDA_VISIBLE_DEVICES=%s), log %s\n",
                 i, n, s->g.ordinal, sr_cli_text(s->g.name), sr_cli_text(s->g.visible),
                 sr_cli_text(s->log));
     if (env)
@@ -438,7 +441,8 @@ static void wait_shards(shard *sh, int n, size_t total, bool quiet)
     while (running > 0) {
         for (int i = 0; i < n; i++) {
             int status;
-            if (sh[i].pid > 0 && sh[i].rc < 0 && waitpid(sh[i].pid, &status, WNOHANG) == sh[i].pid) {
+            bool running_before = sh[i].pid > 0 && sh[i].rc < 0;
+            if (running_before && waitpid(sh[i].pid, &status, WNOHANG) == sh[i].pid) {
                 sh[i].rc = exit_code(status);
                 running--;
             }
@@ -636,6 +640,14 @@ json_t *sr_sweep_ran_on(const char *out_dir, const json_t *row)
     return on;
 }
 
+/* The string at rows[j] (key NULL) or its key; "?" when there is none. */
+static const char *str_at(const json_t *rows, size_t j, const char *key)
+{
+    const json_t *x = json_array_get(rows, j);
+    const char *v = json_string_value(key ? json_object_get(x, key) : x);
+    return v ? v : "?";
+}
+
 /* Where a row ran, as one phrase: its device, UUID, PCI bus and CUDA_VISIBLE_DEVICES. */
 static void place_of(const json_t *row, char *buf, size_t len)
 {
@@ -649,29 +661,32 @@ static void place_of(const json_t *row, char *buf, size_t len)
              vis ? vis : "");
 }
 
+/* The first of places[0..i] that is places[i]. */
+static size_t first_of(char (*place)[512], size_t i)
+{
+    size_t k = 0;
+    while (k < i && strcmp(place[k], place[i]) != 0)
+        k++;
+    return k;
+}
+
 void sr_sweep_print_where(const json_t *summary, FILE *out, const char *bullet)
 {
-    const json_t *rows = json_object_get(summary, "workloads"), *mixed =
-                                                                     json_object_get(summary, "mixed_gpus");
+    const json_t *rows = json_object_get(summary, "workloads");
+    const json_t *mixed = json_object_get(summary, "mixed_gpus");
     size_t n = json_array_size(rows), places = 0;
     char (*place)[512] = calloc(n ? n : 1, sizeof *place);
     for (size_t i = 0; place && i < n; i++) {
         place_of(json_array_get(rows, i), place[i], sizeof place[i]);
-        size_t k = 0;
-        while (k < i && strcmp(place[k], place[i]) != 0)
-            k++;
-        places += k == i;
+        places += first_of(place, i) == i;
     }
     for (size_t i = 0; place && places > 1 && i < n; i++) {
-        size_t k = 0;
-        while (k < i && strcmp(place[k], place[i]) != 0)
-            k++;
-        if (k < i)
+        if (first_of(place, i) < i)
             continue; /* said with its first point */
         fprintf(out, "%sran on %s:", bullet, place[i]);
         for (size_t j = i; j < n; j++)
             if (strcmp(place[j], place[i]) == 0)
-                fprintf(out, " %s", json_string_value(json_object_get(json_array_get(rows, j), "name")));
+                fprintf(out, " %s", str_at(rows, j, "name"));
         fprintf(out, "\n");
     }
     free(place);
@@ -679,7 +694,7 @@ void sr_sweep_print_where(const json_t *summary, FILE *out, const char *bullet)
         fprintf(out, "%s%s%s", i ? ", " : bullet,
                 i ? "" : "GPU models mixed (merge --allow-mixed-gpus; compare points only within "
                          "one model): ",
-                json_string_value(json_array_get(mixed, i)));
+                str_at(mixed, i, NULL));
     if (json_array_size(mixed))
         fprintf(out, "\n");
 }
