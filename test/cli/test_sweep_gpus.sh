@@ -124,13 +124,13 @@ cat > sig.json <<'E'
  "workloads": [{"name": "a", "shape": [1, 64, 1, 32]}, {"name": "b", "shape": [1, 64, 1, 32]},
                {"name": "c", "shape": [1, 64, 1, 32]}, {"name": "d", "shape": [1, 64, 1, 32]}]}
 E
-SAGERUN_TEST_FAKE_GPUS=2 "$S" sweep sig.json --backend host --gpus all --out-dir sig --max-time 2 \
+SAGERUN_TEST_FAKE_GPUS=2 "$S" sweep sig.json --backend host --gpus all --out-dir "$TMP/sig" --max-time 2 \
     --warmup-time 0.05 >sig.out 2>sig.err &
 pid=$!
 for _ in $(seq 1 300); do ls sig/gpu-*/*.json 2>/dev/null | grep -qv summary && break; sleep 0.1; done
 sleep 0.5; kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 143 ] && echo "ok   --gpus, SIGTERM: exit 143" || fail "--gpus, SIGTERM: exit $rc, expected 143" "$(cat sig.err)"
-pgrep -f "out-dir=sig/gpu-" >/dev/null && fail "--gpus, SIGTERM: a shard still runs" "$(pgrep -af 'sig/gpu-')"
+pgrep -f "out-dir=$TMP/sig/gpu-" >/dev/null && fail "--gpus, SIGTERM: a shard still runs" "$(pgrep -af "$TMP/sig/gpu-")"
 ls -A sig | grep -q claims && fail "--gpus, SIGTERM: the claim folder is left" "$(ls -A sig)"
 py "--gpus, SIGTERM: what ran is merged, incomplete, the rest missing" '
 import json, sys
