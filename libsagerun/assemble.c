@@ -72,6 +72,12 @@ static void fill_header(sr_report *rep, sagerun_context *ctx, const sagerun_inpu
             char release[96];
             if (sr_nvml_driver_release(release, sizeof release))
                 rep->driver_release = strdup(release);
+            char pci[32], uuid[96];
+            if (sr_context_pci_bus_id(ctx, pci, sizeof pci)) {
+                rep->pci_bus_id = strdup(pci);
+                if (sr_nvml_uuid_by_pci(pci, uuid, sizeof uuid))
+                    rep->device_uuid = strdup(uuid);
+            }
         }
     }
 }

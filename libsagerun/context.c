@@ -292,6 +292,22 @@ static sagerun_status read_device_info(sagerun_context *ctx, CUdevice dev, sager
 }
 
 /* ---- contexts ---- */
+bool sr_context_pci_bus_id(const sagerun_context *ctx, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    CUdevice dev;
+    int domain = 0, bus = 0, device = 0;
+    if (!ctx || ctx->backend != SAGERUN_BACKEND_CUDA || len == 0 ||
+        sr_cu.cuDeviceGet(&dev, ctx->device) != CUDA_SUCCESS ||
+        sr_cu.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev) != CUDA_SUCCESS ||
+        sr_cu.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) != CUDA_SUCCESS ||
+        sr_cu.cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev) != CUDA_SUCCESS)
+        return false;
+    snprintf(buf, len, "%08X:%02X:%02X.0", (unsigned)domain, (unsigned)bus, (unsigned)device);
+    return true;
+}
+
 const char *sagerun_backend_name(int backend)
 {
     switch (backend) {

@@ -115,6 +115,9 @@ struct sagerun_context {
 
 /* Makes ctx's CUDA context current on the calling thread (no-op on host). */
 sagerun_status sr_context_bind(sagerun_context *ctx, sagerun_error *err);
+/* The PCI bus id of ctx's GPU as NVML and nvidia-smi write it ("00000000:19:00.0"); false (buf
+ * "") on the host backend or when the driver does not say. */
+bool sr_context_pci_bus_id(const sagerun_context *ctx, char *buf, size_t len);
 /* Launches one of libsagerun's own kernels (the .cu files of libsagerun/kernels, embedded as fatbins) by name on
  * the context's stream. params is a cuLaunchKernel parameter array. */
 sagerun_status sr_launch_library_kernel(sagerun_context *ctx, const char *name,

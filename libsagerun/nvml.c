@@ -297,3 +297,29 @@ bool sr_nvml_driver_release(char *buf, size_t len)
     buf[0] = '\0';
     return false;
 }
+
+bool sr_nvml_uuid_by_pci(const char *pci, char *buf, size_t len)
+{
+    if (len == 0)
+        return false;
+    buf[0] = '\0';
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return false;
+    nvml_return (*init)(void) = (nvml_return(*)(void))dlsym(lib, "nvmlInit_v2");
+    nvml_return (*shutdown)(void) = (nvml_return(*)(void))dlsym(lib, "nvmlShutdown");
+    nvml_return (*by_pci)(const char *, nvml_device *) =
+        (nvml_return(*)(const char *, nvml_device *))dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    nvml_return (*uuid)(nvml_device, char *, unsigned) =
+        (nvml_return(*)(nvml_device, char *, unsigned))dlsym(lib, "nvmlDeviceGetUUID");
+    bool ok = false;
+    if (init && shutdown && by_pci && uuid && init() == NVML_OK) {
+        nvml_device dev;
+        ok = by_pci(pci, &dev) == NVML_OK && uuid(dev, buf, (unsigned)len) == NVML_OK && buf[0];
+        shutdown();
+    }
+    dlclose(lib);
+    if (!ok)
+        buf[0] = '\0';
+    return ok;
+}

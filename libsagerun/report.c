@@ -51,6 +51,8 @@ void sr_report_clear(sr_report *r)
     free(r->created_utc);
     free(r->device_name);
     free(r->driver_release);
+    free(r->device_uuid);
+    free(r->pci_bus_id);
     free(r->backend);
     free(r->expect_sha256);
     free(r->clock_source);
@@ -382,6 +384,10 @@ static json_t *device_json(builder *b, const sr_report *r)
         put(b, dev, "driver_release", json_string(r->driver_release));
     if (gpu && r->multiprocessors > 0)
         put(b, dev, "multiprocessors", json_integer(r->multiprocessors));
+    if (gpu) { /* which card: null where unknown */
+        put(b, dev, "uuid", string_or_null(r->device_uuid));
+        put(b, dev, "pci_bus_id", string_or_null(r->pci_bus_id));
+    }
     return dev;
 }
 
@@ -1024,6 +1030,8 @@ static void read_device(reader *rd, json_t *dev, sr_report *r)
     r->driver_version = (int)get_uint(rd, dev, "device", "driver_version", false, true, -1);
     r->multiprocessors = (int)get_uint(rd, dev, "device", "multiprocessors", false, true, -1);
     r->driver_release = get_string(rd, dev, "device", "driver_release", false, true);
+    r->device_uuid = get_string(rd, dev, "device", "uuid", false, true);
+    r->pci_bus_id = get_string(rd, dev, "device", "pci_bus_id", false, true);
 }
 
 /* A size of the problem: an integer from 1 to UINT32_MAX (sagerun_problem's), not cut to fit. */
@@ -1607,6 +1615,8 @@ static void print_header(const sr_report *r, FILE *out, const char *bullet)
                     (r->driver_version % 1000) / 10);
         if (r->compute_capability > 0 && r->driver_release)
             sr_line_printf(out, ", driver %s", r->driver_release);
+        if (r->compute_capability > 0 && r->pci_bus_id)
+            sr_line_printf(out, ", PCI %s", r->pci_bus_id);
         fprintf(out, "%s\n", r->compute_capability > 0 ? ")" : "");
     }
     const sr_measurement_info *m = &r->measurement;

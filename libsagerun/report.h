@@ -129,6 +129,8 @@ typedef struct sr_report {
     char *device_name, *backend;
     int compute_capability, driver_version, multiprocessors; /* -1 = absent (the host's) */
     char *driver_release; /* the NVIDIA driver's own version, "580.159.04"; NULL = unknown */
+    char *device_uuid;    /* "GPU-8f2c...", from NVML; NULL = unknown (or the host) */
+    char *pci_bus_id;     /* "00000000:19:00.0", from the CUDA driver; NULL = unknown */
     bool has_problem;
     sagerun_problem problem;
     /* a varlen problem's lengths as prefix sums ([problem.batch + 1] each, owned; "varlen" in the
@@ -275,6 +277,9 @@ sr_nvml *sr_nvml_open(int ordinal, char *why, size_t why_len);
 /* The NVIDIA driver's version ("580.159.04"): NVML's nvmlSystemGetDriverVersion, else the
  * kernel module's /proc/driver/nvidia/version; false (buf "") when neither answers. */
 bool sr_nvml_driver_release(char *buf, size_t len);
+/* The UUID ("GPU-8f2c...") of the GPU at PCI bus id `pci` ("00000000:19:00.0"), by NVML; false
+ * (buf "") when NVML is absent or does not know it. */
+bool sr_nvml_uuid_by_pci(const char *pci, char *buf, size_t len);
 /* The version in the text of /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64
  * Kernel Module  580.159.04  Thu ..."): false when it holds none. */
 bool sr_nvidia_proc_version_parse(const char *text, char *buf, size_t len);

@@ -15,19 +15,24 @@
 static void merge_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun merge [--out-dir DIR] [--allow-missing] DIR|SUMMARY.json...\n\n"
+            "usage: sagerun merge [--out-dir DIR] [--allow-missing] [--allow-mixed-gpus] "
+            "DIR|SUMMARY.json...\n\n"
             "Combines the summaries of the shards of one sweep ('sagerun sweep --shard I/N',\n"
             "each in its own folder) into one: DIR/summary.json, DIR/summary.md and the table\n"
             "on stdout, with every shard's reports copied into DIR. Each argument is a sweep's\n"
             "output folder or its summary.json.\n\n"
             "Refused: summaries of different sweeps (another sweep file, other compare options\n"
             "or another shard count), the same workload in two summaries (a shard given twice,\n"
-            "or overlapping shards), workloads in none of them (unless --allow-missing), and a\n"
-            "report that is not valid or not of its row's workload (its shape).\n\n"
+            "or overlapping shards), workloads in none of them (unless --allow-missing), a\n"
+            "report that is not valid or not of its row's workload (its shape), and points\n"
+            "that ran on different GPU models (each row's device; unless --allow-mixed-gpus).\n"
+            "Under the table, where each point ran when that is more than one GPU.\n\n"
             "  --out-dir DIR      where the merged summary goes (default ./sweep-<name>); refused\n"
             "                     where DIR holds another sweep's or a shard's summary\n"
             "  --allow-missing    merge even when some workloads are in no summary (listed as\n"
             "                     missing)\n"
+            "  --allow-mixed-gpus merge points of different GPU models (timings that do not\n"
+            "                     compare along the sweep), listed in the summary's mixed_gpus\n"
             "  --quiet            print nothing but errors\n\n"
             "exit status: 0 every workload ran and is byte-exact (with --allow-missing: every\n"
             "workload merged; the missing ones are listed), 1 error (refused merge, unreadable\n"
@@ -322,6 +327,7 @@ typedef struct merge {
     json_t **owner; /* NULL: in no input */
     size_t *owner_input;
     size_t count; /* the sweep's workloads */
+    json_t *models; /* the devices the rows ran on, each once */
 } merge;
 
 /* Every input a summary of the same sweep, none given twice. */
@@ -377,6 +383,39 @@ static bool take_rows(merge *m)
         }
     }
     return true;
+}
+
+/* The GPU models the rows ran on (their "device"), each once, into m->models: more than one is
+ * refused unless allowed. false after saying which models and where. */
+static bool models_agree(merge *m, bool allow_mixed)
+{
+    m->models = json_array();
+    size_t first[2] = {0, 0}; /* the input of the first row of the first two models */
+    for (size_t idx = 0; m->models && idx < m->count; idx++) {
+        const char *dev = m->owner[idx] ? str_of(m->owner[idx], "device") : NULL;
+        size_t k = 0;
+        while (dev && k < json_array_size(m->models) &&
+               strcmp(json_string_value(json_array_get(m->models, k)), dev) != 0)
+            k++;
+        if (!dev || k < json_array_size(m->models))
+            continue;
+        if (k < 2)
+            first[k] = m->owner_input[idx];
+        json_array_append_new(m->models, json_string(dev));
+    }
+    if (!m->models) {
+        sr_cli_error("merge: out of memory");
+        return false;
+    }
+    if (json_array_size(m->models) < 2 || allow_mixed)
+        return true;
+    sr_cli_error("merge: the points ran on different GPU models: %s (%s) and %s (%s)%s: their "
+                 "timings do not compare along the sweep; --allow-mixed-gpus merges them, "
+                 "flagged in the summary",
+                 sr_cli_text(json_string_value(json_array_get(m->models, 0))), m->in[first[0]].path,
+                 sr_cli_text(json_string_value(json_array_get(m->models, 1))), m->in[first[1]].path,
+                 json_array_size(m->models) > 2 ? ", and more" : "");
+    return false;
 }
 
 /* The workloads in no input, as the summary's "missing" ([] when none); NULL, said, when some
@@ -471,6 +510,8 @@ static json_t *merged_summary(const merge *m, const char *out_dir, json_t *missi
         json_object_get(m->in[0].root, "options"), "shard", "merged_from", from, "tool", "name",
         "sagerun", "version", SAGERUN_VERSION_STRING, "git_commit", SAGERUN_GIT_COMMIT,
         "workloads", rows);
+    if (merged && json_array_size(m->models) > 1)
+        json_object_set(merged, "mixed_gpus", m->models);
     if (merged && json_array_size(missing))
         json_object_set_new(merged, "missing", missing);
     else
@@ -509,17 +550,19 @@ int sr_cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {{"out-dir", required_argument, 0, 'o'},
                                          {"allow-missing", no_argument, 0, 'm'},
+                                         {"allow-mixed-gpus", no_argument, 0, 'g'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out_dir = NULL;
-    bool allow_missing = false, quiet = false;
+    bool allow_missing = false, allow_mixed = false, quiet = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out_dir = optarg; break;
         case 'm': allow_missing = true; break;
+        case 'g': allow_mixed = true; break;
         case 'q': quiet = true; break;
         case 'h': merge_usage(stdout); return SR_EXIT_OK;
         default: return sr_cli_bad_option("merge", c, argv, opts);
@@ -547,7 +590,7 @@ int sr_cmd_merge(int argc, char **argv)
             goto out;
     m.count = json_array_size(json_object_get(json_object_get(m.in[0].root, "sweep"),
                                               "workloads"));
-    if (!inputs_agree(&m) || !take_rows(&m))
+    if (!inputs_agree(&m) || !take_rows(&m) || !models_agree(&m, allow_mixed))
         goto out;
     const char *name = str_of(json_object_get(m.in[0].root, "sweep"), "name");
     if (!out_dir && !(out_dir = dir_buf = sr_sweep_default_out_dir(name, 0, 0))) {
@@ -572,6 +615,7 @@ out:
     free(m.in);
     free(m.owner);
     free(m.owner_input);
+    json_decref(m.models);
     free(dir_buf);
     return rc;
 }

@@ -25,11 +25,12 @@ extern char **environ;
 #include "sweep.h"
 #include "sweep_axes.h"
 #include "sweep_file.h"
+#include "sweep_gpus.h"
 
 static void sweep_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sagerun sweep SWEEP.json [--shard I/N] [--out-dir DIR] [options]\n"
+            "usage: sagerun sweep SWEEP.json [--shard I/N | --gpus all|LIST] [--out-dir DIR] [options]\n"
             "\n"
             "Runs 'sagerun compare' on every workload of a sweep file and writes one JSON report\n"
             "per workload (DIR/<workload>.json), the summary table on stdout, DIR/summary.md and\n"
@@ -67,6 +68,22 @@ static void sweep_usage(FILE *out)
             "sharding (one process per GPU or node, each with its --device or\n"
             "CUDA_VISIBLE_DEVICES; then 'sagerun merge DIR...'):\n"
             "  --shard I/N            run the workloads whose index is I modulo N (0 <= I < N)\n"
+            "  --gpus all|LIST        one shard per GPU of this host (LIST: CUDA ordinals, e.g.\n"
+            "                         0,2,3), all at once, each bound to its GPU through\n"
+            "                         CUDA_VISIBLE_DEVICES (a point's baseline and variants run on\n"
+            "                         one card), each taking the next point, heaviest first, as it\n"
+            "                         gets free; shard K in DIR/gpu-K (its log DIR/gpu-K.log), a\n"
+            "                         line per finished point naming its GPU, then the shards\n"
+            "                         merged into DIR as 'sagerun merge' does (a shard that\n"
+            "                         fails is named, exit 1; the others take its points). GPUs of\n"
+            "                         different models are refused unless --allow-mixed-gpus\n"
+            "                         (test hook: SAGERUN_TEST_FAKE_GPUS=N or MODEL,MODEL,...)\n"
+            "  --allow-mixed-gpus     --gpus: run on GPUs of different models all the same (the\n"
+            "                         merged summary flags it)\n"
+            "  --claim-dir DIR        with --shard (what --gpus gives its shards): instead of every\n"
+            "                         N-th point, each point that no other shard claimed in DIR\n"
+            "                         yet, heaviest first (B x N x keys x Hq x D), so that a GPU\n"
+            "                         that is done takes the next\n"
             "output:\n"
             "  --out-dir DIR          default ./sweep-<name>, with --shard ./sweep-<name>-shard-IofN;\n"
             "                         refused where DIR holds another sweep's or shard's summary\n"
@@ -450,11 +467,20 @@ typedef struct sweep_run {
     long shard_index, shard_count; /* count 0: not sharded */
     bool quiet, on_host;
     const char *device, *backend;
+    const char *gpus; /* --gpus: all, or a list of ordinals; NULL: this process runs the points */
+    bool allow_mixed_gpus;
+    const char *claim_dir; /* --claim-dir (a --gpus shard): points claimed there, not by index */
 } sweep_run;
 
 static bool in_shard(const sweep_run *run, size_t i)
 {
     return !run->shard_count || (long)(i % (size_t)run->shard_count) == run->shard_index;
+}
+
+/* Whether this process runs point i: its shard's, or (--claim-dir) one no other shard took. */
+static bool takes(const sweep_run *run, size_t i)
+{
+    return run->claim_dir ? sr_sweep_claim(run->claim_dir, i) : in_shard(run, i);
 }
 
 /* The compare command line every workload ran with, past "sagerun compare": options.compare_args
@@ -567,60 +593,79 @@ static bool outputs_spare_inputs(const sr_sweep_file *s, const char *sweep_path,
     return ok;
 }
 
+/* Point i of the sweep (the done-th of the shard's mine), its row appended to the summary and
+ * the summary written; -1 to go on, else the exit code. */
+static int run_point(const sr_sweep_file *s, const arg_list *shared, const sweep_run *run,
+                     json_t *summary, size_t i, size_t done, size_t mine)
+{
+    sagerun_error err = {0};
+    json_t *rows = json_object_get(summary, "workloads");
+    const sagerun_workload *w = s->workloads[i];
+    const sagerun_problem *wp = sagerun_workload_problem(w);
+    if (!run->quiet)
+        fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
+                done, mine, i, sr_cli_text(sagerun_workload_name(w)), wp->batch, wp->seq_len,
+                wp->heads_q, wp->head_dim, run->on_host ? "" : " on ",
+                run->on_host ? "" : run->device);
+    json_t *row = workload_row(i, w, run->device, run->backend);
+    if (row && s->axes)
+        json_object_set(row, "axes", s->axes[i]); /* the point's named axes */
+    if (!row || json_array_append_new(rows, row) != 0) {
+        sr_cli_error("sweep: out of memory");
+        return SR_EXIT_ERROR;
+    }
+    int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
+                        w, run->out_dir, s->files[i], row);
+    json_object_set_new(row, "ran_on", sr_sweep_ran_on(run->out_dir, row));
+    if (!run->quiet && json_is_string(json_object_get(row, "error")))
+        fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sr_cli_text(sagerun_workload_name(w)),
+                sr_cli_text(json_string_value(json_object_get(row, "error"))));
+    if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: %s", err.message);
+        return SR_EXIT_ERROR;
+    }
+    int sig = sr_stop_signal();
+    if (sig || child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM || child == SR_EXIT_SIGHUP) {
+        /* the comparison got the signal too (the terminal's group, or passed on by run_self):
+         * stop here; the summary holds what ran, this workload's report is incomplete */
+        sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
+                     run->out_dir);
+        return sig ? 128 + sig : child;
+    }
+    return -1;
+}
+
 /* Runs the shard's workloads one by one, the summary written before the first and after each
  * (an interrupted sweep keeps what ran). Returns -1 when they all ran, else the exit code. */
 static int run_workloads(const sr_sweep_file *s, const arg_list *shared, const sweep_run *run,
                          json_t *summary)
 {
     sagerun_error err = {0};
-    json_t *rows = json_object_get(summary, "workloads");
-    size_t mine = 0, done = 0;
+    size_t mine = 0, done = 0, *order = run->claim_dir ? sr_sweep_heaviest_first(s) : NULL;
     for (size_t i = 0; i < s->count; i++)
-        mine += in_shard(run, i);
+        mine += run->claim_dir || in_shard(run, i); /* claims: at most all of them */
+    if (run->claim_dir && !order) {
+        sr_cli_error("sweep: out of memory");
+        return SR_EXIT_ERROR;
+    }
     if (mine == 0 && !run->quiet)
         fprintf(stderr, "sagerun sweep: shard %ld/%ld has no workload (the sweep has %zu)\n",
                 run->shard_index, run->shard_count, s->count);
     /* an empty summary first: a shard that dies early still says which sweep it belonged to */
     if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
         sr_cli_error("sweep: %s", err.message);
+        free(order);
         return SR_EXIT_ERROR;
     }
-    for (size_t i = 0; i < s->count; i++) {
-        if (!in_shard(run, i))
+    int rc = -1;
+    for (size_t k = 0; rc < 0 && k < s->count; k++) {
+        size_t i = order ? order[k] : k;
+        if (!takes(run, i))
             continue;
-        const sagerun_workload *w = s->workloads[i];
-        const sagerun_problem *wp = sagerun_workload_problem(w);
-        if (!run->quiet)
-            fprintf(stderr, "sagerun sweep: [%zu/%zu] workload %zu '%s' [%u, %u, %u, %u]%s%s\n",
-                    ++done, mine, i, sr_cli_text(sagerun_workload_name(w)), wp->batch, wp->seq_len,
-                    wp->heads_q, wp->head_dim, run->on_host ? "" : " on ",
-                    run->on_host ? "" : run->device);
-        json_t *row = workload_row(i, w, run->device, run->backend);
-        if (row && s->axes)
-            json_object_set(row, "axes", s->axes[i]); /* the point's named axes */
-        if (!row || json_array_append_new(rows, row) != 0) {
-            sr_cli_error("sweep: out of memory");
-            return SR_EXIT_ERROR;
-        }
-        int child = run_one(shared, s->specs ? s->specs[i] : NULL, s->specs ? s->spec_count : 0,
-                            w, run->out_dir, s->files[i], row);
-        if (!run->quiet && json_is_string(json_object_get(row, "error")))
-            fprintf(stderr, "sagerun sweep: workload '%s': %s\n", sr_cli_text(sagerun_workload_name(w)),
-                    sr_cli_text(json_string_value(json_object_get(row, "error"))));
-        if (sr_sweep_summary_write(run->out_dir, summary, &err) != SAGERUN_OK) {
-            sr_cli_error("sweep: %s", err.message);
-            return SR_EXIT_ERROR;
-        }
-        int sig = sr_stop_signal();
-        if (sig || child == SR_EXIT_SIGINT || child == SR_EXIT_SIGTERM || child == SR_EXIT_SIGHUP) {
-            /* the comparison got the signal too (the terminal's group, or passed on by run_self):
-             * stop here; the summary holds what ran, this workload's report is incomplete */
-            sr_cli_error("sweep: interrupted; the summary in %s holds the workloads that ran",
-                         run->out_dir);
-            return sig ? 128 + sig : child;
-        }
+        rc = run_point(s, shared, run, summary, i, ++done, mine);
     }
-    return -1;
+    free(order);
+    return rc;
 }
 
 static bool interrupted_exit(int rc)
@@ -628,18 +673,57 @@ static bool interrupted_exit(int rc)
     return rc == SR_EXIT_SIGINT || rc == SR_EXIT_SIGTERM || rc == SR_EXIT_SIGHUP;
 }
 
+/* --gpus and --claim-dir with the other options; false after saying what does not go. */
+static bool gpu_options_agree(const sweep_run *run, const sr_cli_compare_settings *set)
+{
+    if (run->claim_dir && (!run->shard_count || run->gpus || !*run->claim_dir)) {
+        sr_cli_error("sweep: --claim-dir: a folder, with --shard (what --gpus gives its shards)");
+        return false;
+    }
+    if (run->gpus && (run->shard_count || sr_cli_compare_given(set, SR_OPT_DEVICE))) {
+        sr_cli_error("sweep: --gpus runs a shard per GPU: not with --%s",
+                     run->shard_count ? "shard" : "device");
+        return false;
+    }
+    return true;
+}
+
+/* --gpus: the shards check and run the points, once the out dir is known to take the merge (it
+ * was found only after every point had run). This process lets its context and registry go
+ * first: it needs no GPU of its own while they run. */
+static int sweep_on_gpus(const sweep_run *run, const sr_cli_compare_settings *set,
+                         const char *sweep_path, const sr_sweep_file *s, const char *csv_path,
+                         sagerun_registry **reg, sagerun_context **ctx)
+{
+    sagerun_registry_destroy(*reg);
+    sagerun_context_destroy(*ctx);
+    *reg = NULL;
+    *ctx = NULL;
+    json_t *sweep = json_pack("{s:o, s:s}", "name", sr_cli_json_text(s->name), "sha256", s->sha256);
+    bool free_dir = sweep && sr_sweep_out_dir_takes("sweep", run->out_dir, sweep, NULL);
+    json_decref(sweep);
+    if (!free_dir)
+        return SR_EXIT_ERROR;
+    const sr_sweep_gpus_run g = {run->gpus, sweep_path, s->count, run->out_dir, csv_path,
+                                 run->quiet, run->allow_mixed_gpus};
+    return sr_sweep_gpus(&g, set);
+}
+
 /* The sweep's own options (the compare options go to set); returns -1 to go on, else the exit
  * code (--help, a usage error). */
 static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sweep_run *run,
                          const char **csv_path)
 {
-    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV };
+    enum { O_OUT_DIR = 256, O_SHARD, O_QUIET, O_CSV, O_GPUS, O_MIXED, O_CLAIM };
     static const struct option longopts[] = {
         SR_CLI_COMPARE_OPTIONS,
         {"out-dir", required_argument, 0, O_OUT_DIR},
         {"csv", required_argument, 0, O_CSV},
         {"shard", required_argument, 0, O_SHARD},
         {"quiet", no_argument, 0, O_QUIET},
+        {"gpus", required_argument, 0, O_GPUS},
+        {"allow-mixed-gpus", no_argument, 0, O_MIXED},
+        {"claim-dir", required_argument, 0, O_CLAIM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -656,6 +740,17 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
             }
             break;
         case O_QUIET: run->quiet = true; break;
+        case O_GPUS:
+            if (!sr_sweep_gpus_valid(optarg)) {
+                sr_cli_error("sweep: --gpus '%s': expected all, or CUDA ordinals separated by "
+                             "commas, each once (e.g. 0,2,3)",
+                             optarg);
+                return SR_EXIT_USAGE;
+            }
+            run->gpus = optarg;
+            break;
+        case O_MIXED: run->allow_mixed_gpus = true; break;
+        case O_CLAIM: run->claim_dir = optarg; break;
         case 'h': sweep_usage(stdout); return SR_EXIT_OK;
         default: {
             int taken = sr_cli_compare_option("sweep", set, c, optarg);
@@ -670,6 +765,8 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
         sr_cli_error("sweep: expected one sweep file (see 'sagerun sweep --help')");
         return SR_EXIT_USAGE;
     }
+    if (!gpu_options_agree(run, set))
+        return SR_EXIT_USAGE;
     if (run->out_dir && !*run->out_dir) {
         sr_cli_error("sweep: --out-dir: an empty path");
         return SR_EXIT_USAGE;
@@ -733,6 +830,10 @@ int sr_cmd_sweep(int argc, char **argv)
     if (!run.out_dir && !(run.out_dir = dir_buf = sr_sweep_default_out_dir(s.name, run.shard_index,
                                                                            run.shard_count))) {
         sr_cli_error("sweep: out of memory");
+        goto out;
+    }
+    if (run.gpus) {
+        rc = sweep_on_gpus(&run, &set, sweep_path, &s, csv_path, &reg, &ctx);
         goto out;
     }
     if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run, &shared))) {

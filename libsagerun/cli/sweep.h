@@ -13,10 +13,13 @@
  *    "workloads": [one row per workload run, by index: {"index", "name", "shape" [B, N, Hq, D],
  *                  "heads_kv", "report" (file name next to summary.json, or null), "status"
  *                  ("ok", "not-byte-exact", "failed", "error"), "error", "device", "backend",
+ *                  "ran_on": {"cuda_visible_devices", "uuid", "pci_bus_id", "driver_release",
+ *                             "sm_clock_mhz" [lowest, highest]} (sweep_gpus.h; null where unknown),
  *                  "variants": [{"label", "name", "is_baseline", "p50_s", "speedup_percent",
  *                                "interval_percent" [low, high] | null, "verdict",
  *                                "byte_exact", "failure"}]}],
- *    "missing": [{"index", "name"}]                 (merge --allow-missing only)}
+ *    "missing": [{"index", "name"}]                 (merge --allow-missing only)
+ *    "mixed_gpus": [the devices of the rows]       (merge --allow-mixed-gpus, when two or more)}
  * DIR/summary.md: the same table as stdout, in markdown. */
 #ifndef SAGERUN_CLI_SWEEP_H
 #define SAGERUN_CLI_SWEEP_H
@@ -65,6 +68,10 @@ const char *sr_sweep_summary_problem(const json_t *root, char *why, size_t len);
  * merge into it meanwhile is refused. */
 bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
                            const json_t *shard);
+/* The same check without the lock: for sweep --gpus, before its shards run (the merge into
+ * out_dir, a process of its own, takes the lock). */
+bool sr_sweep_out_dir_takes(const char *cmd, const char *out_dir, const json_t *sweep,
+                            const json_t *shard);
 /* Whether status is one a summary's row may have: ok, not-byte-exact, failed, incomplete, error. */
 bool sr_sweep_status_known(const char *status);
 

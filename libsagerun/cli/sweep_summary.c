@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "sweep.h"
+#include "sweep_gpus.h"
 #include "sweep_axes.h"
 
 static const char *str_or(const json_t *o, const char *key, const char *fallback)
@@ -213,10 +214,14 @@ static bool lock_out_dir(const char *cmd, const char *out_dir)
 bool sr_sweep_out_dir_free(const char *cmd, const char *out_dir, const json_t *sweep,
                            const json_t *shard)
 {
+    return lock_out_dir(cmd, out_dir) && sr_sweep_out_dir_takes(cmd, out_dir, sweep, shard);
+}
+
+bool sr_sweep_out_dir_takes(const char *cmd, const char *out_dir, const json_t *sweep,
+                            const json_t *shard)
+{
     char *path = NULL;
     struct stat st;
-    if (!lock_out_dir(cmd, out_dir))
-        return false;
     if (asprintf(&path, "%s/%s", out_dir, SR_SWEEP_SUMMARY_JSON) < 0) {
         sr_cli_error("%s: out of memory", cmd);
         return false;
@@ -535,6 +540,7 @@ static void print_notes(const json_t *s, FILE *out, const char *bullet)
                 (long long)json_integer_value(json_object_get(x, "index")),
                 str_or(x, "name", "?"));
     }
+    sr_sweep_print_where(s, out, bullet);
     fprintf(out, "%sreports: <workload>.json next to summary.json ('sagerun show', 'sagerun plot')"
                  "\n",
             bullet);

@@ -58,6 +58,16 @@ check "show the GPU report" 0 "$S" show "$TMP/gpu.json"
 contains "CUDA API and driver side by side" "device NVIDIA H200 (sm_90, CUDA 13.0, driver 580.159.04)"
 edit "$TMP/badrel.json" 'r["device"] = {"name": "x", "backend": "cuda", "driver_release": "580 beta"}'
 check "a driver release that is not a version is invalid" 1 "${V[@]}" "$TMP/badrel.json" && contains "names it" "device/driver_release"
+# which card: UUID and PCI bus id (null where unknown), GPU reports only
+edit "$TMP/card.json" 'r["device"] = {"name": "NVIDIA H200", "backend": "cuda", "compute_capability": 90, "uuid": "GPU-8f2c1a4e-0000-1111-2222-333344445555", "pci_bus_id": "00000000:19:00.0"}'
+check "a GPU report with its UUID and PCI bus id validates" 0 "${V[@]}" "$TMP/card.json"
+check "show it" 0 "$S" show "$TMP/card.json" && contains "the bus" "device NVIDIA H200 (sm_90, PCI 00000000:19:00.0)"
+edit "$TMP/nocard.json" 'r["device"] = {"name": "NVIDIA H200", "backend": "cuda", "uuid": None, "pci_bus_id": None}'
+check "unknown as null validates" 0 "${V[@]}" "$TMP/nocard.json"
+edit "$TMP/badpci.json" 'r["device"] = {"name": "x", "backend": "cuda", "pci_bus_id": "19:00.0"}'
+check "a PCI bus id not as nvidia-smi writes it is invalid" 1 "${V[@]}" "$TMP/badpci.json" && contains "names it" "device/pci_bus_id"
+edit "$TMP/hostuuid.json" 'r["device"] = {"name": "host", "backend": "host", "uuid": None}'
+check "a host report has no GPU UUID" 1 "${V[@]}" "$TMP/hostuuid.json"
 
 # the table's columns, explained where the table is made
 check "compare --help explains the columns" 0 "$S" compare --help

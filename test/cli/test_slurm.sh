@@ -2,9 +2,14 @@
 # Slurm for real: a one-node Slurm from Debian's packages (slurm-wlm, munge) started in a temporary
 # folder — munged with a key and socket of its own, slurmctld and slurmd as plain daemons (no
 # systemd, no cgroups: proctrack/linuxproc, task/none), a node with this machine's CPUs and memory
-# and two stand-in GPUs (gres without devices) — runs examples/sweep/slurm-array.sbatch as a job
+# and its GPUs as gres (on a machine without any, two stand-ins: gres files that are no GPU, so
+# that the example's --gres=gpu:1 is kept and Slurm still sets CUDA_VISIBLE_DEVICES) — runs examples/sweep/slurm-array.sbatch as a job
 # array of two shards on the host backend, then README's merge job after it
 # (sbatch --dependency=afterany); the merged summary must hold every workload once.
+# SAGERUN_SLURM_SWEEP=FILE (test/bench/gpus/run-gpu.sh, on a GPU node) runs that sweep instead, as
+# an array of one task per GPU of the node with SAGERUN_SLURM_ARGS, checks that every task and the
+# merge completed and that the merged summary holds every point, and copies the results to
+# SAGERUN_SLURM_KEEP.
 # SKIPs, saying why, where Slurm cannot start (packages missing, not root, a daemon that does not
 # come up); SAGERUN_REQUIRE_SLURM=1 (CI) makes that a failure. The daemons are stopped on every
 # exit.
@@ -59,6 +64,11 @@ for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])'
 }
 
+# The gres of the node: its GPUs (/dev/nvidia0, ...), else two stand-in files.
+gres_files=()
+for f in /dev/nvidia[0-9] /dev/nvidia[0-9][0-9]; do [ -c "$f" ] && gres_files+=("$f"); done
+[ ${#gres_files[@]} -gt 0 ] || gres_files=(/dev/null /dev/zero)
+
 write_conf() { # the cluster's files under $C
     local host cpus mem ports
     host=$(hostname -s); cpus=$(nproc)
@@ -94,12 +104,14 @@ SwitchType=switch/none
 ReturnToService=2
 MinJobAge=600
 GresTypes=gpu
-NodeName=sagerun-node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:2 State=UNKNOWN
+NodeName=sagerun-node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:${#gres_files[@]} State=UNKNOWN
 PartitionName=test Nodes=sagerun-node Default=YES MaxTime=INFINITE State=UP
 EOF
-    # two stand-in GPUs: Slurm hands each task one and sets CUDA_VISIBLE_DEVICES, as on a GPU node
-    printf 'NodeName=sagerun-node Name=gpu File=/dev/null\nNodeName=sagerun-node Name=gpu File=/dev/zero\n' \
-        > "$C/gres.conf"
+    # the example's --gres=gpu:1 is kept: Slurm hands each task one GPU and sets
+    # CUDA_VISIBLE_DEVICES. The node's own GPUs where it has some, else two stand-ins (files that are
+    # no GPU: the CPU CI machine), so that the array runs the same without GPUs.
+    local f
+    for f in "${gres_files[@]}"; do echo "NodeName=sagerun-node Name=gpu File=$f"; done > "$C/gres.conf"
     # inside an outer Slurm job, its SLURM_* variables would steer sbatch: this cluster only
     unset $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p')
     export SLURM_CONF=$C/slurm.conf
@@ -155,6 +167,28 @@ OUT=$TMP/results
 mkdir -p "$TMP/work"
 cd "$TMP/work" || exit 1
 export PATH="$(dirname "$S"):$PATH" SWEEP OUT SAGERUN_ARGS="--backend host --quiet"
+if [ -n "${SAGERUN_SLURM_SWEEP:-}" ]; then # a sweep of the caller's, a task per GPU of the node
+    SWEEP=$SAGERUN_SLURM_SWEEP SAGERUN_ARGS=${SAGERUN_SLURM_ARGS:-}
+    check "sbatch the sweep as an array of ${#gres_files[@]} tasks" 0 sbatch --parsable \
+        --array=0-$((${#gres_files[@]} - 1)) --cpus-per-task=1 "$SBATCH_FILE"
+    JOB=$(tail -1 <<<"$out")
+    check "sbatch the merge job after it" 0 sbatch --parsable --dependency="afterany:$JOB" \
+        --output=merge-%j.log --wrap "sagerun merge $OUT/shard-* --out-dir $OUT/merged"
+    MERGE=$(tail -1 <<<"$out")
+    wait_done "$MERGE" 1200 || fail "the jobs ended in 1200 s" "$(squeue 2>&1)"
+    [ "$(job_state "$JOB" | sort -u)" = COMPLETED ] && [ "$(job_state "$MERGE")" = COMPLETED ] \
+        && echo "ok   every task and the merge completed" \
+        || fail "every task and the merge completed" "$(job_state "$JOB"; cat "$TMP"/work/*.log)"
+    py "the merged summary holds every point, each bound to a GPU" '
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert "missing" not in m and len(m["workloads"]) == m["sweep"]["workload_count"], m.get("missing")
+assert all((w["ran_on"]["cuda_visible_devices"] or "").isdigit() for w in m["workloads"])
+' "$OUT/merged/summary.json"
+    [ -n "${SAGERUN_SLURM_KEEP:-}" ] && cp -r "$OUT" "$SAGERUN_SLURM_KEEP" && cp "$TMP"/work/*.log "$SAGERUN_SLURM_KEEP/"
+    finish
+    exit
+fi
 # The example asks 4 CPUs per task; a CI machine may have 2: one each, so both shards run at once.
 check "sbatch the example as a job array of 2 shards" 0 \
     sbatch --parsable --array=0-1 --cpus-per-task=1 "$SBATCH_FILE"
@@ -185,7 +219,12 @@ for i in (0, 1):
     s = json.load(open(f"{sys.argv[1]}/shard-{i}/summary.json"))
     assert s["shard"] == {"index": i, "count": 2}, s["shard"]
     assert all(w["status"] == "ok" for w in s["workloads"]), s["workloads"]
+    # --gres=gpu:1: Slurm bound the task to one GPU of the node (or a stand-in)
+    assert all((w["ran_on"]["cuda_visible_devices"] or "").isdigit() for w in s["workloads"]), s["workloads"]
 ' "$OUT"
+grep -qE "CUDA_VISIBLE_DEVICES=[0-9]+$" "$TMP/work/sagerun-sweep-${JOB}_0.log" \
+    && echo "ok   task 0 says which GPU Slurm gave it" \
+    || fail "task 0 says which GPU Slurm gave it" "$(cat "$TMP/work/sagerun-sweep-${JOB}_0.log")"
 py "merged: all 3 workloads once, by index, reports copied" "$(cat "$ROOT/test/cli/check_host_merge.py")" "$OUT/merged"
 check "the merged summary shows" 0 "$S" show "$OUT/merged/summary.json" \
     && contains "every workload" "n96"

@@ -488,14 +488,24 @@ static void test_device_fields(void **state)
     r.backend = strdup("cuda");
     r.compute_capability = 90, r.driver_version = 13000, r.multiprocessors = 132;
     r.driver_release = strdup("580.159.04");
+    /* a GPU report names its card: null where NVML or the driver did not say */
+    j = sr_report_to_json(&r);
+    dev = json_object_get(j, "device");
+    assert_true(json_is_null(json_object_get(dev, "uuid")));
+    assert_true(json_is_null(json_object_get(dev, "pci_bus_id")));
+    json_decref(j);
+    r.device_uuid = strdup("GPU-8f2c1a4e-0000-1111-2222-333344445555");
+    r.pci_bus_id = strdup("00000000:19:00.0");
     sagerun_error err = {0};
     assert_int_equal(sr_report_write_json(&r, tmp_path("gpu.json"), &err), SAGERUN_OK);
     assert_int_equal(sr_report_read(tmp_path("gpu.json"), &back, &err), SAGERUN_OK);
     assert_string_equal(back.driver_release, "580.159.04");
+    assert_string_equal(back.device_uuid, "GPU-8f2c1a4e-0000-1111-2222-333344445555");
+    assert_string_equal(back.pci_bus_id, "00000000:19:00.0");
     assert_int_equal(back.driver_version, 13000);
     assert_int_equal(back.multiprocessors, 132);
     char *text = header_text(&back);
-    assert_non_null(strstr(text, "(sm_90, CUDA 13.0, driver 580.159.04)"));
+    assert_non_null(strstr(text, "(sm_90, CUDA 13.0, driver 580.159.04, PCI 00000000:19:00.0)"));
     free(text);
     sr_report_clear(&back);
     sr_report_clear(&r);
