@@ -122,6 +122,7 @@ static void fill_measurement(sr_report *rep, const sr_engine_options *eo, const 
     mi->redone_throttle = m->sched.redone_throttle;
     mi->launch_floor_s = m->launch_floor_s;
     mi->flush_bytes = m->flush_bytes;
+    mi->instances = (uint32_t)m->sched.instances;
     snprintf(mi->sample_clock, sizeof(mi->sample_clock), "%s",
              m->sample_clock ? m->sample_clock : "");
     if (strcmp(mi->order, "interleave") == 0)

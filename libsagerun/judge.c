@@ -116,14 +116,14 @@ double sr_judge_half_width(const sr_interval *iv)
     return iv->valid ? (iv->high - iv->low) / 2.0 : INFINITY;
 }
 
-sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, double b_p50,
-                           double x_p50, double threshold)
+sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, size_t instances,
+                           double b_p50, double x_p50, double threshold)
 {
     sr_judgement j = {.seed_speedup = NAN, .verdict = SR_VERDICT_AMBIGUOUS,
                       .drift = {.first_percent = NAN, .last_percent = NAN, .rank_correlation = NAN}};
     if (b_p50 > 0 && x_p50 > 0)
         j.seed_speedup = sr_speedup_percent(b_p50, x_p50);
-    j.interval = sr_paired_speedup_interval(b, x, rounds);
+    j.interval = sr_paired_speedup_interval_instances(b, x, rounds, instances);
     j.verdict = sr_judge_verdict(&j.interval, threshold);
     j.seed_outside_interval = j.interval.valid && isfinite(j.seed_speedup) &&
                               (j.seed_speedup < j.interval.low || j.seed_speedup > j.interval.high);
@@ -133,7 +133,7 @@ sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, doub
 /* ---- a whole report ---------------------------------------------------------------------------- */
 
 static sr_judgement judge_variant(const sr_report_variant *base, const sr_report_variant *v,
-                                  double threshold)
+                                  size_t instances, double threshold)
 {
     size_t R = base->round_count == v->round_count ? v->round_count : 0;
     double *b = malloc((R ? R : 1) * 2 * sizeof(double));
@@ -144,7 +144,7 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
         b[k] = base->rounds[k].p50;
         x[k] = v->rounds[k].p50;
     }
-    sr_judgement j = sr_judge_pair(b, x, R, base->timing.p50, v->timing.p50, threshold);
+    sr_judgement j = sr_judge_pair(b, x, R, instances, base->timing.p50, v->timing.p50, threshold);
     j.drift = sr_judge_drift(b, x, R, threshold);
     free(b);
     if (sr_drift_splits_verdict(&j.drift, threshold))
@@ -192,7 +192,7 @@ size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
         }
         if (only_missing && v->interval.valid)
             continue;
-        sr_judgement j = judge_variant(&r->variants[b], v, threshold);
+        sr_judgement j = judge_variant(&r->variants[b], v, r->measurement.instances, threshold);
         if (!only_missing || !isfinite(v->speedup_percent))
             v->speedup_percent = j.seed_speedup;
         v->interval = j.interval;

@@ -25,11 +25,11 @@ typedef struct sr_judgement {
     sr_drift drift;            /* of the ratio during the run (sr_judge_drift) */
 } sr_judgement;
 
-/* Judges a variant against the baseline from the per-round p50s of both (rounds entries each) and
- * their pooled p50s (NaN when unknown: then seed_speedup is NaN). threshold in percent. */
+/* Judges a variant against the baseline from the per-round p50s of both (rounds entries each; each
+ * side's rounds spread over `instances` instances, stats.h) and their pooled p50s (NaN when unknown: then seed_speedup is NaN). threshold in percent. */
 sr_judgement sr_judge_pair(const double *baseline_round_p50, const double *variant_round_p50,
-                           size_t rounds, double baseline_p50, double variant_p50,
-                           double threshold_percent);
+                           size_t rounds, size_t instances, double baseline_p50,
+                           double variant_p50, double threshold_percent);
 
 /* The verdict of an interval: faster / slower when the whole interval lies beyond +threshold /
  * -threshold; inside [-threshold, +threshold]: same when it holds 0, below-threshold when it does

@@ -127,7 +127,7 @@ double sr_schedule_half_width(const sr_schedule_result *res)
         if (res->dropped[e])
             continue;
         sr_schedule_round_p50(res, e, x);
-        sr_judgement j = sr_judge_pair(b, x, res->rounds, NAN, NAN, 0);
+        sr_judgement j = sr_judge_pair(b, x, res->rounds, res->instances, NAN, NAN, 0);
         worst = fmax(worst, sr_judge_half_width(&j.interval));
     }
     free(b);
@@ -214,7 +214,8 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
             break;
         }
         sr_sample smp = {.per_call_s = NAN, .clock_mhz = NAN, .energy_j = NAN};
-        if (!s->sample(s->user, e, sequence, &smp)) {
+        size_t k = sr_round_instance(e > 0, r, res->instances);
+        if (!s->sample(s->user, e, k, sequence, &smp)) {
             res->dropped[e] = true;
             if (e == 0)
                 st = ROUND_BASELINE_FAILED;
@@ -322,6 +323,7 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
         return false;
     res->end = SR_SCHEDULE_ROUNDS;
     res->order_seed = p.order_seed;
+    res->instances = p.instances > 1 && p.instances <= SR_INSTANCES_MAX ? p.instances : 1;
     double t0 = s->now(s->user);
     size_t sequence = 0; /* rounds taken, redone ones included: the order's row */
     for (;;) {

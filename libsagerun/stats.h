@@ -57,12 +57,34 @@ typedef struct sr_interval {
     double estimate; /* exp(trimmed mean log-ratio) - 1, in percent: the paired speedup */
     double low, high;
     unsigned dof;
+    unsigned instances; /* per side the rounds were spread over (compare --instances); 0/1: one */
+    double instance_sd; /* percent: the estimated sd of one instance's offset (the mean over both
+                         * sides), whose share is in the interval; NaN: one instance, or unknown */
 } sr_interval;
 
 /* Interval from per-round paired times: baseline[r] and variant[r] are the two variants' p50 in
  * round r (the same round, so drift within a round hits both alike). */
 sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
                                        size_t rounds);
+
+/* Instances per side at most (compare --instances). */
+#define SR_INSTANCES_MAX 16u
+
+/* The instance (0 .. instances-1) of the baseline (variant false) or of a variant that takes
+ * round r when each side has `instances` of them: a crossed design, every pair meets once in
+ * instances^2 rounds. */
+size_t sr_round_instance(bool variant, size_t round, size_t instances);
+
+/* The same interval where each side's rounds were spread over `instances` instances
+ * (sr_round_instance): two instances of one variant differ by a fixed offset for the whole
+ * process (0.6% seen on us kernels), which the rounds of one instance cannot show. Each side's
+ * instance means of d_r give the variance of those offsets beyond the noise; their share
+ * (variance / instances per side) is added to the squared standard error, the degrees of freedom
+ * Welch-Satterthwaite's. From two rounds per instance; with fewer, or one instance, the plain
+ * interval. Never narrower than the step of the timer that the round times show (rounds that tie:
+ * 5.0 against 5.1 us every round gave -1.96% [-1.96, -1.96]). */
+sr_interval sr_paired_speedup_interval_instances(const double *baseline, const double *variant,
+                                                 size_t rounds, size_t instances);
 
 /* Interval from two runs' per-round times that share no rounds (two reports: diff), over all
  * rounds of each: Yuen's test on the logs (20%-trimmed means from 10 rounds, Welch's degrees of
