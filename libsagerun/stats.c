@@ -220,9 +220,9 @@ size_t sr_round_instance(bool variant, size_t round, size_t instances)
     return variant ? (round + round / instances) % instances : round % instances;
 }
 
-/* The variance of one side's instance means of d: the sample variance of its instances'
- * locations of d (each over the rounds it ran, sr_round_instance). The noise's share of it is not
- * taken off: subtracted (and cut at 0), the interval of an A/A with offsets of sd 0.3% covered 0
+/* The variance of one side's instance means of d: the sample variance of its instances' medians
+ * of d (each over the rounds it ran, sr_round_instance; a median, as a spike of 30% in the 7 rounds
+ * of an instance of a 100 ms run moved their mean by 4%). The noise's share of it is not taken off: subtracted (and cut at 0), the interval of an A/A with offsets of sd 0.3% covered 0
  * in 93% of 300 (test_engine_mc); kept, 97% with 6 instances, and where there are no offsets it
  * costs the 100 ms MDE nothing measurable (1.10 -> 1.15%). */
 static double instance_variance(const double *d, size_t rounds, bool variant, size_t instances)
@@ -236,9 +236,7 @@ static double instance_variance(const double *d, size_t rounds, bool variant, si
             if (sr_round_instance(variant, r, instances) == k)
                 group[n++] = d[r];
         qsort(group, n, sizeof(double), compare_doubles);
-        size_t g;
-        double wsd;
-        location_scale(group, n, n >= 10, &g, &loc[k], &wsd);
+        loc[k] = sr_percentile_sorted(group, n, 50);
         mean += loc[k] / (double)instances;
     }
     free(group);
@@ -265,10 +263,10 @@ static void add_instance_share(const double *d, size_t rounds, size_t instances,
     *se2 = total;
 }
 
-/* The smallest step between the round times of both sides, relative to the median baseline
- * round: the timer's quantisation as the rounds show it (0 where no two times differ). Where the
- * rounds tie (5.0 against 5.1 us every round) the noise lies below it, and the interval is
- * never narrower. */
+/* The smallest step between the round times of both sides, relative to the slower side's median
+ * round: the timer's quantisation as the rounds show it (0 where no two times differ). Where every
+ * round ties at one ratio (5.0 against 5.1 us every round: -1.96% [-1.96, -1.96], "slower") the
+ * noise lies below the step, and the interval is not narrower than it (up to 0). */
 static double relative_quantum(const double *baseline, const double *variant, size_t rounds)
 {
     double *t = malloc(2 * rounds * sizeof(double)), step = INFINITY;
@@ -280,7 +278,8 @@ static double relative_quantum(const double *baseline, const double *variant, si
     for (size_t i = 1; i < 2 * rounds; i++)
         if (t[i] > t[i - 1])
             step = fmin(step, t[i] - t[i - 1]);
-    double median = sr_median_finite(baseline, rounds, t);
+    double median = fmax(sr_median_finite(baseline, rounds, t),
+                         sr_median_finite(variant, rounds, t));
     free(t);
     return isfinite(step) && median > 0 ? log1p(step / median) : 0;
 }
@@ -314,8 +313,8 @@ sr_interval sr_paired_speedup_interval_instances(const double *baseline, const d
      * the Tukey-McLaughlin interval: mean +- t(0.975, R-2g-1) * s_w / ((1 - 2g/R) sqrt(R)), s_w the
      * winsorized standard deviation. Below 10 rounds nothing is trimmed (it would cost too many
      * degrees of freedom) and this is Student's t on the plain mean. With several instances per
-     * side (two rounds each at least) their offsets' share is added (add_instance_share); the
-     * half-width is never below the timer's step (relative_quantum). In percent:
+     * side (two rounds each at least) their offsets' share is added (add_instance_share); rounds
+     * that all tie are as wide as the timer's step (relative_quantum). In percent:
      * (exp(bound) - 1) * 100, the seed's sign convention. */
     sr_interval iv = {.instances = instances > 1 ? (unsigned)instances : 1,
                       .instance_sd = NAN};
@@ -337,8 +336,9 @@ sr_interval sr_paired_speedup_interval_instances(const double *baseline, const d
     double se = wsd / (kept * sqrt((double)rounds)), se2 = se * se;
     if (instances > 1 && rounds >= 2 * instances)
         add_instance_share(d, rounds, instances, &se2, &iv.dof, &iv.instance_sd);
-    double half = fmax(sr_t_quantile_975(iv.dof) * sqrt(se2),
-                       relative_quantum(baseline, variant, rounds));
+    double half = sr_t_quantile_975(iv.dof) * sqrt(se2);
+    if (sorted[0] == sorted[rounds - 1]) /* every round tied at one ratio: the timer's steps */
+        half = fmax(half, fmin(fabs(mean), relative_quantum(baseline, variant, rounds)));
     free(d);
     iv.instance_sd *= 100.0;
     iv.estimate = expm1(mean) * 100.0;

@@ -81,8 +81,8 @@ size_t sr_round_instance(bool variant, size_t round, size_t instances);
  * instance means of d_r give the variance of those offsets beyond the noise; their share
  * (variance / instances per side) is added to the squared standard error, the degrees of freedom
  * Welch-Satterthwaite's. From two rounds per instance; with fewer, or one instance, the plain
- * interval. Never narrower than the step of the timer that the round times show (rounds that tie:
- * 5.0 against 5.1 us every round gave -1.96% [-1.96, -1.96]). */
+ * interval. Where every round gives one ratio, as wide as the step of the timer that the round
+ * times show, up to 0 (5.0 against 5.1 us every round gave -1.96% [-1.96, -1.96], slower). */
 sr_interval sr_paired_speedup_interval_instances(const double *baseline, const double *variant,
                                                  size_t rounds, size_t instances);
 

@@ -197,17 +197,25 @@ static void test_interval_hand_values(void **state)
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
     assert_int_equal(sr_judge_verdict(&iv, 5.0), SR_VERDICT_SAME);
 
-    /* twice as fast in every round: exactly +100%, zero width */
+    /* twice as fast in every round: +100%, as wide as the step the times show (0.5 of 1) */
     const double half[] = {0.5, 0.5, 0.5, 0.5, 0.5};
     const double ones[] = {1, 1, 1, 1, 1};
     iv = sr_paired_speedup_interval(ones, half, 5);
-    assert_close(iv.low, 100, 1e-12);
-    assert_close(iv.high, 100, 1e-12);
+    assert_close(iv.estimate, 100, 1e-12);
+    assert_close(iv.low, 100.0 / 3.0, 1e-9);
+    assert_close(iv.high, 200, 1e-9);
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_FASTER);
     const double twice[] = {2, 2, 2, 2, 2};
     iv = sr_paired_speedup_interval(ones, twice, 5);
-    assert_close(iv.high, -50, 1e-12);
+    assert_true(iv.high < -1.0 && fabs(iv.estimate + 50) < 1e-9);
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_SLOWER);
+    /* 5.0 against 5.1 us in every round: the timer's step is the whole difference; main read
+     * -1.96% [-1.96, -1.96], slower (issue 41) */
+    const double five[] = {5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0};
+    const double five1[] = {5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1};
+    iv = sr_paired_speedup_interval(five, five1, 10);
+    assert_true(iv.low < -3.8 && iv.high > -0.1);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
 
     /* fewer than two rounds, or a non-positive time: no interval, ambiguous */
     iv = sr_paired_speedup_interval(ones, half, 1);
