@@ -23,8 +23,9 @@ bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs,
 {
     if (!mine || !theirs || !n_mine || !n_theirs)
         return false;
-    size_t out = sr_slow_outliers(mine, n_mine);
-    return out >= 3 && out * 20 >= n_mine && out > 3 * sr_slow_outliers(theirs, n_theirs);
+    size_t out = sr_slow_outliers(mine, n_mine), other = sr_slow_outliers(theirs, n_theirs);
+    return out >= 3 && out * 20 >= n_mine && out > 3 * other &&
+           sr_fisher_greater(out, n_mine, other, n_theirs) < SR_SLOW_MODE_P;
 }
 
 /* ---- drift ------------------------------------------------------------------------------------ */
@@ -154,12 +155,10 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
      * calls, tell the same (reference-mt's thread-scheduling tail leaves it 2x faster) */
     if (sr_judge_slow_mode(v->samples, nx, base->samples, nb) ||
         sr_judge_slow_mode(base->samples, nb, v->samples, nx)) {
-        double by_means = sr_speedup_percent(base->timing.mean, v->timing.mean);
-        int told = !isfinite(by_means)       ? SR_VERDICT_AMBIGUOUS
-                   : by_means > threshold    ? SR_VERDICT_FASTER
-                   : by_means < -threshold   ? SR_VERDICT_SLOWER
-                                             : SR_VERDICT_SAME;
-        int said = j.verdict == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : j.verdict;
+        sr_interval by_means = sr_means_speedup_interval(base->samples, nb, v->samples, nx);
+        int told = sr_judge_verdict(&by_means, threshold), said = j.verdict;
+        told = told == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : told;
+        said = said == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : said;
         if (said != told)
             j.verdict = SR_VERDICT_AMBIGUOUS;
     }

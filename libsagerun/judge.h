@@ -38,9 +38,12 @@ int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
 
 /* Whether one side of a pair has a slow mode of its own: at least 3 of its samples, and 1 in 20,
  * are slow outliers (sr_slow_outliers), more than three times as many as the other side's, whose samples
- * were taken between them. Interleaved samples share the machine's load, so such outliers are that
+ * were taken between them, and more than chance gives: Fisher's exact test one-sided below
+ * SR_SLOW_MODE_P (3 slow of 40 against 0 of 40, p 0.12, was called a slow mode: 1.07% of clean
+ * 100 ms A/As read ambiguous). Interleaved samples share the machine's load, so such outliers are that
  * variant's behaviour (every fifth call 10x slower, say), which the rounds' medians and the
  * trimmed interval leave out: a verdict of same would hide a mean 2.8x the baseline's. */
+#define SR_SLOW_MODE_P 0.025 /* one-sided: a two-sided test at 0.05 */
 bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs, size_t n_theirs);
 
 /* Drift of a variant's speedup during the run (stats.h: sr_drift). The rounds, in the order they
@@ -70,7 +73,8 @@ double sr_judge_half_width(const sr_interval *interval);
  * first) from its per-round p50s: the seed's
  * speedup, the interval, the verdict, TOPS (where the workload is known). Where either side has a
  * slow mode (sr_judge_slow_mode, from the samples where the report has them), a verdict that the
- * ratio of the means (which count the slow calls) does not tell too is ambiguous instead; so is one
+ * ratio of the means (which count the slow calls; the verdict of its Welch interval,
+ * sr_means_speedup_interval) does not tell too is ambiguous instead; so is one
  * whose speedup drifted across the threshold during the run (sr_drift_splits_verdict; the drift is
  * kept in the variant's drift, for the warning). only_missing: leaves
  * variants that already carry an interval as they are (a report read back). Returns how many

@@ -403,6 +403,63 @@ sr_interval sr_unpaired_speedup_interval(const double *baseline, size_t n_baseli
     return iv;
 }
 
+double sr_fisher_greater(size_t a, size_t n_a, size_t b, size_t n_b)
+{
+    /* P(X >= a), X hypergeometric: n_a drawn from n_a + n_b of which a + b are marked */
+    size_t marked = a + b, total = n_a + n_b, top = marked < n_a ? marked : n_a;
+    if (a > n_a || b > n_b)
+        return NAN;
+    double p = 0, denom = lgamma((double)total + 1) - lgamma((double)n_a + 1) -
+                          lgamma((double)n_b + 1);
+    for (size_t x = a; x <= top; x++) {
+        if (marked - x > n_b)
+            continue;
+        double ways = lgamma((double)marked + 1) - lgamma((double)x + 1) -
+                      lgamma((double)(marked - x) + 1) + lgamma((double)(total - marked) + 1) -
+                      lgamma((double)(n_a - x) + 1) - lgamma((double)(total - marked - n_a + x) + 1);
+        p += exp(ways - denom);
+    }
+    return fmin(1.0, p);
+}
+
+/* The mean of n values and their variance's share in the squared standard error of its log,
+ * s^2 / (n mean^2); false where a value is not positive and finite or n < 2. */
+static bool log_mean_se2(const double *t, size_t n, double *mean, double *se2)
+{
+    double sum = 0, ss = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t[i] > 0) || !isfinite(t[i]))
+            return false;
+        sum += t[i];
+    }
+    *mean = n >= 2 ? sum / (double)n : NAN;
+    for (size_t i = 0; i < n; i++)
+        ss += (t[i] - *mean) * (t[i] - *mean);
+    *se2 = ss / (double)(n - 1) / ((double)n * *mean * *mean);
+    return n >= 2;
+}
+
+sr_interval sr_means_speedup_interval(const double *baseline, size_t n_baseline,
+                                      const double *variant, size_t n_variant)
+{
+    sr_interval iv = {.instances = 1, .instance_sd = NAN};
+    double mb, mx, vb, vx;
+    if (!baseline || !variant || !log_mean_se2(baseline, n_baseline, &mb, &vb) ||
+        !log_mean_se2(variant, n_variant, &mx, &vx))
+        return iv;
+    double se2 = vb + vx, m = log(mb / mx);
+    double dof = se2 > 0 ? se2 * se2 / (vb * vb / (double)(n_baseline - 1) +
+                                        vx * vx / (double)(n_variant - 1))
+                         : (double)(n_baseline + n_variant - 2);
+    iv.dof = dof >= 1 ? (unsigned)floor(fmin(dof, 1e6)) : 1;
+    double half = sr_t_quantile_975(iv.dof) * sqrt(se2);
+    iv.estimate = expm1(m) * 100.0;
+    iv.low = expm1(m - half) * 100.0;
+    iv.high = expm1(m + half) * 100.0;
+    iv.valid = true;
+    return iv;
+}
+
 static const char *const verdict_names[] = {
     [SR_VERDICT_FASTER] = "faster",
     [SR_VERDICT_SLOWER] = "slower",

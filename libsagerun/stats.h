@@ -92,6 +92,16 @@ sr_interval sr_paired_speedup_interval_instances(const double *baseline, const d
 sr_interval sr_unpaired_speedup_interval(const double *baseline, size_t n_baseline,
                                          const double *variant, size_t n_variant);
 
+/* Fisher's exact test, one-sided: the chance that a of n_a draws or more are marked when a + b of
+ * the n_a + n_b are (a side's slow samples against the other's). NaN for counts beyond n. */
+double sr_fisher_greater(size_t a, size_t n_a, size_t b, size_t n_b);
+
+/* The speedup by the ratio of the two sides' mean times (slow calls counted), with Welch's
+ * interval on the log of the ratio (delta method: s^2 / (n mean^2) per side, Welch's dof). Same
+ * sign convention; valid false below two samples a side or with a non-positive time. */
+sr_interval sr_means_speedup_interval(const double *baseline, size_t n_baseline,
+                                      const double *variant, size_t n_variant);
+
 /* Drift of a paired ratio during a run: judge.h's sr_judge_drift says when it is found. */
 typedef struct sr_drift {
     bool found;

@@ -125,10 +125,11 @@ done
 
 # ---- 6. a drift of one variant (each call longer than the one before): the rounds' ratios trend,
 # and the interval, which takes the rounds as draws of one ratio, read "slower" for a variant that
-# went from 10% faster to 19% slower during the run, without a word ----
+# went from 10% faster to 19% slower during the run, without a word (one instance: the fake grows
+# with its own calls, which six instances would share out) ----
 check "a drift across the threshold: compare runs" 0 "$S" compare "${H[@]}" \
     --baseline 'spin[us=2000]' --variant 'spin[us=1600,grow=0.015]' --schedule fixed --rounds 40 \
-    --iterations 1 --warmup 2 --json "$TMP/drift.json"
+    --iterations 1 --warmup 2 --instances 1 --json "$TMP/drift.json"
 v=$(verdict "$TMP/drift.json" 'grow=0.015')
 [ "$v" = ambiguous ] || fail "a drift from faster to slower: verdict '$v', expected ambiguous"
 py "the warning gives both thirds and says why the verdict is ambiguous" '
