@@ -1665,6 +1665,11 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
                    t->timer, t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
     if (isfinite(t->clock_mhz))
         fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
+    if (v->interval.valid && v->interval.instances > 1)
+        fprintf(out, isfinite(v->interval.instance_sd)
+                         ? ", %u instances (their offsets' sd at most %.3f%%, in the interval)"
+                         : ", %u instances (too few rounds each for their spread)",
+                v->interval.instances, v->interval.instance_sd);
     if (isfinite(t->host_call_s))
         fprintf(out, ", %.2f us per call to queue it", t->host_call_s * 1e6);
     if (isfinite(t->launch_gap_s))

@@ -16,7 +16,9 @@ static const char *const csv_columns[] = {
     "output_sha256", "cosine_similarity", "relative_l1", "failure", "accepted_by", "complete",
     /* problem ABI 0.2, after the columns of before so that none of theirs moves */
     "kv_len", "align", "window_left", "window_right", "softcap", "total_q", "total_kv",
-    "page_size"};
+    "page_size",
+    /* issue 41: the instances the interval's rounds were spread over, their offsets' sd */
+    "instances", "instance_sd_percent"};
 
 void sr_csv_field(FILE *f, const char *text, bool first)
 {
@@ -118,6 +120,8 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
                                                                                 : NULL, false);
     sr_csv_field(f, r->incomplete ? "false" : "true", false); /* false: interrupted */
     csv_problem_02(f, hp ? p : NULL);
+    csv_uint(f, iv->instances, iv->valid && iv->instances > 1);
+    csv_number(f, iv->valid && iv->instances > 1 ? iv->instance_sd : NAN);
     fputc('\n', f);
 }
 

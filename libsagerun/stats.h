@@ -58,8 +58,9 @@ typedef struct sr_interval {
     double low, high;
     unsigned dof;
     unsigned instances; /* per side the rounds were spread over (compare --instances); 0/1: one */
-    double instance_sd; /* percent: the estimated sd of one instance's offset (the mean over both
-                         * sides), whose share is in the interval; NaN: one instance, or unknown */
+    double instance_sd; /* percent: the sd of one instance's offset (the mean over both sides),
+                         * whose share is in the interval; an upper bound, the noise's share not
+                         * taken off; NaN: one instance, or too few rounds */
 } sr_interval;
 
 /* Interval from per-round paired times: baseline[r] and variant[r] are the two variants' p50 in
