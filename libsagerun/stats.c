@@ -348,6 +348,24 @@ sr_interval sr_paired_speedup_interval_instances(const double *baseline, const d
     return iv;
 }
 
+/* The 95% interval of a log-ratio `mean` whose squared standard error is the sum of two groups'
+ * (se2_a of h_a values kept, se2_b of h_b), Welch's degrees of freedom (rounded down), in percent:
+ * (exp(bound) - 1) * 100. */
+static sr_interval welch_interval(double mean, double se2_a, size_t h_a, double se2_b, size_t h_b)
+{
+    sr_interval iv = {.valid = true, .instances = 1, .instance_sd = NAN};
+    double se2 = se2_a + se2_b;
+    double dof = se2 > 0 ? se2 * se2 / (se2_a * se2_a / (double)(h_a - 1) +
+                                        se2_b * se2_b / (double)(h_b - 1))
+                         : (double)(h_a + h_b - 2);
+    iv.dof = dof >= 1 ? (unsigned)floor(fmin(dof, 1e6)) : 1;
+    double half = sr_t_quantile_975(iv.dof) * sqrt(se2);
+    iv.estimate = expm1(mean) * 100.0;
+    iv.low = expm1(mean - half) * 100.0;
+    iv.high = expm1(mean + half) * 100.0;
+    return iv;
+}
+
 /* One group of Yuen's test: the sorted logs of n positive times, their 20%-trimmed mean (where
  * trim says: both groups alike, or the two means estimate different things) and its squared
  * standard error (n-1) s_w^2 / (h (h-1)), h the values kept. false where a time is not positive
@@ -391,16 +409,7 @@ sr_interval sr_unpaired_speedup_interval(const double *baseline, size_t n_baseli
     if (!yuen_group(baseline, n_baseline, trim, &mb, &db, &hb) ||
         !yuen_group(variant, n_variant, trim, &mv, &dv, &hv))
         return iv;
-    double se2 = db + dv, mean = mb - mv;
-    double dof = se2 > 0 ? se2 * se2 / (db * db / (double)(hb - 1) + dv * dv / (double)(hv - 1))
-                         : (double)(hb + hv - 2);
-    iv.dof = dof >= 1 ? (unsigned)floor(fmin(dof, 1e6)) : 1;
-    double half = sr_t_quantile_975(iv.dof) * sqrt(se2);
-    iv.estimate = expm1(mean) * 100.0;
-    iv.low = expm1(mean - half) * 100.0;
-    iv.high = expm1(mean + half) * 100.0;
-    iv.valid = true;
-    return iv;
+    return welch_interval(mb - mv, db, hb, dv, hv);
 }
 
 double sr_fisher_greater(size_t a, size_t n_a, size_t b, size_t n_b)
@@ -447,17 +456,7 @@ sr_interval sr_means_speedup_interval(const double *baseline, size_t n_baseline,
     if (!baseline || !variant || !log_mean_se2(baseline, n_baseline, &mb, &vb) ||
         !log_mean_se2(variant, n_variant, &mx, &vx))
         return iv;
-    double se2 = vb + vx, m = log(mb / mx);
-    double dof = se2 > 0 ? se2 * se2 / (vb * vb / (double)(n_baseline - 1) +
-                                        vx * vx / (double)(n_variant - 1))
-                         : (double)(n_baseline + n_variant - 2);
-    iv.dof = dof >= 1 ? (unsigned)floor(fmin(dof, 1e6)) : 1;
-    double half = sr_t_quantile_975(iv.dof) * sqrt(se2);
-    iv.estimate = expm1(m) * 100.0;
-    iv.low = expm1(m - half) * 100.0;
-    iv.high = expm1(m + half) * 100.0;
-    iv.valid = true;
-    return iv;
+    return welch_interval(log(mb / mx), vb, n_baseline, vx, n_variant);
 }
 
 static const char *const verdict_names[] = {
