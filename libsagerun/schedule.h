@@ -17,9 +17,9 @@
  * round to round.
  *
  * Stopping. At the end of every whole period from min_rounds on, the schedule stops when the widest
- * 95% interval of a variant against entry 0 is at most target_half_width percent points, when the
- * budget max_time_s (on the sampler's clock) is spent, or at max_rounds. It never stops because of
- * a verdict.
+ * 95% interval of a variant against entry 0 is at most target_half_width percent points (computed
+ * again once the rounds grew by a tenth), when the budget max_time_s (on the sampler's clock) is
+ * spent, or at max_rounds. It never stops because of a verdict.
  *
  * Redone rounds. A round in which an entry's median clock is more than clock_drop below the run's
  * median, or a sample saw throttling, is taken again (at most max_redos times; then kept). */
@@ -101,6 +101,9 @@ typedef struct sr_schedule_result {
     bool *dropped;       /* per entry: failed and left the schedule */
     uint64_t order_seed; /* the plan's */
     size_t instances;    /* the plan's, 1 at least */
+    size_t checked_rounds; /* rounds when the half-width was last computed (schedule.c) */
+    double *clock_median;  /* per entry: its run's median clock, computed at ... */
+    size_t *clock_rounds;  /* ... this many rounds (schedule.c) */
     uint32_t redone;     /* rounds taken again */
     uint32_t redone_clock, redone_throttle; /* why */
     int end;             /* sr_schedule_end */

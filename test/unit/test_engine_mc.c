@@ -313,7 +313,7 @@ static void test_place_in_sequence(void **state)
  * 200 rounds. With one instance per side an A/A read "differs" 69-88% of the time (the interval
  * covers the process's truth, not the kernel's); with the default instances the interval holds
  * their spread: "same" >= 95%, faster/slower <= 0.1%, the true ratio covered >= 93%.
- * SAGERUN_MC_INSTANCE_RUNS sets the A/As (default 300: a CI check, its bar 92%; from 5000 the
+ * SAGERUN_MC_INSTANCE_RUNS sets the A/As (default 200: a CI check, its bar 92%; from 5000 the
  * issue's 95%); SAGERUN_MC_TABLE=1 prints every count for 1, 2, 3, 4 and 6 instances. */
 static const model instance_model = {"instance 0.3%", 20e-6, 0.005, 0, 0, 0, 0, false, 0, 0,
                                      true, 200, 0.003};
@@ -336,7 +336,7 @@ static void print_cell(const char *model_name, uint32_t instances, const cell *c
 static void test_instance_offsets(void **state)
 {
     (void)state;
-    unsigned runs = env_count("SAGERUN_MC_INSTANCE_RUNS", 300);
+    unsigned runs = env_count("SAGERUN_MC_INSTANCE_RUNS", 200);
     bool table = getenv("SAGERUN_MC_TABLE") != NULL;
     static const uint32_t counts[] = {1, 2, 3, 4, 6, 8};
     cell chosen = {0};
