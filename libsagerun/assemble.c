@@ -359,9 +359,9 @@ static void family_warning(sr_report *rep)
         k += !rep->variants[i].is_baseline && rep->variants[i].interval.valid;
     if (k >= 2)
         sr_report_add_warning(rep, "%zu variants judged against one baseline, each interval at "
-                                   "95%%: if none differed, the chance that one of them still reads "
-                                   "other than same is up to %.1f%%; a lone difference among them "
-                                   "needs a run of its own to stand",
+                                   "95%%: if none differed, the chance that one of them still "
+                                   "reads other than same is up to %.1f%%; a lone difference "
+                                   "among them needs a run of its own to stand",
                               k, 100.0 * (1.0 - pow(0.95, (double)k)));
 }
 

@@ -6,7 +6,8 @@
  * of the variant in r) (both ran in the same round, interleaved, so drift cancels in the ratio);
  * the estimate is exp(m) - 1, m the mean of d (from 10 rounds on its 20%-trimmed mean), and the
  * 95% interval Student's t on m (from 10 rounds on the Tukey-McLaughlin interval of the trimmed
- * mean; where the winsorized values are all equal, the plain SD: stats.c). The seed's
+ * mean; where the winsorized values are all equal, the plain SD: stats.c), with the spread between
+ * each side's instances added where the rounds went to several (compare --instances). The seed's
  * formula (ratio of the pooled p50s) is kept beside it for the seed's JSON key, flagged when it
  * falls outside the interval. */
 #ifndef SAGERUN_JUDGE_H
@@ -26,7 +27,8 @@ typedef struct sr_judgement {
 } sr_judgement;
 
 /* Judges a variant against the baseline from the per-round p50s of both (rounds entries each; each
- * side's rounds spread over `instances` instances, stats.h) and their pooled p50s (NaN when unknown: then seed_speedup is NaN). threshold in percent. */
+ * side's rounds spread over `instances` instances, stats.h) and their pooled p50s (NaN when
+ * unknown: then seed_speedup is NaN). threshold in percent. */
 sr_judgement sr_judge_pair(const double *baseline_round_p50, const double *variant_round_p50,
                            size_t rounds, size_t instances, double baseline_p50,
                            double variant_p50, double threshold_percent);
@@ -40,8 +42,8 @@ int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
  * are slow outliers (sr_slow_outliers), more than three times as many as the other side's, whose samples
  * were taken between them, and more than chance gives: Fisher's exact test one-sided below
  * SR_SLOW_MODE_P (3 slow of 40 against 0 of 40, p 0.12, was called a slow mode: 1.07% of clean
- * 100 ms A/As read ambiguous). Interleaved samples share the machine's load, so such outliers are that
- * variant's behaviour (every fifth call 10x slower, say), which the rounds' medians and the
+ * 100 ms A/As read ambiguous). Interleaved samples share the machine's load, so such outliers are
+ * that variant's behaviour (every fifth call 10x slower, say), which the rounds' medians and the
  * trimmed interval leave out: a verdict of same would hide a mean 2.8x the baseline's. */
 #define SR_SLOW_MODE_P 0.025 /* one-sided: a two-sided test at 0.05 */
 bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs, size_t n_theirs);

@@ -12,9 +12,9 @@
  * Asserted, for the default schedule (six instances a side): A/A "faster" or "slower" in under
  * 0.1% of runs; the A/A interval holds the truth, 0, in >= 93% (95% nominal); the smallest true
  * speedup called "faster" in >= 80% of runs is <= 1.15% (100 ms models) and <= 1.5% (10 us); the
- * headline lies inside its interval. Per-instance offsets: test_instance_offsets. The seed schedule (rotate, 3 + 5 x 10, one call per
- * sample) is simulated beside it for the table (SAGERUN_MC_TABLE=1 prints it; SAGERUN_MC_RUNS
- * sets the A/A runs per cell, default 20000). */
+ * headline lies inside its interval. Per-instance offsets: test_instance_offsets. The seed
+ * schedule (rotate, 3 + 5 x 10, one call per sample) is simulated beside it for the table
+ * (SAGERUN_MC_TABLE=1 prints it; SAGERUN_MC_RUNS sets the A/A runs per cell, default 20000). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -293,7 +293,8 @@ static void test_slower_variant_covered(void **state)
 static void test_place_in_sequence(void **state)
 {
     (void)state;
-    static const model place = {"place mod 4", 20e-6, 0.005, 0, 0, 0, 0, false, 0, 0.01, true, 200, 0};
+    static const model place = {"place mod 4", 20e-6, 0.005, 0, 0, 0, 0, false, 0, 0.01, true, 200,
+                                0};
     unsigned runs = 400, covered = 0, wrong = 0;
     sim s = {.m = &place, .rng = 0x5eed5eedull};
     for (unsigned r = 0; r < runs; r++) {
