@@ -160,15 +160,45 @@ static bool warmup_done(const sagerun_compare_options *o, uint32_t calls, double
     return calls >= need && elapsed >= o->warmup_s && (need == 2 || stable(last3));
 }
 
-/* The further instances (compare --instances): each makes as many warm-up calls as the first
- * did, at most SR_WARMUP_MORE_CALLS (their first call, a module load, must not be timed). */
+/* The first warm-up call of every instance of an entry, announced as one warm-up event of that
+ * many calls: each is first contact (module loading, JIT), which a watchdog takes as such once per
+ * entry (cli/isolate.c: the first warm-up event sets no yardstick; six 0.5 s first calls in events
+ * of their own set a limit of 10 s for a later hang). out: the first instance's call. */
+static bool first_contact(measurer *ms, sr_entry *e, sr_sample *out)
+{
+    const sagerun_compare_hooks *h = &ms->eo->hooks;
+    sagerun_error e_err = {0};
+    uint32_t n = (uint32_t)e->instances;
+    double t0 = sr_hook_begin(h, e, "warmup", 0, n);
+    *out = (sr_sample){.per_call_s = NAN, .clock_mhz = NAN, .energy_j = NAN};
+    for (size_t k = 0; k < n && !e->failed; k++) {
+        sagerun_instance *inst = sr_entry_instance(e, k);
+        uint64_t bytes = 0, ptr = sagerun_instance_output(inst, &bytes);
+        sr_timed_sample ts;
+        sr_sample_timer_set_output(ms->timer, ptr, bytes);
+        if (sr_sample_timer_take(ms->timer, sr_instance_call, inst, 1, NULL, &ts, &e_err) !=
+            SAGERUN_OK)
+            sr_entry_fail(e, &e_err, "warm-up run", "warmup");
+        else if (k == 0)
+            out->per_call_s = ts.seconds;
+    }
+    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
+    sr_hook_end(h, e, "warmup", 0, n, t0, lost);
+    if (lost)
+        ms->lost = SAGERUN_CUDA;
+    return !e->failed;
+}
+
+/* The further instances (compare --instances): after their first contact, each makes as many
+ * warm-up calls as the first did, at most SR_WARMUP_MORE_CALLS; none for --warmup 0, whose first
+ * calls are timed, as the report warns. */
 #define SR_WARMUP_MORE_CALLS 20u
 static void warm_more(measurer *ms, sr_entry *e, uint32_t calls)
 {
     uint32_t each = calls < SR_WARMUP_MORE_CALLS ? calls : SR_WARMUP_MORE_CALLS;
     sr_sample s;
     for (size_t k = 1; k < e->instances && !e->failed; k++)
-        for (uint32_t c = 0; c < (each ? each : 1) && !sampler_stop(ms); c++)
+        for (uint32_t c = 1; c < each && !sampler_stop(ms); c++) /* the first: first_contact */
             if (!take(ms, e, k, 1, NULL, "warmup", 0, &s))
                 return;
 }
@@ -185,7 +215,9 @@ static void warm_up(measurer *ms, sr_entry *e)
         if (sampler_stop(ms))
             return;
         sr_sample s;
-        if (!take(ms, e, 0, 1, NULL, "warmup", 0, &s))
+        bool ok = calls == 0 && e->instances > 1 ? first_contact(ms, e, &s)
+                                                 : take(ms, e, 0, 1, NULL, "warmup", 0, &s);
+        if (!ok)
             return;
         if (calls++ == 0)
             e->timing.first_call_s = s.per_call_s;

@@ -311,10 +311,12 @@ static void add_instance_share(const double *d, size_t rounds, size_t instances,
     *se2 = total;
 }
 
-/* The smallest step between the round times of both sides, relative to the slower side's median
- * round: the timer's quantisation as the rounds show it (0 where no two times differ). Where every
- * round ties at one ratio (5.0 against 5.1 us every round: -1.96% [-1.96, -1.96], "slower") the
- * noise lies below the step, and the interval is not narrower than it (up to 0). */
+/* The timer's step as the round times of both sides show it, relative to the slower side's median
+ * round: the smallest gap between two of them, where every time is a whole multiple of it (a
+ * quantised timer); 0 where no two times differ or they lie on no such grid (a run's copy scaled
+ * by 1.05, whose rounds tie at one ratio too, is exact). Where every round ties at one ratio (5.0
+ * against 5.1 us every round: -1.96% [-1.96, -1.96], "slower") the noise lies below the step, and
+ * the interval is not narrower than it (up to 0). */
 static double relative_quantum(const double *baseline, const double *variant, size_t rounds)
 {
     double *t = malloc(2 * rounds * sizeof(double)), step = INFINITY;
@@ -326,6 +328,9 @@ static double relative_quantum(const double *baseline, const double *variant, si
     for (size_t i = 1; i < 2 * rounds; i++)
         if (t[i] > t[i - 1])
             step = fmin(step, t[i] - t[i - 1]);
+    for (size_t i = 0; i < 2 * rounds && isfinite(step); i++)
+        if (fabs(t[i] / step - nearbyint(t[i] / step)) > 1e-3)
+            step = INFINITY; /* off the grid: not a timer's step */
     double median = fmax(sr_median_finite(baseline, rounds, t),
                          sr_median_finite(variant, rounds, t));
     free(t);

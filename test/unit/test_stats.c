@@ -216,6 +216,13 @@ static void test_interval_hand_values(void **state)
     iv = sr_paired_speedup_interval(five, five1, 10);
     assert_true(iv.low < -3.8 && iv.high > -0.1);
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
+    /* times on no grid that tie at one ratio (a copy of a run scaled by 1.05: diff): exact */
+    const double cont[] = {1.4271, 1.4313, 1.4429, 1.4503};
+    double scaled[4];
+    for (int r = 0; r < 4; r++)
+        scaled[r] = cont[r] * 1.05;
+    iv = sr_paired_speedup_interval(cont, scaled, 4);
+    assert_close(iv.low, iv.high, 1e-9);
 
     /* fewer than two rounds, or a non-positive time: no interval, ambiguous */
     iv = sr_paired_speedup_interval(ones, half, 1);
