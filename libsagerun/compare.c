@@ -37,6 +37,7 @@ void sagerun_compare_options_init(sagerun_compare_options *opts)
     opts->warmup_s = 0.25;
     opts->max_time_s = SR_SCHEDULE_MAX_TIME_S;
     opts->target_precision_percent = SR_SCHEDULE_TARGET_HW;
+    opts->instances = SR_SCHEDULE_INSTANCES;
 }
 
 /* The option fields' words (compare.h): each field's own table (schedule.c, timer.c). */
@@ -94,6 +95,7 @@ static sagerun_status complete_options(const sagerun_compare_options *opts, sr_e
         if (opts->struct_size <= offsetof(sagerun_compare_options, schedule)) {
             o->schedule = SAGERUN_SCHEDULE_FIXED;
             o->order = SAGERUN_ORDER_ROTATE;
+            o->instances = 1; /* and the one instance it had */
         }
         if (!o->baseline)
             o->baseline = "baseline";
@@ -117,8 +119,19 @@ static sagerun_status complete_options(const sagerun_compare_options *opts, sr_e
     return SAGERUN_OK;
 }
 
+size_t sr_compare_instances(const sagerun_compare_options *o)
+{
+    if (o->schedule == SAGERUN_SCHEDULE_SEED)
+        return 1; /* the seed's schedule, exactly */
+    return o->instances ? o->instances : SR_SCHEDULE_INSTANCES;
+}
+
 static sagerun_status check_options(const sagerun_compare_options *o, sagerun_error *err)
 {
+    if (o->instances > SR_INSTANCES_MAX)
+        return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
+                            "compare: instances must be 1 to %u (got %u)", SR_INSTANCES_MAX,
+                            o->instances);
     if (o->rounds < 1 || o->iterations < 1)
         return sr_error_set(err, SAGERUN_INVALID_ARGUMENT,
                             "compare: rounds and iterations must be at least 1 (got %u and %u)",

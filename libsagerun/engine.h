@@ -33,6 +33,7 @@ typedef struct sr_entry_timing {
     int mode;                         /* sr_timer_mode resolved */
     uint32_t calls_per_sample;
     sr_timer_graph *graph;            /* GRAPH mode */
+    sr_timer_graph *more_graphs[SR_INSTANCES_MAX - 1]; /* GRAPH mode: of the further instances */
     double launch_gap_s;              /* cold, CUPTI: added to every kernel-timed sample; NaN */
     uint32_t hold_timeouts;           /* samples whose hold gave up (launch cost timed) */
     double host_s;                    /* CUDA: host seconds queuing the timed calls... */
@@ -48,6 +49,10 @@ typedef struct sr_entry {
     sagerun_variant_info info;
     char label[SR_LABEL_MAX + 16]; /* the registry's label, or "LABEL#K" for a repeat */
     sagerun_instance *inst;
+    /* compare --instances: the further instances (1 .. instances-1), created and prepared after
+     * inst; the rounds go to each in turn (sr_round_instance). The checked calls are inst's. */
+    sagerun_instance *more[SR_INSTANCES_MAX - 1];
+    size_t instances;
     bool optional;    /* chosen as one of every variant found, not named: left out (a warning),
                          not failed, when it does not do the problem (SAGERUN_UNSUPPORTED) */
     bool unsupported; /* create (geometry included) said SAGERUN_UNSUPPORTED */
@@ -75,7 +80,12 @@ struct sagerun_compare_result {
 };
 
 /* ---- entries.c ---- */
+/* The instances per entry the options ask for (1 for the seed's schedule). */
+size_t sr_compare_instances(const sagerun_compare_options *o);
 void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, const char *phase);
+/* Instance k (0: inst) of an entry, and the graph timing it (GRAPH mode). */
+sagerun_instance *sr_entry_instance(const sr_entry *e, size_t k);
+sr_timer_graph *sr_entry_graph(const sr_entry *e, size_t k);
 /* Around every call into a variant: the hooks' call announcements. calls: how many calls of the
  * variant the event covers (a sample's K, else 1). */
 double sr_hook_begin(const sagerun_compare_hooks *h, const sr_entry *e, const char *phase,

@@ -16,6 +16,16 @@ void sr_entry_fail(sr_entry *e, const sagerun_error *err, const char *what, cons
     snprintf(e->failure_phase, sizeof(e->failure_phase), "%s", phase);
 }
 
+sagerun_instance *sr_entry_instance(const sr_entry *e, size_t k)
+{
+    return k == 0 || k >= e->instances ? e->inst : e->more[k - 1];
+}
+
+sr_timer_graph *sr_entry_graph(const sr_entry *e, size_t k)
+{
+    return k == 0 || k >= e->instances ? e->timing.graph : e->timing.more_graphs[k - 1];
+}
+
 /* ---- hooks (compare.h) ------------------------------------------------------------------------ */
 
 /* Every call into a variant is also an NVTX range (nvtx.h): "LABEL PHASE", a timed sample
@@ -214,17 +224,19 @@ sagerun_status sr_entries_check_memory(sagerun_registry *reg, sagerun_context *c
     if (sagerun_context_backend(ctx) != SAGERUN_BACKEND_CUDA ||
         sagerun_context_device_info(ctx, &di, NULL) != SAGERUN_OK)
         return SAGERUN_OK; /* host: an allocation failure is reported where it happens */
-    const sagerun_variant_descriptor **d = calloc(n ? n : 1, sizeof(*d));
+    /* every instance of an entry has its own output and workspace: counted as that many entries */
+    size_t k = o->instances > 1 && o->schedule != SAGERUN_SCHEDULE_SEED ? o->instances : 1;
+    const sagerun_variant_descriptor **d = calloc(n ? n * k : 1, sizeof(*d));
     if (!d)
         return sr_error_set(err, SAGERUN_OUT_OF_MEMORY, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        d[i] = es[i].failed ? NULL : sr_registry_descriptor(reg, es[i].index);
+    for (size_t i = 0; i < n * k; i++)
+        d[i] = es[i / k].failed ? NULL : sr_registry_descriptor(reg, es[i / k].index);
     uint32_t rows = o->flags & SAGERUN_COMPARE_SKIP_ACCURACY
                         ? 0
                         : sr_verify_accuracy_rows(p, o->accuracy_rows,
                                                   sagerun_context_backend(ctx));
     sr_memory_estimate est;
-    sr_memory_estimate_compare(p, d, n, with_inputs, rows, &est);
+    sr_memory_estimate_compare(p, d, n * k, with_inputs, rows, &est);
     free(d);
     return sr_memory_check(&est, di.free_memory, err);
 }
@@ -255,6 +267,26 @@ static void create_and_prepare(sagerun_registry *reg, sagerun_context *ctx, sage
     sr_hook_end(h, e, "prepare", 0, 1, t0, *lost);
 }
 
+/* The further instances of an entry (compare --instances), each created and prepared as the
+ * first; one that fails fails the entry. */
+static void create_more(sagerun_registry *reg, sagerun_context *ctx, sagerun_inputs *in,
+                        const sagerun_compare_hooks *h, sr_entry *e, size_t instances, bool *lost,
+                        sagerun_error *e_err, sagerun_error *err)
+{
+    for (size_t k = 1; k < instances && !e->failed && !*lost; k++) {
+        double t0 = sr_hook_begin(h, e, "create", 0, 1), prepare_s;
+        sagerun_instance **inst = &e->more[k - 1];
+        if (sagerun_instance_create(reg, e->index, ctx, in, inst, e_err) != SAGERUN_OK)
+            sr_entry_fail(e, e_err, "create (a further instance)", "create");
+        else if (sagerun_instance_prepare(*inst, &prepare_s, e_err) != SAGERUN_OK)
+            sr_entry_fail(e, e_err, "prepare (a further instance)", "prepare");
+        else
+            e->instances = k + 1;
+        *lost = sr_entry_lost_context(ctx, e, err);
+        sr_hook_end(h, e, "create", 0, 1, t0, *lost);
+    }
+}
+
 sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
                                   sagerun_inputs *in, const sagerun_compare_hooks *h,
                                   const sagerun_compare_options *o, sr_entry *es, size_t n,
@@ -270,6 +302,9 @@ sagerun_status sr_entries_prepare(sagerun_registry *reg, sagerun_context *ctx,
             o->progress(o->progress_user, "prepare", es[i].label, (uint32_t)i + 1, (uint32_t)n);
         bool lost;
         create_and_prepare(reg, ctx, in, h, &es[i], &lost, &e_err, err);
+        es[i].instances = 1;
+        if (!lost && !es[i].failed)
+            create_more(reg, ctx, in, h, &es[i], sr_compare_instances(o), &lost, &e_err, err);
         if (lost)
             return SAGERUN_CUDA;
         if (es[i].failed && i == 0) {
@@ -290,6 +325,8 @@ void sr_entries_destroy(sagerun_context *ctx, const sagerun_compare_hooks *h, sr
             continue;
         double t0 = sr_hook_begin(h, &es[i], "destroy", 0, 1);
         sagerun_instance_destroy(es[i].inst);
+        for (size_t k = 0; k < SR_INSTANCES_MAX - 1; k++)
+            sagerun_instance_destroy(es[i].more[k]);
         sr_hook_end(h, &es[i], "destroy", 0, 1, t0, false);
     }
     free(es);

@@ -23,8 +23,9 @@ bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs,
 {
     if (!mine || !theirs || !n_mine || !n_theirs)
         return false;
-    size_t out = sr_slow_outliers(mine, n_mine);
-    return out >= 3 && out * 20 >= n_mine && out > 3 * sr_slow_outliers(theirs, n_theirs);
+    size_t out = sr_slow_outliers(mine, n_mine), other = sr_slow_outliers(theirs, n_theirs);
+    return out >= 3 && out * 20 >= n_mine && out > 3 * other &&
+           sr_fisher_greater(out, n_mine, other, n_theirs) < SR_SLOW_MODE_P;
 }
 
 /* ---- drift ------------------------------------------------------------------------------------ */
@@ -116,14 +117,14 @@ double sr_judge_half_width(const sr_interval *iv)
     return iv->valid ? (iv->high - iv->low) / 2.0 : INFINITY;
 }
 
-sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, double b_p50,
-                           double x_p50, double threshold)
+sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, size_t instances,
+                           double b_p50, double x_p50, double threshold)
 {
     sr_judgement j = {.seed_speedup = NAN, .verdict = SR_VERDICT_AMBIGUOUS,
                       .drift = {.first_percent = NAN, .last_percent = NAN, .rank_correlation = NAN}};
     if (b_p50 > 0 && x_p50 > 0)
         j.seed_speedup = sr_speedup_percent(b_p50, x_p50);
-    j.interval = sr_paired_speedup_interval(b, x, rounds);
+    j.interval = sr_paired_speedup_interval_instances(b, x, rounds, instances);
     j.verdict = sr_judge_verdict(&j.interval, threshold);
     j.seed_outside_interval = j.interval.valid && isfinite(j.seed_speedup) &&
                               (j.seed_speedup < j.interval.low || j.seed_speedup > j.interval.high);
@@ -133,7 +134,7 @@ sr_judgement sr_judge_pair(const double *b, const double *x, size_t rounds, doub
 /* ---- a whole report ---------------------------------------------------------------------------- */
 
 static sr_judgement judge_variant(const sr_report_variant *base, const sr_report_variant *v,
-                                  double threshold)
+                                  size_t instances, double threshold)
 {
     size_t R = base->round_count == v->round_count ? v->round_count : 0;
     double *b = malloc((R ? R : 1) * 2 * sizeof(double));
@@ -144,7 +145,7 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
         b[k] = base->rounds[k].p50;
         x[k] = v->rounds[k].p50;
     }
-    sr_judgement j = sr_judge_pair(b, x, R, base->timing.p50, v->timing.p50, threshold);
+    sr_judgement j = sr_judge_pair(b, x, R, instances, base->timing.p50, v->timing.p50, threshold);
     j.drift = sr_judge_drift(b, x, R, threshold);
     free(b);
     if (sr_drift_splits_verdict(&j.drift, threshold))
@@ -154,12 +155,10 @@ static sr_judgement judge_variant(const sr_report_variant *base, const sr_report
      * calls, tell the same (reference-mt's thread-scheduling tail leaves it 2x faster) */
     if (sr_judge_slow_mode(v->samples, nx, base->samples, nb) ||
         sr_judge_slow_mode(base->samples, nb, v->samples, nx)) {
-        double by_means = sr_speedup_percent(base->timing.mean, v->timing.mean);
-        int told = !isfinite(by_means)       ? SR_VERDICT_AMBIGUOUS
-                   : by_means > threshold    ? SR_VERDICT_FASTER
-                   : by_means < -threshold   ? SR_VERDICT_SLOWER
-                                             : SR_VERDICT_SAME;
-        int said = j.verdict == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : j.verdict;
+        sr_interval by_means = sr_means_speedup_interval(base->samples, nb, v->samples, nx);
+        int told = sr_judge_verdict(&by_means, threshold), said = j.verdict;
+        told = told == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : told;
+        said = said == SR_VERDICT_BELOW_THRESHOLD ? SR_VERDICT_SAME : said;
         if (said != told)
             j.verdict = SR_VERDICT_AMBIGUOUS;
     }
@@ -192,7 +191,7 @@ size_t sr_judge_report(sr_report *r, double threshold, bool only_missing)
         }
         if (only_missing && v->interval.valid)
             continue;
-        sr_judgement j = judge_variant(&r->variants[b], v, threshold);
+        sr_judgement j = judge_variant(&r->variants[b], v, r->measurement.instances, threshold);
         if (!only_missing || !isfinite(v->speedup_percent))
             v->speedup_percent = j.seed_speedup;
         v->interval = j.interval;

@@ -6,7 +6,8 @@
  * of the variant in r) (both ran in the same round, interleaved, so drift cancels in the ratio);
  * the estimate is exp(m) - 1, m the mean of d (from 10 rounds on its 20%-trimmed mean), and the
  * 95% interval Student's t on m (from 10 rounds on the Tukey-McLaughlin interval of the trimmed
- * mean; where the winsorized values are all equal, the plain SD: stats.c). The seed's
+ * mean; where the winsorized values are all equal, the plain SD: stats.c), with the spread between
+ * each side's instances added where the rounds went to several (compare --instances). The seed's
  * formula (ratio of the pooled p50s) is kept beside it for the seed's JSON key, flagged when it
  * falls outside the interval. */
 #ifndef SAGERUN_JUDGE_H
@@ -25,11 +26,12 @@ typedef struct sr_judgement {
     sr_drift drift;            /* of the ratio during the run (sr_judge_drift) */
 } sr_judgement;
 
-/* Judges a variant against the baseline from the per-round p50s of both (rounds entries each) and
- * their pooled p50s (NaN when unknown: then seed_speedup is NaN). threshold in percent. */
+/* Judges a variant against the baseline from the per-round p50s of both (rounds entries each; each
+ * side's rounds spread over `instances` instances, stats.h) and their pooled p50s (NaN when
+ * unknown: then seed_speedup is NaN). threshold in percent. */
 sr_judgement sr_judge_pair(const double *baseline_round_p50, const double *variant_round_p50,
-                           size_t rounds, double baseline_p50, double variant_p50,
-                           double threshold_percent);
+                           size_t rounds, size_t instances, double baseline_p50,
+                           double variant_p50, double threshold_percent);
 
 /* The verdict of an interval: faster / slower when the whole interval lies beyond +threshold /
  * -threshold; inside [-threshold, +threshold]: same when it holds 0, below-threshold when it does
@@ -38,9 +40,12 @@ int sr_judge_verdict(const sr_interval *interval, double threshold_percent);
 
 /* Whether one side of a pair has a slow mode of its own: at least 3 of its samples, and 1 in 20,
  * are slow outliers (sr_slow_outliers), more than three times as many as the other side's, whose samples
- * were taken between them. Interleaved samples share the machine's load, so such outliers are that
- * variant's behaviour (every fifth call 10x slower, say), which the rounds' medians and the
+ * were taken between them, and more than chance gives: Fisher's exact test one-sided below
+ * SR_SLOW_MODE_P (3 slow of 40 against 0 of 40, p 0.12, was called a slow mode: 1.07% of clean
+ * 100 ms A/As read ambiguous). Interleaved samples share the machine's load, so such outliers are
+ * that variant's behaviour (every fifth call 10x slower, say), which the rounds' medians and the
  * trimmed interval leave out: a verdict of same would hide a mean 2.8x the baseline's. */
+#define SR_SLOW_MODE_P 0.025 /* one-sided: a two-sided test at 0.05 */
 bool sr_judge_slow_mode(const double *mine, size_t n_mine, const double *theirs, size_t n_theirs);
 
 /* Drift of a variant's speedup during the run (stats.h: sr_drift). The rounds, in the order they
@@ -70,7 +75,8 @@ double sr_judge_half_width(const sr_interval *interval);
  * first) from its per-round p50s: the seed's
  * speedup, the interval, the verdict, TOPS (where the workload is known). Where either side has a
  * slow mode (sr_judge_slow_mode, from the samples where the report has them), a verdict that the
- * ratio of the means (which count the slow calls) does not tell too is ambiguous instead; so is one
+ * ratio of the means (which count the slow calls; the verdict of its Welch interval,
+ * sr_means_speedup_interval) does not tell too is ambiguous instead; so is one
  * whose speedup drifted across the threshold during the run (sr_drift_splits_verdict; the drift is
  * kept in the variant's drift, for the warning). only_missing: leaves
  * variants that already carry an interval as they are (a report read back). Returns how many

@@ -53,19 +53,20 @@ static bool throttled_since_last(measurer *ms)
     return v > before; /* false while either is NaN */
 }
 
-/* One sample of K calls of an entry, with NVML around it; the entry fails on error. */
-static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph *g,
+/* One sample of K calls of an entry's instance k, with NVML around it; the entry fails on error. */
+static bool take(measurer *ms, sr_entry *e, size_t k, uint32_t calls, const sr_timer_graph *g,
                  const char *phase, uint32_t round, sr_sample *out)
 {
+    sagerun_instance *inst = sr_entry_instance(e, k);
     const sagerun_compare_hooks *h = &ms->eo->hooks;
     sagerun_error e_err = {0};
     bool energy = energy_worth_reading(e, calls);
     double e0 = energy ? sr_nvml_energy_j(ms->nvml) : NAN;
-    uint64_t out_bytes = 0, out_ptr = sagerun_instance_output(e->inst, &out_bytes);
+    uint64_t out_bytes = 0, out_ptr = sagerun_instance_output(inst, &out_bytes);
     sr_sample_timer_set_output(ms->timer, out_ptr, out_bytes);
     double t0 = sr_hook_begin(h, e, phase, round, calls);
     sr_timed_sample ts;
-    if (sr_sample_timer_take(ms->timer, sr_instance_call, e->inst, calls, g, &ts, &e_err) !=
+    if (sr_sample_timer_take(ms->timer, sr_instance_call, inst, calls, g, &ts, &e_err) !=
         SAGERUN_OK)
         sr_entry_fail(e, &e_err, strcmp(phase, "run") ? "warm-up run" : "timed run", phase);
     bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
@@ -95,14 +96,15 @@ static bool take(measurer *ms, sr_entry *e, uint32_t calls, const sr_timer_graph
     return true;
 }
 
-static bool sampler_sample(void *user, size_t entry, size_t round, sr_sample *out)
+static bool sampler_sample(void *user, size_t entry, size_t instance, size_t round,
+                           sr_sample *out)
 {
     measurer *ms = user;
     sr_entry *e = &ms->es[entry];
     if (e->failed)
         return false;
-    return take(ms, e, e->timing.calls_per_sample, e->timing.graph, "run", (uint32_t)round + 1,
-                out);
+    return take(ms, e, instance, e->timing.calls_per_sample, sr_entry_graph(e, instance), "run",
+                (uint32_t)round + 1, out);
 }
 
 static double sampler_now(void *user)
@@ -158,6 +160,49 @@ static bool warmup_done(const sagerun_compare_options *o, uint32_t calls, double
     return calls >= need && elapsed >= o->warmup_s && (need == 2 || stable(last3));
 }
 
+/* The first warm-up call of every instance of an entry, announced as one warm-up event of that
+ * many calls: each is first contact (module loading, JIT), which a watchdog takes as such once per
+ * entry (cli/isolate.c: the first warm-up event sets no yardstick; six 0.5 s first calls in events
+ * of their own set a limit of 10 s for a later hang). out: the first instance's call. */
+static bool first_contact(measurer *ms, sr_entry *e, sr_sample *out)
+{
+    const sagerun_compare_hooks *h = &ms->eo->hooks;
+    sagerun_error e_err = {0};
+    uint32_t n = (uint32_t)e->instances;
+    double t0 = sr_hook_begin(h, e, "warmup", 0, n);
+    *out = (sr_sample){.per_call_s = NAN, .clock_mhz = NAN, .energy_j = NAN};
+    for (size_t k = 0; k < n && !e->failed; k++) {
+        sagerun_instance *inst = sr_entry_instance(e, k);
+        uint64_t bytes = 0, ptr = sagerun_instance_output(inst, &bytes);
+        sr_timed_sample ts;
+        sr_sample_timer_set_output(ms->timer, ptr, bytes);
+        if (sr_sample_timer_take(ms->timer, sr_instance_call, inst, 1, NULL, &ts, &e_err) !=
+            SAGERUN_OK)
+            sr_entry_fail(e, &e_err, "warm-up run", "warmup");
+        else if (k == 0)
+            out->per_call_s = ts.seconds;
+    }
+    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
+    sr_hook_end(h, e, "warmup", 0, n, t0, lost);
+    if (lost)
+        ms->lost = SAGERUN_CUDA;
+    return !e->failed;
+}
+
+/* The further instances (compare --instances): after their first contact, each makes as many
+ * warm-up calls as the first did, at most SR_WARMUP_MORE_CALLS; none for --warmup 0, whose first
+ * calls are timed, as the report warns. */
+#define SR_WARMUP_MORE_CALLS 20u
+static void warm_more(measurer *ms, sr_entry *e, uint32_t calls)
+{
+    uint32_t each = calls < SR_WARMUP_MORE_CALLS ? calls : SR_WARMUP_MORE_CALLS;
+    sr_sample s;
+    for (size_t k = 1; k < e->instances && !e->failed; k++)
+        for (uint32_t c = 1; c < each && !sampler_stop(ms); c++) /* the first: first_contact */
+            if (!take(ms, e, k, 1, NULL, "warmup", 0, &s))
+                return;
+}
+
 /* Warm-up calls, one at a time, until warmup_done: the first call's time and the warmed per-call
  * time (median of the last three) are kept. */
 static void warm_up(measurer *ms, sr_entry *e)
@@ -170,7 +215,9 @@ static void warm_up(measurer *ms, sr_entry *e)
         if (sampler_stop(ms))
             return;
         sr_sample s;
-        if (!take(ms, e, 1, NULL, "warmup", 0, &s))
+        bool ok = calls == 0 && e->instances > 1 ? first_contact(ms, e, &s)
+                                                 : take(ms, e, 0, 1, NULL, "warmup", 0, &s);
+        if (!ok)
             return;
         if (calls++ == 0)
             e->timing.first_call_s = s.per_call_s;
@@ -180,6 +227,7 @@ static void warm_up(measurer *ms, sr_entry *e)
         e->timing.warm_call_s = s.per_call_s; /* until warm-up ends: the last call's */
     }
     e->timing.warmup_calls = calls;
+    warm_more(ms, e, calls);
     double sorted[3] = {last3[0], last3[1], last3[2]};
     int k = isfinite(sorted[0]) ? 3 : isfinite(sorted[1]) ? 2 : 1;
     double *v = sorted + 3 - k;
@@ -224,6 +272,30 @@ static void plan_launch_gap(measurer *ms, sr_entry *e)
  * variant beside a 1 us baseline took K = 908, 4.5 s per sample, and overran --max-time 9x); a
  * fixed cost's share is nothing beside a 10x difference. --batch K is kept as given. */
 #define SR_SAMPLE_SPREAD 10.0
+/* The graph of instance k of the entry (GRAPH mode), launched once. */
+static void capture_graph(measurer *ms, sr_entry *e, size_t k)
+{
+    sr_entry_timing *t = &e->timing;
+    sr_timer_graph **g = k == 0 ? &t->graph : &t->more_graphs[k - 1];
+    sagerun_error e_err = {0};
+    sr_sample s;
+    sr_nvtx_push("%s graph capture", e->label);
+    /* capturing runs the variant's host code K times: announced like a warm-up sample */
+    double t0 = sr_hook_begin(&ms->eo->hooks, e, "warmup", 0, t->calls_per_sample);
+    sagerun_status st = sr_timer_graph_capture(ms->timer, sr_instance_call,
+                                               sr_entry_instance(e, k), t->calls_per_sample, g,
+                                               &e_err);
+    if (st != SAGERUN_OK)
+        sr_entry_fail(e, &e_err, "graph timer", "warmup");
+    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
+    sr_hook_end(&ms->eo->hooks, e, "warmup", 0, t->calls_per_sample, t0, lost);
+    sr_nvtx_pop();
+    if (lost)
+        ms->lost = SAGERUN_CUDA;
+    else if (st == SAGERUN_OK)
+        take(ms, e, k, t->calls_per_sample, *g, "warmup", 0, &s); /* the graph's first launch */
+}
+
 static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
 {
     const sagerun_compare_options *o = &ms->eo->o;
@@ -241,7 +313,6 @@ static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
     if (t->mode != SR_TIMER_GRAPH || e->failed)
         return;
     sagerun_error e_err = {0};
-    sr_sample s;
     if (e->info.backend == SAGERUN_BACKEND_CUDA &&
         !(e->info.flags & SAGERUN_VARIANT_GRAPH_CAPTURABLE)) {
         /* capturing a run that synchronises, allocates or uses a stream of its own fails or,
@@ -253,20 +324,8 @@ static void plan_timer(measurer *ms, sr_entry *e, double fastest_call_s)
         sr_entry_fail(e, &e_err, "graph timer", "warmup");
         return;
     }
-    sr_nvtx_push("%s graph capture", e->label);
-    /* capturing runs the variant's host code K times: announced like a warm-up sample */
-    double t0 = sr_hook_begin(&ms->eo->hooks, e, "warmup", 0, t->calls_per_sample);
-    sagerun_status st = sr_timer_graph_capture(ms->timer, sr_instance_call, e->inst,
-                                               t->calls_per_sample, &t->graph, &e_err);
-    if (st != SAGERUN_OK)
-        sr_entry_fail(e, &e_err, "graph timer", "warmup");
-    bool lost = sr_entry_lost_context(ms->ctx, e, ms->err);
-    sr_hook_end(&ms->eo->hooks, e, "warmup", 0, t->calls_per_sample, t0, lost);
-    sr_nvtx_pop();
-    if (lost)
-        ms->lost = SAGERUN_CUDA;
-    else if (st == SAGERUN_OK)
-        take(ms, e, t->calls_per_sample, t->graph, "warmup", 0, &s); /* the graph's first launch */
+    for (size_t k = 0; k < e->instances && !e->failed && ms->lost == SAGERUN_OK; k++)
+        capture_graph(ms, e, k);
 }
 
 static sagerun_status warm_and_plan(measurer *ms, bool *stop)
@@ -333,6 +392,7 @@ static void plan_schedule(const measurer *ms, sr_schedule_plan *p)
         }
     }
     p->order_seed = (uint64_t)randombytes_random() << 32 | randombytes_random();
+    p->instances = (uint32_t)sr_compare_instances(o);
 }
 
 static void open_clocks(measurer *ms)
@@ -401,6 +461,10 @@ void sr_measurement_free(sr_measurement *m, sr_entry *es, size_t n)
     for (size_t i = 0; es && i < n; i++) {
         sr_timer_graph_destroy(es[i].timing.graph);
         es[i].timing.graph = NULL;
+        for (size_t k = 0; k < SR_INSTANCES_MAX - 1; k++) {
+            sr_timer_graph_destroy(es[i].timing.more_graphs[k]);
+            es[i].timing.more_graphs[k] = NULL;
+        }
     }
     sr_schedule_result_free(&m->sched);
     sr_nvml_close(m->nvml_handle);

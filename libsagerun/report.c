@@ -218,6 +218,10 @@ static json_t *interval_json(builder *b, const sr_interval *iv, const char *meth
     put(b, o, "confidence", json_real(0.95));
     put(b, o, "dof", json_integer(iv->dof));
     put(b, o, "method", json_string(method));
+    if (iv->instances > 1) { /* compare --instances: their spread is in the interval */
+        put(b, o, "instances", json_integer(iv->instances));
+        put(b, o, "instance_sd_percent", real_or_null(iv->instance_sd));
+    }
     return o;
 }
 
@@ -268,6 +272,8 @@ static json_t *measurement_json(builder *b, const sr_measurement_info *m)
     put(b, o, "l2_flush_bytes", json_integer((json_int_t)m->flush_bytes));
     put(b, o, "sample_clock", string_or_null(m->sample_clock[0] ? m->sample_clock : NULL));
     put(b, o, "order_seed", string_or_null(m->order_seed[0] ? m->order_seed : NULL));
+    if (m->instances)
+        put(b, o, "instances", json_integer(m->instances));
     return o;
 }
 
@@ -790,6 +796,8 @@ static void read_interval(reader *rd, json_t *iv, const char *where, sr_interval
     out->low = get_number(rd, iv, where, "low", true, false);
     out->high = get_number(rd, iv, where, "high", true, false);
     out->dof = (unsigned)get_uint(rd, iv, where, "dof", false, false, 0);
+    out->instances = get_u32(rd, iv, where, "instances", false, false, 1);
+    out->instance_sd = get_number(rd, iv, where, "instance_sd_percent", false, true);
     out->valid = true;
     if (!rd->failed && !(out->low <= out->high))
         fail_at(rd, where, "low", "the interval's low bound %g lies above its high bound %g",
@@ -860,6 +868,10 @@ static void read_measurement(reader *rd, json_t *o, sr_measurement_info *m)
     copy_word(m->sample_clock, sizeof(m->sample_clock),
               get_string(rd, o, w, "sample_clock", false, true));
     read_order_seed(rd, o, w, m);
+    m->instances = get_u32(rd, o, w, "instances", false, false, 0);
+    if (m->instances > SR_INSTANCES_MAX)
+        fail_at(rd, w, "instances", "expected 1 to %u instances, found %u", SR_INSTANCES_MAX,
+                m->instances);
     m->present = true;
 }
 
@@ -1667,6 +1679,11 @@ static void print_timing_note(const sr_report_variant *v, FILE *out, const char 
                    t->timer, t->calls_per_sample, t->calls_per_sample == 1 ? "" : "s");
     if (isfinite(t->clock_mhz))
         fprintf(out, ", SM clock %.0f MHz", t->clock_mhz);
+    if (v->interval.valid && v->interval.instances > 1)
+        fprintf(out, isfinite(v->interval.instance_sd)
+                         ? ", %u instances (their offsets' sd at most %.3f%%, in the interval)"
+                         : ", %u instances (too few rounds each for their spread)",
+                v->interval.instances, v->interval.instance_sd);
     if (isfinite(t->host_call_s))
         fprintf(out, ", %.2f us per call to queue it", t->host_call_s * 1e6);
     if (isfinite(t->launch_gap_s))

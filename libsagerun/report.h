@@ -76,6 +76,8 @@ typedef struct sr_measurement_info {
     char sample_clock[32]; /* what timed the samples */
     char order_seed[17];   /* interleave: the seed of the rows' random shifts, 16 hex digits
                             * (schedule.h); "" = null (rotate, or an older report) */
+    uint32_t instances;    /* per variant, the rounds spread over them (compare --instances);
+                            * 0 = absent (an older report: one) */
 } sr_measurement_info;
 
 typedef struct sr_report_variant {

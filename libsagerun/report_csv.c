@@ -19,7 +19,9 @@ static const char *const csv_columns[] = {
     "page_size",
     /* what speedup_percent is (the paired estimate, or the p50 ratio where there is no
      * interval) and the factor it means, baseline / variant */
-    "speedup_source", "speedup_times"};
+    "speedup_source", "speedup_times",
+    /* issue 41: the instances the interval's rounds were spread over, their offsets' sd */
+    "instances", "instance_sd_percent"};
 
 void sr_csv_field(FILE *f, const char *text, bool first)
 {
@@ -125,6 +127,8 @@ static void csv_variant(FILE *f, const sr_report *r, const sr_report_variant *v,
     sr_csv_field(f, v->is_baseline || !isfinite(speedup) ? NULL : iv->valid ? "paired_estimate"
                                                                            : "p50_ratio", false);
     csv_number(f, v->is_baseline ? NAN : sr_speedup_times(speedup));
+    csv_uint(f, iv->instances, iv->valid && iv->instances > 1);
+    csv_number(f, iv->valid && iv->instances > 1 ? iv->instance_sd : NAN);
     fputc('\n', f);
 }
 

@@ -127,7 +127,7 @@ double sr_schedule_half_width(const sr_schedule_result *res)
         if (res->dropped[e])
             continue;
         sr_schedule_round_p50(res, e, x);
-        sr_judgement j = sr_judge_pair(b, x, res->rounds, NAN, NAN, 0);
+        sr_judgement j = sr_judge_pair(b, x, res->rounds, res->instances, NAN, NAN, 0);
         worst = fmax(worst, sr_judge_half_width(&j.interval));
     }
     free(b);
@@ -140,6 +140,8 @@ void sr_schedule_result_free(sr_schedule_result *res)
     free(res->clocks);
     free(res->energies);
     free(res->dropped);
+    free(res->clock_median);
+    free(res->clock_rounds);
     memset(res, 0, sizeof(*res));
 }
 
@@ -179,7 +181,12 @@ static bool result_alloc(sr_schedule_result *res, size_t n, size_t per_round, si
     res->per_round = per_round;
     res->max_rounds = rounds;
     res->dropped = calloc(n, sizeof(bool));
-    if (!res->dropped || !result_grow(res, rounds < 64 ? rounds : 64)) {
+    res->clock_median = malloc(n * sizeof(double));
+    res->clock_rounds = calloc(n, sizeof(size_t));
+    for (size_t e = 0; res->clock_median && e < n; e++)
+        res->clock_median[e] = NAN;
+    if (!res->dropped || !res->clock_median || !res->clock_rounds ||
+        !result_grow(res, rounds < 64 ? rounds : 64)) {
         sr_schedule_result_free(res);
         return false;
     }
@@ -214,7 +221,8 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
             break;
         }
         sr_sample smp = {.per_call_s = NAN, .clock_mhz = NAN, .energy_j = NAN};
-        if (!s->sample(s->user, e, sequence, &smp)) {
+        size_t k = sr_round_instance(e > 0, r, res->instances);
+        if (!s->sample(s->user, e, k, sequence, &smp)) {
             res->dropped[e] = true;
             if (e == 0)
                 st = ROUND_BASELINE_FAILED;
@@ -230,10 +238,23 @@ static round_status take_round(const sr_schedule_plan *p, const sr_sampler *s,
     return st;
 }
 
-/* The run's median clock over the kept rounds and round r, and whether some entry's median clock
- * in round r lies more than drop below it. Round r's median comes first: where it is unknown (the
- * host backend has no clock), the run's, a sort of every sample so far, is not needed. */
-static bool clock_dropped(const sr_schedule_result *res, size_t r, double drop)
+/* Entry e's median clock over the kept rounds and round r, computed again once the rounds grew by
+ * a tenth (a sort of every sample so far, every round, was quadratic: most of a long run's
+ * schedule time); the median of a steady clock moves little in between. */
+static double run_clock(sr_schedule_result *res, size_t e, size_t r, double *all)
+{
+    if (!(10 * (r + 1) < 11 * res->clock_rounds[e]) || !isfinite(res->clock_median[e])) {
+        res->clock_median[e] = sr_median_finite(res->clocks + at(res, e, 0, 0),
+                                                (r + 1) * res->per_round, all);
+        res->clock_rounds[e] = r + 1;
+    }
+    return res->clock_median[e];
+}
+
+/* Whether some entry's median clock in round r lies more than drop below its run's median
+ * (run_clock). Round r's median comes first: where it is unknown (the host backend has no
+ * clock), the run's is not needed. */
+static bool clock_dropped(sr_schedule_result *res, size_t r, double drop)
 {
     size_t n = res->entries, I = res->per_round, cells = (r + 1) * I;
     double *all = malloc(cells * sizeof(double)), *mine = malloc(I * sizeof(double));
@@ -245,7 +266,7 @@ static bool clock_dropped(const sr_schedule_result *res, size_t r, double drop)
             double here = sr_median_finite(res->clocks + at(res, e, r, 0), I, mine);
             if (!isfinite(here))
                 continue;
-            double run = sr_median_finite(res->clocks + at(res, e, 0, 0), cells, all);
+            double run = run_clock(res, e, r, all);
             low = isfinite(run) && here < (1.0 - drop) * run;
         }
     }
@@ -262,10 +283,12 @@ static bool may_stop_here(size_t rounds, size_t period)
 }
 
 /* The half-width is computed only where the schedule may stop on it (a period's end past the
- * minimum, with a target): every round re-sorts all rounds, which grew quadratically and ate a
- * fifth of a 20 s budget of 20 us calls. *half_width: NaN where not computed. */
-static int end_after_round(const sr_schedule_plan *p, const sr_schedule_result *res,
-                           size_t period, double elapsed, double *half_width)
+ * minimum, with a target) and the rounds grew by a tenth since it was last: every computation
+ * re-sorts all rounds, which grew quadratically and ate a fifth of a 20 s budget of 20 us calls
+ * (and, with the instances' medians, five times the Monte-Carlo test's time); it may stop a tenth
+ * late. *half_width: NaN where not computed. */
+static int end_after_round(const sr_schedule_plan *p, sr_schedule_result *res, size_t period,
+                           double elapsed, double *half_width)
 {
     *half_width = NAN;
     if (res->rounds >= res->max_rounds)
@@ -274,8 +297,11 @@ static int end_after_round(const sr_schedule_plan *p, const sr_schedule_result *
         return -1;
     if (p->max_time_s > 0 && elapsed >= p->max_time_s)
         return SR_SCHEDULE_BUDGET;
-    if (res->rounds >= p->min_rounds && p->target_half_width > 0 &&
-        (*half_width = sr_schedule_half_width(res)) <= p->target_half_width)
+    if (res->rounds < p->min_rounds || !(p->target_half_width > 0) ||
+        10 * res->rounds < 11 * res->checked_rounds)
+        return -1;
+    res->checked_rounds = res->rounds;
+    if ((*half_width = sr_schedule_half_width(res)) <= p->target_half_width)
         return SR_SCHEDULE_PRECISION;
     return -1;
 }
@@ -322,6 +348,7 @@ bool sr_schedule_run(const sr_schedule_plan *plan, size_t n, const sr_sampler *s
         return false;
     res->end = SR_SCHEDULE_ROUNDS;
     res->order_seed = p.order_seed;
+    res->instances = p.instances > 1 && p.instances <= SR_INSTANCES_MAX ? p.instances : 1;
     double t0 = s->now(s->user);
     size_t sequence = 0; /* rounds taken, redone ones included: the order's row */
     for (;;) {

@@ -17,9 +17,9 @@
  * round to round.
  *
  * Stopping. At the end of every whole period from min_rounds on, the schedule stops when the widest
- * 95% interval of a variant against entry 0 is at most target_half_width percent points, when the
- * budget max_time_s (on the sampler's clock) is spent, or at max_rounds. It never stops because of
- * a verdict.
+ * 95% interval of a variant against entry 0 is at most target_half_width percent points (computed
+ * again once the rounds grew by a tenth), when the budget max_time_s (on the sampler's clock) is
+ * spent, or at max_rounds. It never stops because of a verdict.
  *
  * Redone rounds. A round in which an entry's median clock is more than clock_drop below the run's
  * median, or a sample saw throttling, is taken again (at most max_redos times; then kept). */
@@ -56,9 +56,10 @@ typedef struct sr_sample {
 
 typedef struct sr_sampler {
     void *user;
-    /* Takes one timed sample of `entry` in `round`. false: the entry failed (it drops out of the
-     * schedule; entry 0 failing ends it). */
-    bool (*sample)(void *user, size_t entry, size_t round, sr_sample *out);
+    /* Takes one timed sample of `entry` on its instance `instance` (stats.h: sr_round_instance of
+     * the kept round; 0 with one instance) in `round`. false: the entry failed (it drops out of
+     * the schedule; entry 0 failing ends it). */
+    bool (*sample)(void *user, size_t entry, size_t instance, size_t round, sr_sample *out);
     double (*now)(void *user);  /* seconds, the budget's clock */
     bool (*stop)(void *user);   /* interrupted (polled before every sample); NULL: never */
     /* After every kept round: rounds kept, the widest half-width so far (percent points; +Inf
@@ -77,6 +78,8 @@ typedef struct sr_schedule_plan {
     double clock_drop;          /* e.g. 0.03; <= 0: clocks never redo a round */
     bool exact_rounds;          /* a fixed schedule: exactly max_rounds, whole periods or not */
     uint64_t order_seed;        /* interleave: the rows' random shifts (the engine draws it) */
+    uint32_t instances;         /* per entry, the rounds spread over them (sr_round_instance);
+                                   0 or 1: one, and SR_INSTANCES_MAX at most */
 } sr_schedule_plan;
 
 typedef enum sr_schedule_end {
@@ -97,6 +100,10 @@ typedef struct sr_schedule_result {
     double *energies;    /* the same shape: energy_j */
     bool *dropped;       /* per entry: failed and left the schedule */
     uint64_t order_seed; /* the plan's */
+    size_t instances;    /* the plan's, 1 at least */
+    size_t checked_rounds; /* rounds when the half-width was last computed (schedule.c) */
+    double *clock_median;  /* per entry: its run's median clock, computed at ... */
+    size_t *clock_rounds;  /* ... this many rounds (schedule.c) */
     uint32_t redone;     /* rounds taken again */
     uint32_t redone_clock, redone_throttle; /* why */
     int end;             /* sr_schedule_end */
@@ -124,6 +131,11 @@ double sr_schedule_half_width(const sr_schedule_result *res);
 #define SR_SCHEDULE_MAX_TIME_S 8.0    /* budget of the timed rounds */
 #define SR_SCHEDULE_TARGET_HW 0.05    /* percent points */
 #define SR_SCHEDULE_CLOCK_DROP 0.03
+/* Instances per variant (compare --instances): under offsets of sd 0.3% per instance an A/A read
+ * "same" in 85% with 4 (12% ambiguous: each side's spread rests on 3 dof), 97% with 6, 97.4% with
+ * 8 (test_engine_mc, test/bench/RESULTS.md issue 41); each costs its output and workspace in
+ * device memory. */
+#define SR_SCHEDULE_INSTANCES 6u
 
 /* The time-based plan: one sample of each entry per round (the paired unit; with two entries the
  * rounds run A,B then B,A), SR_SCHEDULE_MIN_ROUNDS to SR_SCHEDULE_MAX_ROUNDS rounds, until the

@@ -57,6 +57,10 @@ typedef struct sr_interval {
     double estimate; /* exp(trimmed mean log-ratio) - 1, in percent: the paired speedup */
     double low, high;
     unsigned dof;
+    unsigned instances; /* per side the rounds were spread over (compare --instances); 0/1: one */
+    double instance_sd; /* percent: the sd of one instance's offset (the mean over both sides),
+                         * whose share is in the interval; an upper bound, the noise's share not
+                         * taken off; NaN: one instance, or too few rounds */
 } sr_interval;
 
 /* Interval from per-round paired times: baseline[r] and variant[r] are the two variants' p50 in
@@ -64,11 +68,40 @@ typedef struct sr_interval {
 sr_interval sr_paired_speedup_interval(const double *baseline, const double *variant,
                                        size_t rounds);
 
+/* Instances per side at most (compare --instances). */
+#define SR_INSTANCES_MAX 16u
+
+/* The instance (0 .. instances-1) of the baseline (variant false) or of a variant that takes
+ * round r when each side has `instances` of them: a crossed design, every pair meets once in
+ * instances^2 rounds. */
+size_t sr_round_instance(bool variant, size_t round, size_t instances);
+
+/* The same interval where each side's rounds were spread over `instances` instances
+ * (sr_round_instance): two instances of one variant differ by a fixed offset for the whole
+ * process (0.6% seen on us kernels), which the rounds of one instance cannot show. Each side's
+ * instance means of d_r give the variance of those offsets beyond the noise; their share
+ * (variance / instances per side) is added to the squared standard error, the degrees of freedom
+ * Welch-Satterthwaite's. From two rounds per instance; with fewer, or one instance, the plain
+ * interval. Where every round gives one ratio, as wide as the step of the timer that the round
+ * times show, up to 0 (5.0 against 5.1 us every round gave -1.96% [-1.96, -1.96], slower). */
+sr_interval sr_paired_speedup_interval_instances(const double *baseline, const double *variant,
+                                                 size_t rounds, size_t instances);
+
 /* Interval from two runs' per-round times that share no rounds (two reports: diff), over all
  * rounds of each: Yuen's test on the logs (20%-trimmed means from 10 rounds, Welch's degrees of
  * freedom). Same sign convention; valid false below two rounds or with a non-positive time. */
 sr_interval sr_unpaired_speedup_interval(const double *baseline, size_t n_baseline,
                                          const double *variant, size_t n_variant);
+
+/* Fisher's exact test, one-sided: the chance that a of n_a draws or more are marked when a + b of
+ * the n_a + n_b are (a side's slow samples against the other's). NaN for counts beyond n. */
+double sr_fisher_greater(size_t a, size_t n_a, size_t b, size_t n_b);
+
+/* The speedup by the ratio of the two sides' mean times (slow calls counted), with Welch's
+ * interval on the log of the ratio (delta method: s^2 / (n mean^2) per side, Welch's dof). Same
+ * sign convention; valid false below two samples a side or with a non-positive time. */
+sr_interval sr_means_speedup_interval(const double *baseline, size_t n_baseline,
+                                      const double *variant, size_t n_variant);
 
 /* Drift of a paired ratio during a run: judge.h's sr_judge_drift says when it is found. */
 typedef struct sr_drift {

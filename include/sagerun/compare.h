@@ -85,7 +85,10 @@ typedef struct sagerun_compare_options {
     uint32_t min_rounds;        /* TIMED: rounds before the precision target may stop the run (20;
                                  * whole periods); max_time_s may stop it sooner */
     uint32_t max_rounds;        /* TIMED: rounds at most (2000) */
-    uint32_t reserved0;
+    uint32_t instances;         /* TIMED, FIXED: instances of each variant, the rounds spread over
+                                 * them in turn, their spread in the interval (6; 0: the default;
+                                 * at most 16); SEED: one. (0.2's reserved0: a caller of 0.2 gets
+                                 * the default) */
     double warmup_s;            /* TIMED: warm-up at least this long per variant (0.25 s) */
     double max_time_s;          /* TIMED: budget of the timed rounds, seconds (8) */
     double target_precision_percent; /* TIMED: stop once every interval's half-width is at most

@@ -48,6 +48,17 @@ static bool parse_seconds(const char *cmd, const char *opt, const char *text, bo
     return sr_cli_parse_decimal(cmd, opt, text, 0.0, zero_ok, 1e9, out);
 }
 
+/* --instances N: 1 to SAGERUN's 16 (compare.h) */
+static bool parse_instances(const char *cmd, const char *text, uint32_t *out)
+{
+    if (!sr_cli_parse_u32(cmd, "--instances", text, 1, out))
+        return false;
+    if (*out <= 16)
+        return true;
+    sr_cli_error("%s: --instances '%s': at most 16 instances of each variant", cmd, text);
+    return false;
+}
+
 /* --schedule, --order, --timer, --cache: one of the library's words for that field
  * (sagerun_compare_option_parse); a bad one is told the words there are. */
 static bool parse_word_option(const char *cmd, int opt, const char *text,
@@ -86,6 +97,7 @@ static bool parse_number(const char *cmd, sagerun_compare_options *o, int opt, c
     case SR_OPT_BATCH: return sr_cli_parse_u32(cmd, "--batch", arg, 1, &o->batch);
     case SR_OPT_MIN_ROUNDS: return sr_cli_parse_u32(cmd, "--min-rounds", arg, 2, &o->min_rounds);
     case SR_OPT_MAX_ROUNDS: return sr_cli_parse_u32(cmd, "--max-rounds", arg, 2, &o->max_rounds);
+    case SR_OPT_INSTANCES: return parse_instances(cmd, arg, &o->instances);
     case SR_OPT_ACC_ROWS:
         return sr_cli_parse_u32(cmd, "--accuracy-rows", arg, 1, &o->accuracy_rows);
     case SR_OPT_MAX_TIME: return parse_seconds(cmd, "--max-time", arg, false, &o->max_time_s);
@@ -179,6 +191,12 @@ bool sr_cli_compare_settings_finish(const char *cmd, sr_cli_compare_settings *s)
                          counts ? "which --warmup, --rounds or --iterations ask for" : "--schedule");
             return false;
         }
+    if (o->schedule == SAGERUN_SCHEDULE_SEED && sr_cli_compare_given(s, SR_OPT_INSTANCES) &&
+        o->instances != 1) {
+        sr_cli_error("%s: --instances applies to --schedule timed and fixed; the seed's schedule "
+                     "has one instance of each variant", cmd);
+        return false;
+    }
     if (o->schedule == SAGERUN_SCHEDULE_TIMED && counts) {
         sr_cli_error("%s: --warmup, --rounds and --iterations apply to --schedule fixed, not timed "
                      "(which warms up by --warmup-time and ends by --max-time or "

@@ -32,7 +32,7 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
        SR_OPT_MAX_TIME, SR_OPT_MIN_ROUNDS, SR_OPT_MAX_ROUNDS, SR_OPT_WARMUP_TIME, SR_OPT_WARMUP,
        SR_OPT_ROUNDS, SR_OPT_ITERATIONS, SR_OPT_ORDER, SR_OPT_THRESHOLD, SR_OPT_TIMER,
        SR_OPT_BATCH, SR_OPT_CACHE, SR_OPT_ACC_ROWS, SR_OPT_NO_ACC, SR_OPT_NO_CLOCKS,
-       SR_OPT_BACKEND, SR_OPT_DEVICE, SR_OPT_TIMEOUT, SR_OPT_COMPARE_END };
+       SR_OPT_BACKEND, SR_OPT_DEVICE, SR_OPT_TIMEOUT, SR_OPT_INSTANCES, SR_OPT_COMPARE_END };
 
 #define SR_CLI_COMPARE_OPTIONS                                                                     \
     {"baseline", required_argument, 0, SR_OPT_BASELINE},                                           \
@@ -43,6 +43,7 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
         {"max-time", required_argument, 0, SR_OPT_MAX_TIME},                                       \
         {"min-rounds", required_argument, 0, SR_OPT_MIN_ROUNDS},                                   \
         {"max-rounds", required_argument, 0, SR_OPT_MAX_ROUNDS},                                   \
+        {"instances", required_argument, 0, SR_OPT_INSTANCES},                                     \
         {"warmup-time", required_argument, 0, SR_OPT_WARMUP_TIME},                                 \
         {"warmup", required_argument, 0, SR_OPT_WARMUP},                                           \
         {"rounds", required_argument, 0, SR_OPT_ROUNDS},                                           \
@@ -88,6 +89,9 @@ enum { SR_OPT_BASELINE = 960, SR_OPT_VARIANT, SR_OPT_PLUGIN, SR_OPT_SCHEDULE, SR
     "                         (20; the budget may end it sooner, on a whole period)\n"           \
     "  --max-rounds N         timed: rounds at most (2000): whole periods of the order, or\n"  \
     "                         fewer, unbalanced and warned, when below one period\n"           \
+    "  --instances N          instances of each variant (6; 1 to 16): the rounds go to each in\n" \
+    "                         turn and the spread between them is in the interval (two\n"    \
+    "                         instances of one variant can differ by 0.6%% for a process)\n"  \
     "  --warmup-time SECONDS  timed: warm-up this long per variant and until stable\n"         \
     "                         (0.25); 1000 calls end it sooner, 20x this time at most\n"        \
     "  --warmup N             fixed: untimed calls per variant first (3)\n"                      \

@@ -338,4 +338,22 @@ contains "... named" "--fail-if-slower 'x'"
 "$S" compare --help | grep -q "^  5  every variant ran and is accepted, but a gate is not met" \
     && echo "ok   help documents exit 5" || fail "help lacks exit 5"
 
+# ---- --instances (issue 41): N instances of each variant, the rounds in turn, their spread in the
+# interval; recorded in the report; the seed's schedule has one ----
+check "--instances 3" 0 "$S" compare "${G[@]}" --baseline 'spin[us=200]' --variant 'spin[us=200]' \
+    --variant 'spin[us=210]' --instances 3 --json "$TMP/inst.json"
+python3 - "$TMP/inst.json" <<'PY' && echo "ok   ... recorded: measurement.instances 3, each interval's instances and sd" || fail "--instances 3: not in the report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["measurement"]["instances"] == 3, r["measurement"]
+for v in r["variants"][1:]:
+    iv = v["speedup_interval_percent"]
+    assert iv["instances"] == 3 and iv["instance_sd_percent"] >= 0, iv
+PY
+contains "... the family of two said" "2 variants judged against one baseline, each interval at 95%"
+check "--instances 17" 2 "$S" compare "${G[@]}" --instances 17 && contains "... named" "--instances '17'"
+check "--instances 0" 2 "$S" compare "${G[@]}" --instances 0
+check "--instances with the seed's schedule" 2 "$S" compare --backend host --schedule seed --instances 2 \
+    && contains "... says why" "the seed's schedule has one instance"
+
 finish

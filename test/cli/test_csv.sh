@@ -22,6 +22,7 @@ for row, v in zip(rows, r["variants"]):
     if iv:
         assert abs(float(row["speedup_low_percent"]) - iv["low"]) < 1e-6 * max(1, abs(iv["low"]))
         assert row["verdict"] == v["verdict"]
+        assert row["instances"] == str(iv.get("instances", "")), (row["instances"], iv)
     else:
         assert row["speedup_low_percent"] == "" and row["verdict"] == ""
 assert rows[0]["speedup_percent"] == "0" and rows[0]["failure"] == ""' "$TMP/r.csv" "$TMP/r.json"

@@ -16,8 +16,10 @@ print([v.get("verdict") for v in r["variants"] if sys.argv[2] in v["label"]][-1]
 # ---- 1. every fifth call 10x slower: the rounds' medians and the 20%-trimmed interval left the
 # slow calls out exactly, the verdict read "same (within 1%)" for a mean 2.8x the baseline's, and
 # the warning blamed load on the machine ----
+# (80 rounds: a slow mode must now pass Fisher's exact test against the baseline's outliers, and a
+# loaded machine gives the baseline a few; 8 slow of 40 against 2 is p 0.045, not one)
 check "a slow mode: compare runs" 0 "$S" compare "${H[@]}" --baseline 'spin[us=2000]' \
-    --variant 'spin[us=2000,every=5]' --schedule fixed --rounds 40 --iterations 1 --warmup 2 \
+    --variant 'spin[us=2000,every=5]' --schedule fixed --rounds 80 --iterations 1 --warmup 2 \
     --json "$TMP/slow.json"
 v=$(verdict "$TMP/slow.json" 'every=5')
 [ "$v" = ambiguous ] || fail "a slow mode in one variant: verdict '$v', expected ambiguous"
@@ -125,10 +127,11 @@ done
 
 # ---- 6. a drift of one variant (each call longer than the one before): the rounds' ratios trend,
 # and the interval, which takes the rounds as draws of one ratio, read "slower" for a variant that
-# went from 10% faster to 19% slower during the run, without a word ----
+# went from 10% faster to 19% slower during the run, without a word (one instance: the fake grows
+# with its own calls, which six instances would share out) ----
 check "a drift across the threshold: compare runs" 0 "$S" compare "${H[@]}" \
     --baseline 'spin[us=2000]' --variant 'spin[us=1600,grow=0.015]' --schedule fixed --rounds 40 \
-    --iterations 1 --warmup 2 --json "$TMP/drift.json"
+    --iterations 1 --warmup 2 --instances 1 --json "$TMP/drift.json"
 v=$(verdict "$TMP/drift.json" 'grow=0.015')
 [ "$v" = ambiguous ] || fail "a drift from faster to slower: verdict '$v', expected ambiguous"
 py "the warning gives both thirds and says why the verdict is ambiguous" '

@@ -9,11 +9,12 @@
  *   launch   10 us calls with 1% device jitter; timed per call without the hold kernel (the
  *            seed's timer), the host's launch cost adds -24%..+28% to each call; with the hold it
  *            is not timed.
- * Asserted, for the default schedule: A/A "faster" or "slower" in under 0.1% of runs; the smallest
- * true speedup called "faster" in >= 80% of runs is <= 1.15% (100 ms models) and <= 1.5% (10 us);
- * the headline lies inside its interval. The seed schedule (rotate, 3 + 5 x 10, one call per
- * sample) is simulated beside it for the table (SAGERUN_MC_TABLE=1 prints it; SAGERUN_MC_RUNS
- * sets the A/A runs per cell, default 20000). */
+ * Asserted, for the default schedule (six instances a side): A/A "faster" or "slower" in under
+ * 0.1% of runs; the A/A interval holds the truth, 0, in >= 93% (95% nominal); the smallest true
+ * speedup called "faster" in >= 80% of runs is <= 1.15% (100 ms models) and <= 1.5% (10 us); the
+ * headline lies inside its interval. Per-instance offsets: test_instance_offsets. The seed
+ * schedule (rotate, 3 + 5 x 10, one call per sample) is simulated beside it for the table
+ * (SAGERUN_MC_TABLE=1 prints it; SAGERUN_MC_RUNS sets the A/A runs per cell, default 20000). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,14 +44,16 @@ typedef struct model {
                          * drawn once per comparison (cold us samples on an H200) */
     bool cold;          /* one call per sample */
     uint32_t max_rounds; /* 0: the default plan's */
+    double instance_sd; /* a factor per instance, N(0, instance_sd), drawn once per comparison:
+                         * two instances of one variant differ for a whole process (us kernels) */
 } model;
 
 static const model models[] = {
-    {"quiet", 0.1, 0.001, 0, 0, 0, 0, false, 1.15, 0, false, 0},
-    {"drift 2.6%", 0.1, 0.001, 0.0026, 0, 0, 0, false, 1.15, 0, false, 0},
-    {"shift 0.9%", 0.1, 0.001, 0, 0.009, 0.5, 0, false, 1.15, 0, false, 0},
-    {"spikes", 0.1, 0.001, 0, 0, 0, 0.02, false, 1.15, 0, false, 0},
-    {"launch 10us", 10e-6, 0.01, 0, 0, 0, 0, true, 1.5, 0, false, 0},
+    {"quiet", 0.1, 0.001, 0, 0, 0, 0, false, 1.15, 0, false, 0, 0},
+    {"drift 2.6%", 0.1, 0.001, 0.0026, 0, 0, 0, false, 1.15, 0, false, 0, 0},
+    {"shift 0.9%", 0.1, 0.001, 0, 0.009, 0.5, 0, false, 1.15, 0, false, 0, 0},
+    {"spikes", 0.1, 0.001, 0, 0, 0, 0.02, false, 1.15, 0, false, 0, 0},
+    {"launch 10us", 10e-6, 0.01, 0, 0, 0, 0, true, 1.5, 0, false, 0, 0},
 };
 
 /* ---- the simulated device -------------------------------------------------------------------- */
@@ -64,6 +67,8 @@ typedef struct sim {
     uint32_t k;     /* calls per sample */
     double place[4]; /* place_sd: this comparison's factors */
     uint64_t index;  /* samples taken in this comparison */
+    uint32_t instances; /* per entry (the engine's default unless a test says) */
+    double offset[2][SR_INSTANCES_MAX]; /* instance_sd: this comparison's factors per entry */
 } sim;
 
 static double uniform(sim *s)
@@ -91,7 +96,7 @@ static double one_call(sim *s, size_t entry)
     return t * f;
 }
 
-static bool sim_sample(void *user, size_t entry, size_t round, sr_sample *out)
+static bool sim_sample(void *user, size_t entry, size_t instance, size_t round, sr_sample *out)
 {
     (void)round;
     sim *s = user;
@@ -104,6 +109,7 @@ static bool sim_sample(void *user, size_t entry, size_t round, sr_sample *out)
     if (m->spike_p && uniform(s) < m->spike_p)
         per_call *= 1.02 + 0.28 * uniform(s);
     per_call *= 1.0 + s->place[s->index++ % 4];
+    per_call *= 1.0 + s->offset[entry > 0][instance];
     s->now += per_call * s->k + 50e-6; /* + the sample's own overhead */
     out->per_call_s = per_call;
     out->clock_mhz = 1980;
@@ -133,12 +139,16 @@ static sr_judgement compare_once(sim *s, size_t n)
                                SR_SCHEDULE_TARGET_HW, &plan);
         if (s->m->max_rounds)
             plan.max_rounds = s->m->max_rounds;
+        plan.instances = s->instances ? s->instances : SR_SCHEDULE_INSTANCES;
         plan.order_seed = (uint64_t)(uniform(s) * 0x1p53) ^ s->rng;
     }
     s->now = 0;
     s->index = 0;
     for (int i = 0; i < 4; i++)
         s->place[i] = s->m->place_sd * normal(s);
+    for (size_t k = 0; k < SR_INSTANCES_MAX; k++)
+        for (int e = 0; e < 2; e++)
+            s->offset[e][k] = s->m->instance_sd * normal(s);
     s->shift_at = 1.0 + 5.0 * uniform(s);
     sr_sampler sampler = {.user = s, .sample = sim_sample, .now = sim_now};
     sr_schedule_result res;
@@ -151,30 +161,48 @@ static sr_judgement compare_once(sim *s, size_t n)
     size_t count = res.rounds * res.per_round;
     sr_summarize(sr_schedule_entry_samples(&res, 0), count, NULL, &sb);
     sr_summarize(sr_schedule_entry_samples(&res, 1), count, NULL, &sx);
-    sr_judgement j = sr_judge_pair(b, x, res.rounds, sb.p50, sx.p50, 1.0);
+    sr_judgement j = sr_judge_pair(b, x, res.rounds, res.instances, sb.p50, sx.p50, 1.0);
     sr_schedule_result_free(&res);
     return j;
 }
 
 typedef struct cell {
     unsigned runs, faster, slower, outside, seed_outside;
+    unsigned same, below, ambiguous, covered; /* verdicts; the interval held the true speedup */
     double half_width_sum, bias_sum;
 } cell;
 
-static cell run_cell(const model *m, double speedup, bool seed, unsigned runs, uint64_t seed_rng)
+static void count(cell *c, const sr_judgement *j, double speedup)
+{
+    c->faster += j->verdict == SR_VERDICT_FASTER;
+    c->slower += j->verdict == SR_VERDICT_SLOWER;
+    c->same += j->verdict == SR_VERDICT_SAME;
+    c->below += j->verdict == SR_VERDICT_BELOW_THRESHOLD;
+    c->ambiguous += j->verdict == SR_VERDICT_AMBIGUOUS;
+    c->covered += j->interval.valid && j->interval.low <= speedup && speedup <= j->interval.high;
+    c->outside += !(j->interval.estimate >= j->interval.low &&
+                    j->interval.estimate <= j->interval.high);
+    c->seed_outside += j->seed_outside_interval;
+    c->half_width_sum += sr_judge_half_width(&j->interval);
+    c->bias_sum += j->interval.estimate - speedup;
+}
+
+static cell run_cell_instances(const model *m, double speedup, bool seed, unsigned runs,
+                               uint64_t seed_rng, uint32_t instances)
 {
     cell c = {.runs = runs};
-    sim s = {.m = m, .speedup = speedup, .seed = seed, .rng = seed_rng | 1};
+    sim s = {.m = m, .speedup = speedup, .seed = seed, .rng = seed_rng | 1,
+             .instances = instances};
     for (unsigned i = 0; i < runs; i++) {
         sr_judgement j = compare_once(&s, 2);
-        c.faster += j.verdict == SR_VERDICT_FASTER;
-        c.slower += j.verdict == SR_VERDICT_SLOWER;
-        c.outside += !(j.interval.estimate >= j.interval.low && j.interval.estimate <= j.interval.high);
-        c.seed_outside += j.seed_outside_interval;
-        c.half_width_sum += sr_judge_half_width(&j.interval);
-        c.bias_sum += j.interval.estimate - speedup;
+        count(&c, &j, speedup);
     }
     return c;
+}
+
+static cell run_cell(const model *m, double speedup, bool seed, unsigned runs, uint64_t seed_rng)
+{
+    return run_cell_instances(m, speedup, seed, runs, seed_rng, seed ? 1 : 0);
 }
 
 /* The smallest true speedup on a 0.05-point grid called "faster" in >= 80% of runs. */
@@ -202,19 +230,23 @@ static void test_default_schedule(void **state)
     unsigned runs = env_runs(), sens_runs = runs / 10 < 500 ? 500 : runs / 10;
     bool table = getenv("SAGERUN_MC_TABLE") != NULL;
     if (table)
-        printf("| model | schedule | A/A false faster/slower | A/A mean half-width | smallest "
-               "speedup called faster in 80%% | seed formula outside its interval (A/A) |\n"
-               "|---|---|---|---|---|---|\n");
+        printf("| model | schedule | A/A false faster/slower | A/A same / below / ambiguous | "
+               "A/A interval holds 0 | A/A mean half-width | smallest speedup called faster in "
+               "80%% | seed formula outside its interval (A/A) |\n"
+               "|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
         const model *m = &models[i];
         for (int seed = table ? 1 : 0; seed >= 0; seed--) {
             cell aa = run_cell(m, 0.0, seed, runs, 0x1234567ull + i);
             double smallest = smallest_detected(m, seed, sens_runs);
             if (table)
-                printf("| %s | %s | %.3f%% | %.3f | %.2f%% | %.1f%% |\n", m->name,
+                printf("| %s | %s | %.3f%% | %.1f / %.1f / %.1f%% | %.2f%% | %.3f | %.2f%% | "
+                       "%.1f%% |\n", m->name,
                        seed ? "seed (rotate 3+5x10)" : "default (interleave, timed)",
-                       100.0 * (aa.faster + aa.slower) / runs, aa.half_width_sum / runs,
-                       smallest, 100.0 * aa.seed_outside / runs);
+                       100.0 * (aa.faster + aa.slower) / runs, 100.0 * aa.same / runs,
+                       100.0 * aa.below / runs, 100.0 * aa.ambiguous / runs,
+                       100.0 * aa.covered / runs, aa.half_width_sum / runs, smallest,
+                       100.0 * aa.seed_outside / runs);
             if (seed)
                 continue;
             if ((aa.faster + aa.slower) * 1000u >= runs)
@@ -223,6 +255,9 @@ static void test_default_schedule(void **state)
             if (aa.outside)
                 fail_msg("%s: the headline fell outside its interval %u times", m->name,
                          aa.outside);
+            if (aa.covered < 0.93 * runs) /* 95% nominal: the truth, 0, inside */
+                fail_msg("%s: the A/A interval held 0 in %u of %u runs", m->name, aa.covered,
+                         runs);
             if (!(smallest <= m->max_speedup))
                 fail_msg("%s: the smallest speedup called faster in 80%% of runs is %.2f%%, "
                          "the bar %.2f%%", m->name, smallest, m->max_speedup);
@@ -258,7 +293,8 @@ static void test_slower_variant_covered(void **state)
 static void test_place_in_sequence(void **state)
 {
     (void)state;
-    static const model place = {"place mod 4", 20e-6, 0.005, 0, 0, 0, 0, false, 0, 0.01, true, 200};
+    static const model place = {"place mod 4", 20e-6, 0.005, 0, 0, 0, 0, false, 0, 0.01, true, 200,
+                                0};
     unsigned runs = 400, covered = 0, wrong = 0;
     sim s = {.m = &place, .rng = 0x5eed5eedull};
     for (unsigned r = 0; r < runs; r++) {
@@ -273,6 +309,62 @@ static void test_place_in_sequence(void **state)
                  runs, wrong);
 }
 
+/* Two instances of one variant differ by a fixed offset for a whole process on us kernels (up to
+ * 0.6% on an H200, issue 41): per instance a factor N(0, 0.3%), 20 us cold calls, 0.5% noise,
+ * 200 rounds. With one instance per side an A/A read "differs" 69-88% of the time (the interval
+ * covers the process's truth, not the kernel's); with the default instances the interval holds
+ * their spread: "same" >= 95%, faster/slower <= 0.1%, the true ratio covered >= 93%.
+ * SAGERUN_MC_INSTANCE_RUNS sets the A/As (default 200: a CI check, its bar 92%; from 5000 the
+ * issue's 95%); SAGERUN_MC_TABLE=1 prints every count for 1, 2, 3, 4 and 6 instances. */
+static const model instance_model = {"instance 0.3%", 20e-6, 0.005, 0, 0, 0, 0, false, 0, 0,
+                                     true, 200, 0.003};
+
+static unsigned env_count(const char *name, unsigned fallback)
+{
+    const char *e = getenv(name);
+    long v = e ? strtol(e, NULL, 10) : 0;
+    return v > 0 ? (unsigned)v : fallback;
+}
+
+static void print_cell(const char *model_name, uint32_t instances, const cell *c)
+{
+    double n = c->runs / 100.0;
+    printf("| %s | %u | %.2f%% | %.2f%% | %.2f%% | %.3f%% | %.2f%% | %.3f |\n", model_name,
+           instances, c->same / n, c->below / n, c->ambiguous / n, (c->faster + c->slower) / n,
+           c->covered / n, c->half_width_sum / c->runs);
+}
+
+static void test_instance_offsets(void **state)
+{
+    (void)state;
+    unsigned runs = env_count("SAGERUN_MC_INSTANCE_RUNS", 200);
+    bool table = getenv("SAGERUN_MC_TABLE") != NULL;
+    static const uint32_t counts[] = {1, 2, 3, 4, 6, 8};
+    cell chosen = {0};
+    if (table)
+        printf("| model | instances | same | below-threshold | ambiguous | faster/slower | "
+               "true ratio covered | mean half-width |\n|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+        uint32_t k = counts[i];
+        if (!table && k != 1 && k != SR_SCHEDULE_INSTANCES)
+            continue;
+        cell c = run_cell_instances(&instance_model, 0.0, false, k == 1 ? runs / 3 : runs,
+                                    0x1d57a11ceull + k, k);
+        if (table)
+            print_cell(instance_model.name, k, &c);
+        if (k == 1 && c.same * 2 >= c.runs) /* the model bites: else this test proves nothing */
+            fail_msg("one instance: the A/A read same in %u of %u", c.same, c.runs);
+        if (k == SR_SCHEDULE_INSTANCES)
+            chosen = c;
+    }
+    double bar = runs >= 5000 ? 0.95 : 0.92;
+    if (chosen.same < bar * runs || (chosen.faster + chosen.slower) * 1000u > runs ||
+        chosen.covered < 0.93 * runs)
+        fail_msg("%u instances: same %u, faster/slower %u + %u, true ratio covered %u, of %u",
+                 SR_SCHEDULE_INSTANCES, chosen.same, chosen.faster, chosen.slower,
+                 chosen.covered, runs);
+}
+
 /* ---- the order itself ---------------------------------------------------------------------- */
 
 typedef struct recorder {
@@ -280,8 +372,10 @@ typedef struct recorder {
     size_t taken[64];
 } recorder;
 
-static bool record_sample(void *user, size_t entry, size_t round, sr_sample *out)
+static bool record_sample(void *user, size_t entry, size_t instance, size_t round,
+                          sr_sample *out)
 {
+    (void)instance;
     recorder *r = user;
     assert_true(round < 64 && r->taken[round] < 8);
     r->order[round][r->taken[round]++] = entry;
@@ -356,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_default_schedule),
         cmocka_unit_test(test_slower_variant_covered),
         cmocka_unit_test(test_place_in_sequence),
+        cmocka_unit_test(test_instance_offsets),
         cmocka_unit_test(test_order_balanced_and_shifted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -267,7 +267,9 @@ static void test_hooks_calls_and_failure_phase(void **state)
 }
 
 /* A timed sample's events carry its K calls (the watchdog of `sagerun compare` scales by them),
- * every other event one call; a batch with a cold cache is refused (a cold sample is one call). */
+ * every other event one call, except the first warm-up event, which holds the first call of every
+ * instance (--instances: first contact, once per entry); a batch with a cold cache is refused (a
+ * cold sample is one call). */
 static void test_hooks_calls_per_sample(void **state)
 {
     fixture *f = *state;
@@ -283,6 +285,11 @@ static void test_hooks_calls_per_sample(void **state)
     sagerun_error e = {0};
     assert_int_equal(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &res, &e), SAGERUN_OK);
     assert_int_equal(log.run_calls, 7);
+    assert_int_equal(log.other_calls_max, o.instances);
+    sagerun_compare_result_destroy(res);
+    o.instances = 1;
+    log = (hook_log){0};
+    assert_int_equal(sagerun_compare_run(f->reg, f->ctx, f->in, &o, &res, &e), SAGERUN_OK);
     assert_int_equal(log.other_calls_max, 1);
     sagerun_compare_result_destroy(res);
 

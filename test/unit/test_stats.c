@@ -197,17 +197,32 @@ static void test_interval_hand_values(void **state)
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
     assert_int_equal(sr_judge_verdict(&iv, 5.0), SR_VERDICT_SAME);
 
-    /* twice as fast in every round: exactly +100%, zero width */
+    /* twice as fast in every round: +100%, as wide as the step the times show (0.5 of 1) */
     const double half[] = {0.5, 0.5, 0.5, 0.5, 0.5};
     const double ones[] = {1, 1, 1, 1, 1};
     iv = sr_paired_speedup_interval(ones, half, 5);
-    assert_close(iv.low, 100, 1e-12);
-    assert_close(iv.high, 100, 1e-12);
+    assert_close(iv.estimate, 100, 1e-12);
+    assert_close(iv.low, 100.0 / 3.0, 1e-9);
+    assert_close(iv.high, 200, 1e-9);
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_FASTER);
     const double twice[] = {2, 2, 2, 2, 2};
     iv = sr_paired_speedup_interval(ones, twice, 5);
-    assert_close(iv.high, -50, 1e-12);
+    assert_true(iv.high < -1.0 && fabs(iv.estimate + 50) < 1e-9);
     assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_SLOWER);
+    /* 5.0 against 5.1 us in every round: the timer's step is the whole difference; main read
+     * -1.96% [-1.96, -1.96], slower (issue 41) */
+    const double five[] = {5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0};
+    const double five1[] = {5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1, 5.1};
+    iv = sr_paired_speedup_interval(five, five1, 10);
+    assert_true(iv.low < -3.8 && iv.high > -0.1);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_AMBIGUOUS);
+    /* times on no grid that tie at one ratio (a copy of a run scaled by 1.05: diff): exact */
+    const double cont[] = {1.4271, 1.4313, 1.4429, 1.4503};
+    double scaled[4];
+    for (int r = 0; r < 4; r++)
+        scaled[r] = cont[r] * 1.05;
+    iv = sr_paired_speedup_interval(cont, scaled, 4);
+    assert_close(iv.low, iv.high, 1e-9);
 
     /* fewer than two rounds, or a non-positive time: no interval, ambiguous */
     iv = sr_paired_speedup_interval(ones, half, 1);
@@ -373,17 +388,46 @@ static void test_interval_of_tied_rounds(void **state)
 static void test_slow_mode_among_equal_times(void **state)
 {
     (void)state;
-    double mine[20], theirs[20];
-    for (int i = 0; i < 20; i++) {
+    double mine[40], theirs[40];
+    for (int i = 0; i < 40; i++) {
         mine[i] = i % 5 == 4 ? 10e-3 : 1e-3;
         theirs[i] = 1e-3;
     }
-    assert_int_equal(sr_slow_outliers(mine, 20), 4);
-    assert_true(sr_judge_slow_mode(mine, 20, theirs, 20));
-    assert_int_equal(sr_slow_outliers(theirs, 20), 0);
-    assert_false(sr_judge_slow_mode(theirs, 20, mine, 20));
+    assert_int_equal(sr_slow_outliers(mine, 40), 8);
+    assert_true(sr_judge_slow_mode(mine, 40, theirs, 40));
+    assert_int_equal(sr_slow_outliers(theirs, 40), 0);
+    assert_false(sr_judge_slow_mode(theirs, 40, mine, 40));
     mine[3] = 1.05e-3; /* 5% slower: within the relative bound, not a slow call */
-    assert_int_equal(sr_slow_outliers(mine, 20), 4);
+    assert_int_equal(sr_slow_outliers(mine, 40), 8);
+}
+
+/* A slow mode must be more than chance: 3 slow samples of 40 against 0 of 40 (Fisher one-sided p
+ * C(40,3)/C(80,3) = 0.120) was called one, and 1.07% of clean 100 ms A/As read ambiguous (issue
+ * 41); 8 of 40 against 0 is one (p 0.0026). The means' interval it then falls back on: Welch's on
+ * the log of the ratio of the means. */
+static void test_slow_mode_is_significant(void **state)
+{
+    (void)state;
+    assert_close(sr_fisher_greater(3, 40, 0, 40), 9880.0 / 82160.0, 1e-9);
+    assert_close(sr_fisher_greater(0, 40, 3, 40), 1.0, 1e-12);
+    double mine[40], theirs[40];
+    for (int i = 0; i < 40; i++) {
+        mine[i] = i % 13 == 12 ? 2e-3 : 1e-3 * (1 + 0.001 * (i % 3));
+        theirs[i] = 1e-3 * (1 + 0.001 * (i % 3));
+    }
+    assert_int_equal(sr_slow_outliers(mine, 40), 3);
+    assert_false(sr_judge_slow_mode(mine, 40, theirs, 40));
+    /* means 1.0 and 2.0 ms (half the calls 3 ms): about -50%, an interval around it */
+    double a[40], b[40];
+    for (int i = 0; i < 40; i++) {
+        a[i] = 1e-3;
+        b[i] = i % 2 ? 3e-3 : 1e-3;
+    }
+    sr_interval iv = sr_means_speedup_interval(a, 40, b, 40);
+    assert_true(iv.valid);
+    assert_close(iv.estimate, -50.0, 1e-9);
+    assert_true(iv.low < -55 && iv.high > -45 && iv.high < -1);
+    assert_int_equal(sr_judge_verdict(&iv, 1.0), SR_VERDICT_SLOWER);
 }
 
 /* Two runs that share no rounds (diff): Yuen's interval on the logs, by hand. Logs {0, 0.2} and
@@ -473,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_interval_trims_spikes),
         cmocka_unit_test(test_drift),
         cmocka_unit_test(test_slow_mode_among_equal_times),
+        cmocka_unit_test(test_slow_mode_is_significant),
         cmocka_unit_test(test_interval_of_tied_rounds),
         cmocka_unit_test(test_unpaired_interval),
     };
