@@ -6,7 +6,16 @@
 
 #include "engine.h"
 
-void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
+/* The options as library 0.2 and before had them: what a caller built against them allocates. */
+typedef struct sr_report_diff_options_0_2 {
+    uint32_t struct_size;
+    double threshold_percent;
+    int relative;
+} sr_report_diff_options_0_2;
+
+/* sagerun_report_diff_options_init@@SAGERUN_0.3, for callers built against 0.3's header (and
+ * the library's own, internal.h). */
+SAGERUN_API void sr_report_diff_options_init_0_3(sagerun_report_diff_options *opts)
 {
     if (!opts)
         return;
@@ -17,11 +26,26 @@ void sagerun_report_diff_options_init(sagerun_report_diff_options *opts)
     opts->fail_if_slower_percent = opts->require_faster_percent = NAN;
 }
 
+/* Callers linked before 0.3 (sagerun_report_diff_options_init@SAGERUN_0) allocated the 0.2
+ * struct: writing 0.3's would run past it (it corrupted the Python package's memory, which
+ * declared the 0.2 fields). They get the 0.2 struct and its defaults (relative 0, as then). */
+SAGERUN_API void sr_report_diff_options_init_0_2(sr_report_diff_options_0_2 *opts);
+SAGERUN_API void sr_report_diff_options_init_0_2(sr_report_diff_options_0_2 *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof(*opts));
+    opts->struct_size = sizeof(*opts);
+    opts->threshold_percent = 1.0;
+}
+__asm__(".symver sr_report_diff_options_init_0_2, sagerun_report_diff_options_init@SAGERUN_0");
+__asm__(".symver sr_report_diff_options_init_0_3, sagerun_report_diff_options_init@@SAGERUN_0.3");
+
 /* The caller's options over the defaults (as far as its struct_size covers), checked. */
 static sagerun_status diff_options(const sagerun_report_diff_options *opts,
                                    sagerun_report_diff_options *o, sagerun_error *err)
 {
-    sagerun_report_diff_options_init(o);
+    sr_report_diff_options_init_0_3(o);
     if (opts)
         memcpy(o, opts, opts->struct_size < sizeof(*o) ? opts->struct_size : sizeof(*o));
     if (!(o->threshold_percent >= 0) || o->threshold_percent > 1e6)

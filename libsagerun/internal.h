@@ -301,4 +301,8 @@ const double *sr_registry_values(const sagerun_registry *reg, size_t index);
 /* The largest magnitude of an int parameter's value: every integer up to it is a double. */
 #define SR_PARAM_INT_MAX 9007199254740992.0
 
+/* sagerun_report_diff_options_init as 0.3 has it (diff.c: the public name is versioned). */
+struct sagerun_report_diff_options;
+SAGERUN_API void sr_report_diff_options_init_0_3(struct sagerun_report_diff_options *opts);
+
 #endif

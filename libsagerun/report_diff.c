@@ -762,7 +762,7 @@ sagerun_status sr_report_diff(const sr_report *o, const sr_report *n, double thr
                               bool relative, FILE *out, unsigned *findings, sagerun_error *err)
 {
     sagerun_report_diff_options opts;
-    sagerun_report_diff_options_init(&opts);
+    sr_report_diff_options_init_0_3(&opts);
     opts.threshold_percent = threshold_percent;
     opts.relative = relative;
     return sr_report_diff_opts(o, n, &opts, out, findings, err);

@@ -76,7 +76,11 @@ class VariantInfo(ctypes.Structure):
 
 
 class DiffOptions(ctypes.Structure):
-    _fields_ = [("struct_size", c_u32), ("threshold_percent", c_f64), ("relative", ctypes.c_int)]
+    """sagerun_report_diff_options as library 0.3 has it (compare.h): the whole struct, since the
+    init this package calls (the default version, @@SAGERUN_0.3) writes all of it."""
+    _fields_ = [("struct_size", c_u32), ("threshold_percent", c_f64), ("relative", ctypes.c_int),
+                ("between_run_sd_percent", c_f64), ("fail_if_slower_percent", c_f64),
+                ("require_faster_percent", c_f64)]
 
 
 class Rejection(ctypes.Structure):

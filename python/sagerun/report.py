@@ -181,9 +181,10 @@ class Diff:
         return self.text
 
 
-def diff(old, new, threshold=1.0, relative=False):
+def diff(old, new, threshold=1.0, relative=True):
     """Two reports (paths or Reports) of the same workload, variant by variant, as `sagerun diff`
-    judges them."""
+    judges them: relative (each variant's time over its own run's baseline's) by default, as the
+    CLI; relative=False judges by time (`sagerun diff --absolute`)."""
     with tempfile.TemporaryDirectory(prefix="sagerun-") as folder:
         paths = []
         for name, r in (("old", old), ("new", new)):
