@@ -193,7 +193,7 @@ def test_ctrl_c_returns_rounds_so_far():
 
     def interrupting(q, k, v, o):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == 12:  # in the rounds: after the checked call and each instance's first
             os.kill(os.getpid(), signal.SIGINT)
         o[...] = 0
     r = sagerun.compare("reference", interrupting, shape=SHAPE, backend="host", rounds=50,
@@ -315,7 +315,7 @@ def test_cuda_tensors_take_the_borrowing_path():
         sagerun.compare("reference", softmax_f32, q=q, k=k, v=v, **QUICK)
     # auto: a CUDA context for them (this build has none: the library says so)
     auto = dict(QUICK, backend="auto")
-    with pytest.raises(sagerun.SagerunError, match="CUDA"):
+    with pytest.raises(sagerun.SagerunError, match="CUDA|NVIDIA driver"):
         sagerun.compare("reference", softmax_f32, q=q, k=k, v=v, **auto)
     with pytest.raises(ValueError, match="one CUDA device for all three"):
         sagerun.compare("reference", softmax_f32, q=q, k=qkv()[1], v=v, **QUICK)
