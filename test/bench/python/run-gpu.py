@@ -8,6 +8,7 @@ whether they agree (the intervals overlap), and the Python call's per-call host 
 
     SAGERUN_PYTHON=/opt/torch/.venv/bin/python3 SAGERUN_LIBRARY=$PWD/build/lib/libsagerun.so.0 \
         PYTHONPATH=$PWD/python /opt/torch/.venv/bin/python3 test/bench/python/run-gpu.py [OUT_DIR]
+    (PROBLEMS="decode" runs that problem alone)
 
 Record the output in test/bench/RESULTS.md (issue 44).
 """
@@ -101,7 +102,10 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
     os.makedirs(out_dir, exist_ok=True)
     summary = {}
+    only = os.environ.get("PROBLEMS", "").split()  # e.g. PROBLEMS=decode: that one alone
     for name, problem in PROBLEMS.items():
+        if only and name not in only:
+            continue
         py = python_side(name, problem)
         py.save(os.path.join(out_dir, "python-%s.json" % name))
         cli = cli_side(name, problem, out_dir)
