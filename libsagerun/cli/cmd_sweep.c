@@ -224,12 +224,13 @@ static bool compare_args(arg_list *a, const sr_sweep_file *s, const sr_cli_compa
                        i < s->variant_count;
          i++)
         ok = args_add(a, "--variant") && args_add(a, "%s", s->variants[i]);
-    bool seed = o->schedule == SAGERUN_SCHEDULE_SEED; /* its own counts: the file's do not apply */
-    if (ok && s->warmup >= 0 && !seed)
+    /* the file's counts are a fixed schedule's: seed has its own, timed none (sweep_file.c) */
+    bool fixed = o->schedule == SAGERUN_SCHEDULE_FIXED;
+    if (ok && s->warmup >= 0 && fixed)
         ok = args_add(a, "--warmup") && args_add(a, "%lld", s->warmup);
-    if (ok && s->rounds >= 0 && !seed)
+    if (ok && s->rounds >= 0 && fixed)
         ok = args_add(a, "--rounds") && args_add(a, "%lld", s->rounds);
-    if (ok && s->iterations >= 0 && !seed)
+    if (ok && s->iterations >= 0 && fixed)
         ok = args_add(a, "--iterations") && args_add(a, "%lld", s->iterations);
     if (ok && isfinite(s->threshold)) { /* a plain decimal (the option takes no exponent) */
         int places = 0;

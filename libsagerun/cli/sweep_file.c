@@ -334,11 +334,16 @@ sagerun_status sr_sweep_file_load(const char *path, sr_sweep_file *s, sagerun_er
 void sr_sweep_file_apply(const sr_sweep_file *s, sr_cli_compare_settings *set, bool on_host)
 {
     sagerun_compare_options *o = &set->opts;
-    if (s->warmup >= 0 && !sr_cli_compare_given(set, SR_OPT_WARMUP))
+    /* the file's warmup, rounds and iterations are a fixed schedule's counts: a schedule given on
+     * the command line other than fixed leaves them out (they made every point fail with
+     * "--rounds ... apply to --schedule fixed, not timed") */
+    bool counts = !sr_cli_compare_given(set, SR_OPT_SCHEDULE) ||
+                  o->schedule == SAGERUN_SCHEDULE_FIXED;
+    if (counts && s->warmup >= 0 && !sr_cli_compare_given(set, SR_OPT_WARMUP))
         o->warmup = (uint32_t)s->warmup;
-    if (s->rounds >= 0 && !sr_cli_compare_given(set, SR_OPT_ROUNDS))
+    if (counts && s->rounds >= 0 && !sr_cli_compare_given(set, SR_OPT_ROUNDS))
         o->rounds = (uint32_t)s->rounds;
-    if (s->iterations >= 0 && !sr_cli_compare_given(set, SR_OPT_ITERATIONS))
+    if (counts && s->iterations >= 0 && !sr_cli_compare_given(set, SR_OPT_ITERATIONS))
         o->iterations = (uint32_t)s->iterations;
     if (s->accuracy_rows >= 0 && !sr_cli_compare_given(set, SR_OPT_ACC_ROWS))
         o->accuracy_rows = (uint32_t)s->accuracy_rows;

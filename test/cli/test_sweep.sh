@@ -37,6 +37,18 @@ check "the same folder again once the first is done" 0 "$S" sweep "$TMP/race.jso
     --out-dir "$TMP/race" --schedule fixed --rounds 2
 
 # ---- two shards, as on two GPUs, then merged ----
+# a sweep file's warmup/rounds/iterations are a fixed schedule's: --schedule timed on the command
+# line runs every point timed (each point failed, refused as --rounds under timed)
+check "the file's fixed counts under --schedule timed" 0 "$S" sweep "$SWEEP" "${H[@]}" \
+    --schedule timed --max-time 0.2 --out-dir "$TMP/timed"
+py "... every point ran timed" '
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert len(s["workloads"]) == 3 and all(w["status"] == "ok" for w in s["workloads"]), s
+for w in s["workloads"]:
+    rep = json.load(open(sys.argv[1] + "/" + w["report"]))
+    assert rep["measurement"]["schedule"] == "timed", rep["measurement"]
+' "$TMP/timed"
 check "shard 0/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 0/2 --out-dir "$TMP/a" \
     && contains "table" "reference-mt"
 check "shard 1/2" 0 "$S" sweep "$SWEEP" "${H[@]}" --shard 1/2 --out-dir "$TMP/b"
