@@ -780,6 +780,53 @@ static int parse_options(int argc, char **argv, sr_cli_compare_settings *set, sw
     return rc != SR_EXIT_OK ? rc : -1;
 }
 
+/* The sweep's points in this process's children, one after the other: the summary written
+ * before the first and after each, then the table and the CSV of what ran. */
+static int sweep_here(sweep_run *run, const sr_cli_compare_settings *set, sr_sweep_file *s,
+                      const char *sweep_path, const char *csv_path)
+{
+    arg_list shared = {0};
+    json_t *summary = NULL;
+    sagerun_error err = {0};
+    int rc = SR_EXIT_ERROR;
+    if (!compare_args(&shared, s, set) ||
+        !(summary = summary_new(s, sweep_path, &set->opts, run, &shared))) {
+        sr_cli_error("sweep: out of memory");
+        goto out;
+    }
+    if (sr_sweep_mkdirs(run->out_dir, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --out-dir: %s", err.message);
+        goto out;
+    }
+    if (!outputs_spare_inputs(s, sweep_path, run->out_dir, csv_path) ||
+        !sr_sweep_out_dir_free("sweep", run->out_dir, json_object_get(summary, "sweep"),
+                               json_object_get(summary, "shard")))
+        goto out;
+    /* SIGINT, SIGTERM, SIGHUP: passed on to the running comparison, which ends with a report of
+     * its rounds so far; then the table and the CSV of what ran (an interrupted sweep keeps it) */
+    sr_stop_signals_install();
+    int ran = run_workloads(s, &shared, run, summary);
+    if (ran >= 0 && !interrupted_exit(ran)) {
+        rc = ran;
+        goto out;
+    }
+    const char *const csv_out[] = {csv_path};
+    FILE *table = sr_cli_table_out(csv_out, 1);
+    sr_sweep_summary_print(summary, table, false);
+    fprintf(table, "summary: %s/%s, %s/%s\n", run->out_dir, SR_SWEEP_SUMMARY_JSON, run->out_dir,
+            SR_SWEEP_SUMMARY_MD);
+    rc = ran >= 0 ? ran : sr_sweep_summary_exit_code(summary);
+    if (csv_path &&
+        sr_sweep_summary_write_csv(summary, run->out_dir, csv_path, &err) != SAGERUN_OK) {
+        sr_cli_error("sweep: --csv: %s", err.message);
+        rc = SR_EXIT_ERROR;
+    }
+out:
+    args_free(&shared);
+    json_decref(summary);
+    return rc;
+}
+
 int sr_cmd_sweep(int argc, char **argv)
 {
     unsigned repeat;
@@ -792,12 +839,10 @@ int sr_cmd_sweep(int argc, char **argv)
         return SR_EXIT_ERROR;
     sweep_run run = {0};
     const char *csv_path = NULL;
-    arg_list shared = {0};
     sr_sweep_file s = {0};
     char *dir_buf = NULL;
     sagerun_context *ctx = NULL;
     sagerun_registry *reg = NULL;
-    json_t *summary = NULL;
     sagerun_error err = {0};
     int rc = parse_options(argc, argv, &set, &run, &csv_path);
     if (rc >= 0)
@@ -837,39 +882,8 @@ int sr_cmd_sweep(int argc, char **argv)
         rc = sweep_on_gpus(&run, &set, sweep_path, &s, csv_path, &reg, &ctx);
         goto out;
     }
-    if (!compare_args(&shared, &s, &set) || !(summary = summary_new(&s, sweep_path, &opts, &run, &shared))) {
-        sr_cli_error("sweep: out of memory");
-        goto out;
-    }
-    if (sr_sweep_mkdirs(run.out_dir, &err) != SAGERUN_OK) {
-        sr_cli_error("sweep: --out-dir: %s", err.message);
-        goto out;
-    }
-    if (!outputs_spare_inputs(&s, sweep_path, run.out_dir, csv_path) ||
-        !sr_sweep_out_dir_free("sweep", run.out_dir, json_object_get(summary, "sweep"),
-                               json_object_get(summary, "shard")))
-        goto out;
-    /* SIGINT, SIGTERM, SIGHUP: passed on to the running comparison, which ends with a report of
-     * its rounds so far; then the table and the CSV of what ran (an interrupted sweep keeps it) */
-    sr_stop_signals_install();
-    int ran = run_workloads(&s, &shared, &run, summary);
-    if (ran >= 0 && !interrupted_exit(ran)) {
-        rc = ran;
-        goto out;
-    }
-    const char *const csv_out[] = {csv_path};
-    FILE *table = sr_cli_table_out(csv_out, 1);
-    sr_sweep_summary_print(summary, table, false);
-    fprintf(table, "summary: %s/%s, %s/%s\n", run.out_dir, SR_SWEEP_SUMMARY_JSON, run.out_dir,
-            SR_SWEEP_SUMMARY_MD);
-    rc = ran >= 0 ? ran : sr_sweep_summary_exit_code(summary);
-    if (csv_path && sr_sweep_summary_write_csv(summary, run.out_dir, csv_path, &err) != SAGERUN_OK) {
-        sr_cli_error("sweep: --csv: %s", err.message);
-        rc = SR_EXIT_ERROR;
-    }
+    rc = sweep_here(&run, &set, &s, sweep_path, csv_path);
 out:
-    args_free(&shared);
-    json_decref(summary);
     sr_sweep_file_free(&s);
     free(dir_buf);
     sagerun_registry_destroy(reg);
